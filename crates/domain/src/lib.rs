@@ -1,0 +1,13 @@
+//! recur's pure business rules.
+//!
+//! Nothing in this crate performs I/O, reads a clock or spawns tasks: every function takes the
+//! current time or any other outside fact as an argument. That keeps the rules unit- and
+//! property-testable and puts each rule in one obvious place.
+
+pub mod calendar;
+pub mod money;
+pub mod proration;
+pub mod schedule;
+pub mod signature;
+pub mod status;
+pub mod validation;

@@ -1,0 +1,345 @@
+//! Membership and invoice statuses, and the membership lifecycle (DESIGN §3).
+//!
+//! | From | Event | Next |
+//! |---|---|---|
+//! | Incomplete | [`LifecycleEvent::CheckoutPaid`] | Active |
+//! | Incomplete | [`LifecycleEvent::IncompleteTimedOut`] | Expired |
+//! | Active | [`LifecycleEvent::RenewalSucceeded`] | Active |
+//! | Active | [`LifecycleEvent::RenewalFailed`] | PastDue |
+//! | PastDue, Unpaid | [`LifecycleEvent::RetrySucceeded`] | Active |
+//! | PastDue | [`LifecycleEvent::RetriesExhausted`] | Unpaid |
+//! | Active, PastDue, Unpaid | [`LifecycleEvent::EndDateReached`] | Completed |
+//! | Incomplete, Active, PastDue, Unpaid | [`LifecycleEvent::Canceled`] | Canceled |
+//! | Canceled | [`LifecycleEvent::Canceled`] | Canceled (idempotent repeat) |
+//!
+//! Every other pair is rejected with a [`TransitionError`]. An Unpaid membership that settles
+//! its open invoice (pay-now checkout) becomes Active again: DESIGN §3 stops its cycles only
+//! "until paid".
+
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+/// The status of a membership. Serialized as its PascalCase name (`"PastDue"`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum MembershipStatus {
+    /// Created, first payment not made yet.
+    Incomplete,
+    /// No first payment within 23 hours of creation. Terminal.
+    Expired,
+    /// Paid and renewing.
+    Active,
+    /// A renewal charge failed; dunning retries are scheduled.
+    PastDue,
+    /// Every dunning retry failed; no new cycles until the open invoice is paid.
+    Unpaid,
+    /// Canceled by the merchant. Terminal.
+    Canceled,
+    /// Its `endDate` was reached. Terminal.
+    Completed,
+}
+
+impl MembershipStatus {
+    /// Every membership status.
+    pub const ALL: [MembershipStatus; 7] = [
+        MembershipStatus::Incomplete,
+        MembershipStatus::Expired,
+        MembershipStatus::Active,
+        MembershipStatus::PastDue,
+        MembershipStatus::Unpaid,
+        MembershipStatus::Canceled,
+        MembershipStatus::Completed,
+    ];
+
+    /// The PascalCase name, as used in the API, webhooks and storage.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            MembershipStatus::Incomplete => "Incomplete",
+            MembershipStatus::Expired => "Expired",
+            MembershipStatus::Active => "Active",
+            MembershipStatus::PastDue => "PastDue",
+            MembershipStatus::Unpaid => "Unpaid",
+            MembershipStatus::Canceled => "Canceled",
+            MembershipStatus::Completed => "Completed",
+        }
+    }
+
+    /// Parses a status name, case-insensitively; `None` for an unknown name.
+    pub fn parse(input: &str) -> Option<MembershipStatus> {
+        MembershipStatus::ALL
+            .into_iter()
+            .find(|s| s.as_str().eq_ignore_ascii_case(input))
+    }
+
+    /// Whether the membership is over for good: Canceled, Completed or Expired.
+    pub fn is_terminal(&self) -> bool {
+        matches!(
+            self,
+            MembershipStatus::Canceled | MembershipStatus::Completed | MembershipStatus::Expired
+        )
+    }
+
+    /// Whether an update (price, quantity, cycle, end date, …) is accepted: every non-terminal
+    /// status. Updating a terminal membership is a state conflict (409).
+    pub fn can_update(&self) -> bool {
+        !self.is_terminal()
+    }
+
+    /// Whether a cancel request is accepted: every non-terminal status, and Canceled itself,
+    /// where a repeated cancel is an idempotent no-op. Completed and Expired cannot be canceled.
+    pub fn can_cancel(&self) -> bool {
+        transition(*self, LifecycleEvent::Canceled).is_ok()
+    }
+}
+
+impl fmt::Display for MembershipStatus {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The status of an invoice. Serialized as its PascalCase name (`"Uncollectible"`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum InvoiceStatus {
+    /// Being prepared; not yet due.
+    Draft,
+    /// Due and not paid (a failed charge leaves it Open).
+    Open,
+    /// Settled, by a charge, by credit, or both.
+    Paid,
+    /// Canceled; will never be collected.
+    Void,
+    /// Given up on after collection failed.
+    Uncollectible,
+}
+
+impl InvoiceStatus {
+    /// Every invoice status.
+    pub const ALL: [InvoiceStatus; 5] = [
+        InvoiceStatus::Draft,
+        InvoiceStatus::Open,
+        InvoiceStatus::Paid,
+        InvoiceStatus::Void,
+        InvoiceStatus::Uncollectible,
+    ];
+
+    /// The PascalCase name, as used in the API, webhooks and storage.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            InvoiceStatus::Draft => "Draft",
+            InvoiceStatus::Open => "Open",
+            InvoiceStatus::Paid => "Paid",
+            InvoiceStatus::Void => "Void",
+            InvoiceStatus::Uncollectible => "Uncollectible",
+        }
+    }
+
+    /// Parses a status name, case-insensitively; `None` for an unknown name.
+    pub fn parse(input: &str) -> Option<InvoiceStatus> {
+        InvoiceStatus::ALL
+            .into_iter()
+            .find(|s| s.as_str().eq_ignore_ascii_case(input))
+    }
+}
+
+impl fmt::Display for InvoiceStatus {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Something that happens to a membership and may change its status.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum LifecycleEvent {
+    /// The first invoice was paid through checkout (or the sandbox pay helper).
+    CheckoutPaid,
+    /// 23 hours passed since creation without a first payment.
+    IncompleteTimedOut,
+    /// A renewal charge (possibly fully covered by credit) succeeded.
+    RenewalSucceeded,
+    /// A renewal charge was declined.
+    RenewalFailed,
+    /// The overdue invoice was paid: by a dunning retry or a pay-now checkout.
+    RetrySucceeded,
+    /// The last dunning retry failed.
+    RetriesExhausted,
+    /// The membership's `endDate` arrived; no further cycle starts.
+    EndDateReached,
+    /// The merchant canceled the membership.
+    Canceled,
+}
+
+impl LifecycleEvent {
+    /// Every lifecycle event.
+    pub const ALL: [LifecycleEvent; 8] = [
+        LifecycleEvent::CheckoutPaid,
+        LifecycleEvent::IncompleteTimedOut,
+        LifecycleEvent::RenewalSucceeded,
+        LifecycleEvent::RenewalFailed,
+        LifecycleEvent::RetrySucceeded,
+        LifecycleEvent::RetriesExhausted,
+        LifecycleEvent::EndDateReached,
+        LifecycleEvent::Canceled,
+    ];
+}
+
+/// An event that does not apply to a membership in its current status.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TransitionError {
+    /// The membership's status.
+    pub from: MembershipStatus,
+    /// The event that was rejected.
+    pub event: LifecycleEvent,
+}
+
+impl fmt::Display for TransitionError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{:?} does not apply to a membership in status {}",
+            self.event, self.from
+        )
+    }
+}
+
+impl std::error::Error for TransitionError {}
+
+/// The status a membership in `from` moves to on `event`, per the table in this module's docs.
+///
+/// Canceling an already Canceled membership returns `Ok(Canceled)`: the cancel operation is
+/// idempotent. Callers compare the result with `from` to know whether the status changed (and
+/// a status-change webhook is due).
+pub fn transition(
+    from: MembershipStatus,
+    event: LifecycleEvent,
+) -> Result<MembershipStatus, TransitionError> {
+    use LifecycleEvent as E;
+    use MembershipStatus as S;
+    match (from, event) {
+        (S::Incomplete, E::CheckoutPaid) => Ok(S::Active),
+        (S::Incomplete, E::IncompleteTimedOut) => Ok(S::Expired),
+        (S::Active, E::RenewalSucceeded) => Ok(S::Active),
+        (S::Active, E::RenewalFailed) => Ok(S::PastDue),
+        (S::PastDue | S::Unpaid, E::RetrySucceeded) => Ok(S::Active),
+        (S::PastDue, E::RetriesExhausted) => Ok(S::Unpaid),
+        (S::Active | S::PastDue | S::Unpaid, E::EndDateReached) => Ok(S::Completed),
+        (S::Incomplete | S::Active | S::PastDue | S::Unpaid | S::Canceled, E::Canceled) => {
+            Ok(S::Canceled)
+        }
+        _ => Err(TransitionError { from, event }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use LifecycleEvent as E;
+    use MembershipStatus as S;
+
+    /// Every allowed (from, event, next) triple; everything else must be rejected.
+    const ALLOWED: [(S, E, S); 15] = [
+        (S::Incomplete, E::CheckoutPaid, S::Active),
+        (S::Incomplete, E::IncompleteTimedOut, S::Expired),
+        (S::Active, E::RenewalSucceeded, S::Active),
+        (S::Active, E::RenewalFailed, S::PastDue),
+        (S::PastDue, E::RetrySucceeded, S::Active),
+        (S::Unpaid, E::RetrySucceeded, S::Active),
+        (S::PastDue, E::RetriesExhausted, S::Unpaid),
+        (S::Active, E::EndDateReached, S::Completed),
+        (S::PastDue, E::EndDateReached, S::Completed),
+        (S::Unpaid, E::EndDateReached, S::Completed),
+        (S::Incomplete, E::Canceled, S::Canceled),
+        (S::Active, E::Canceled, S::Canceled),
+        (S::PastDue, E::Canceled, S::Canceled),
+        (S::Unpaid, E::Canceled, S::Canceled),
+        (S::Canceled, E::Canceled, S::Canceled),
+    ];
+
+    #[test]
+    fn every_row_of_the_table() {
+        for (from, event, next) in ALLOWED {
+            assert_eq!(transition(from, event), Ok(next), "{from} + {event:?}");
+        }
+    }
+
+    #[test]
+    fn every_other_pair_is_rejected() {
+        for from in S::ALL {
+            for event in E::ALL {
+                if !ALLOWED.iter().any(|(f, e, _)| *f == from && *e == event) {
+                    assert_eq!(
+                        transition(from, event),
+                        Err(TransitionError { from, event }),
+                        "{from} + {event:?}"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn terminal_statuses_accept_nothing_but_a_repeated_cancel() {
+        for from in S::ALL.into_iter().filter(S::is_terminal) {
+            for event in E::ALL {
+                let repeated_cancel = from == S::Canceled && event == E::Canceled;
+                assert_eq!(
+                    transition(from, event).is_ok(),
+                    repeated_cancel,
+                    "{from} + {event:?}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn predicates() {
+        let terminal: Vec<S> = S::ALL.into_iter().filter(S::is_terminal).collect();
+        assert_eq!(terminal, [S::Expired, S::Canceled, S::Completed]);
+        let updatable: Vec<S> = S::ALL.into_iter().filter(S::can_update).collect();
+        assert_eq!(updatable, [S::Incomplete, S::Active, S::PastDue, S::Unpaid]);
+        let cancelable: Vec<S> = S::ALL.into_iter().filter(S::can_cancel).collect();
+        assert_eq!(
+            cancelable,
+            [S::Incomplete, S::Active, S::PastDue, S::Unpaid, S::Canceled]
+        );
+    }
+
+    #[test]
+    fn names_round_trip() {
+        for status in S::ALL {
+            assert_eq!(S::parse(status.as_str()), Some(status));
+            assert_eq!(S::parse(&status.as_str().to_lowercase()), Some(status));
+            assert_eq!(status.to_string(), status.as_str());
+        }
+        for status in InvoiceStatus::ALL {
+            assert_eq!(InvoiceStatus::parse(status.as_str()), Some(status));
+            assert_eq!(
+                InvoiceStatus::parse(&status.as_str().to_uppercase()),
+                Some(status)
+            );
+            assert_eq!(status.to_string(), status.as_str());
+        }
+        assert_eq!(S::parse("Cancelled"), None);
+        assert_eq!(InvoiceStatus::parse(""), None);
+    }
+
+    #[test]
+    fn serde_uses_the_names() {
+        use serde::de::IntoDeserializer;
+        let parsed: Result<S, serde::de::value::Error> =
+            S::deserialize("PastDue".into_deserializer());
+        assert_eq!(parsed, Ok(S::PastDue));
+        let parsed: Result<InvoiceStatus, serde::de::value::Error> =
+            InvoiceStatus::deserialize("Uncollectible".into_deserializer());
+        assert_eq!(parsed, Ok(InvoiceStatus::Uncollectible));
+    }
+
+    #[test]
+    fn error_message_is_readable() {
+        let err = transition(S::Completed, E::Canceled).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "Canceled does not apply to a membership in status Completed"
+        );
+    }
+}

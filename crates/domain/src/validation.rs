@@ -1,0 +1,277 @@
+//! Field rules of the subscription API's customer table, and the error list every rule reports into.
+//!
+//! Each rule takes the raw input and returns either the normalised value or a message written for
+//! the merchant's developer. Rules never stop at the first failure of a request: the caller collects
+//! every message in a [`FieldErrors`] keyed by the field's JSON path.
+
+use std::collections::BTreeMap;
+use std::str::FromStr;
+
+/// Every failing field of one request, keyed by JSON path (`firstName`, `taxIds[0].type`), each with
+/// one or more messages. Ordered, so responses are stable.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct FieldErrors(BTreeMap<String, Vec<String>>);
+
+impl FieldErrors {
+    /// An empty list.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Records `message` against `path`.
+    pub fn add(&mut self, path: impl Into<String>, message: impl Into<String>) {
+        self.0.entry(path.into()).or_default().push(message.into());
+    }
+
+    /// Records the outcome of a rule: the value on success, the message under `path` on failure.
+    pub fn check<T>(&mut self, path: &str, outcome: Result<T, String>) -> Option<T> {
+        match outcome {
+            Ok(value) => Some(value),
+            Err(message) => {
+                self.add(path, message);
+                None
+            }
+        }
+    }
+
+    /// True when nothing failed.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// The collected messages.
+    pub fn into_map(self) -> BTreeMap<String, Vec<String>> {
+        self.0
+    }
+
+    /// The collected messages, by reference.
+    pub fn as_map(&self) -> &BTreeMap<String, Vec<String>> {
+        &self.0
+    }
+}
+
+/// `processorKey`: a non-empty canonical GUID, `xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx` in hex
+/// digits (either case). Returns it in lowercase.
+pub fn canonical_guid(input: &str) -> Result<String, String> {
+    const MESSAGE: &str = "must be a canonical GUID (xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx)";
+    let shaped = input.len() == 36
+        && input.char_indices().all(|(i, c)| match i {
+            8 | 13 | 18 | 23 => c == '-',
+            _ => c.is_ascii_hexdigit(),
+        });
+    if !shaped {
+        return Err(MESSAGE.into());
+    }
+    uuid::Uuid::parse_str(input)
+        .map(|u| u.hyphenated().to_string())
+        .map_err(|_| MESSAGE.into())
+}
+
+/// `firstName` / `lastName`: Unicode letters only; words separated by a single space or hyphen.
+/// No leading, trailing or doubled separators.
+pub fn person_name(input: &str) -> Result<String, String> {
+    if input.is_empty() {
+        return Err("must not be empty".into());
+    }
+    let mut previous_was_letter = false;
+    for c in input.chars() {
+        if c.is_alphabetic() {
+            previous_was_letter = true;
+        } else if (c == ' ' || c == '-') && previous_was_letter {
+            previous_was_letter = false;
+        } else {
+            return Err(
+                "must contain only letters, with words separated by a single space or hyphen"
+                    .into(),
+            );
+        }
+    }
+    if !previous_was_letter {
+        return Err("must not end with a space or hyphen".into());
+    }
+    Ok(input.to_string())
+}
+
+/// `email`: standard e-mail validation in `name@domain.tld` form. The domain must have at least two
+/// labels and a top-level label of two or more letters.
+pub fn email(input: &str) -> Result<String, String> {
+    const MESSAGE: &str = "must be a valid e-mail address (name@domain.tld)";
+    let address = email_address::EmailAddress::from_str(input).map_err(|_| MESSAGE.to_string())?;
+    let domain = address.domain();
+    let mut labels = domain.rsplit('.');
+    let tld = labels.next().unwrap_or_default();
+    let has_second_level = labels.next().is_some_and(|l| !l.is_empty());
+    let tld_ok = tld.len() >= 2 && tld.chars().all(|c| c.is_alphabetic());
+    if !has_second_level || !tld_ok || domain.starts_with('[') {
+        return Err(MESSAGE.into());
+    }
+    Ok(input.to_string())
+}
+
+/// The key under which e-mail addresses are compared: case-insensitive, as the spec's
+/// "unique by e-mail" is applied by recur.
+pub fn email_identity(email: &str) -> String {
+    email.to_lowercase()
+}
+
+/// `phone`: E.164 as the spec states it: `+`, a digit 1-9, then digits; 8 to 15 digits in total;
+/// nothing else.
+///
+/// This is the spec's syntactic rule on purpose. A numbering-plan check (the `phonenumber` crate)
+/// is stricter than the contract and would refuse numbers the spec accepts.
+pub fn e164_phone(input: &str) -> Result<String, String> {
+    let Some(digits) = input.strip_prefix('+') else {
+        return Err("must be in E.164 form: '+' followed by 8 to 15 digits".into());
+    };
+    if !digits.chars().all(|c| c.is_ascii_digit()) {
+        return Err(
+            "must contain only digits after '+' (no spaces, hyphens or other characters)".into(),
+        );
+    }
+    if digits.starts_with('0') {
+        return Err("must not start with 0 after '+'".into());
+    }
+    if !(8..=15).contains(&digits.len()) {
+        return Err("must have 8 to 15 digits after '+'".into());
+    }
+    Ok(input.to_string())
+}
+
+/// `countryCode`: a recognised ISO 3166-1 alpha-2 code, exactly two letters, any case. Returns the
+/// uppercase code.
+pub fn country_code(input: &str) -> Result<String, String> {
+    if input.len() != 2 || !input.chars().all(|c| c.is_ascii_alphabetic()) {
+        return Err("must be an ISO 3166-1 alpha-2 code of exactly 2 letters".into());
+    }
+    let upper = input.to_ascii_uppercase();
+    celes::Country::from_alpha2(&upper)
+        .map(|_| upper)
+        .map_err(|_| format!("'{input}' is not a recognised ISO 3166-1 alpha-2 country"))
+}
+
+/// A text that must not be empty or blank, and not longer than `max_chars` characters
+/// (`subscriptionName`, `name`).
+pub fn bounded_text(input: &str, max_chars: usize) -> Result<String, String> {
+    if input.trim().is_empty() {
+        return Err("must not be empty".into());
+    }
+    if input.chars().count() > max_chars {
+        return Err(format!("must be at most {max_chars} characters"));
+    }
+    Ok(input.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn guid_accepts_canonical_forms_only() {
+        assert_eq!(
+            canonical_guid("3F2504E0-4F89-11D3-9A0C-0305E82C3301").unwrap(),
+            "3f2504e0-4f89-11d3-9a0c-0305e82c3301"
+        );
+        for bad in [
+            "",
+            "3f2504e04f8911d39a0c0305e82c3301",
+            "{3f2504e0-4f89-11d3-9a0c-0305e82c3301}",
+            "urn:uuid:3f2504e0-4f89-11d3-9a0c-0305e82c3301",
+            "3f2504e0-4f89-11d3-9a0c-0305e82c330g",
+            "3f2504e0-4f8911d3-9a0c-0305e82c3301-",
+        ] {
+            assert!(canonical_guid(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn names_are_letters_with_single_separators() {
+        for good in [
+            "Ann",
+            "José",
+            "Mary Ann",
+            "Jean-Luc",
+            "Ødegård",
+            "李",
+            "Anne-Marie Claire",
+        ] {
+            assert!(person_name(good).is_ok(), "{good}");
+        }
+        for bad in [
+            "", " Ann", "Ann ", "Ann  Lee", "Ann--Lee", "Ann -Lee", "R2D2", "O'Brien", "Ann.",
+            "-Ann",
+        ] {
+            assert!(person_name(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn email_needs_name_domain_and_tld() {
+        for good in [
+            "a@example.com",
+            "first.last+tag@sub.example.co.uk",
+            "ANN@EXAMPLE.ORG",
+        ] {
+            assert!(email(good).is_ok(), "{good}");
+        }
+        for bad in [
+            "",
+            "plain",
+            "a@b",
+            "a@b.",
+            "@example.com",
+            "a@example.c",
+            "a b@example.com",
+            "a@[127.0.0.1]",
+        ] {
+            assert!(email(bad).is_err(), "{bad}");
+        }
+        assert_eq!(email_identity("Ann@Example.COM"), "ann@example.com");
+    }
+
+    #[test]
+    fn phone_is_spec_e164() {
+        for good in ["+12345678", "+491511234567", "+123456789012345"] {
+            assert!(e164_phone(good).is_ok(), "{good}");
+        }
+        for bad in [
+            "",
+            "12345678",
+            "+1234567",
+            "+1234567890123456",
+            "+0123456789",
+            "+1 2345678",
+            "+1-2345678",
+            "++12345678",
+            "+12345678a",
+        ] {
+            assert!(e164_phone(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn country_is_recognised_alpha2_any_case() {
+        assert_eq!(country_code("de").unwrap(), "DE");
+        assert_eq!(country_code("Us").unwrap(), "US");
+        for bad in ["", "D", "DEU", "XX", "1A", "ZZ"] {
+            assert!(country_code(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn bounded_text_limits() {
+        assert!(bounded_text("Gold", 250).is_ok());
+        assert!(bounded_text(&"é".repeat(250), 250).is_ok());
+        assert!(bounded_text(&"é".repeat(251), 250).is_err());
+        assert!(bounded_text("  ", 250).is_err());
+    }
+
+    #[test]
+    fn field_errors_collect_every_message() {
+        let mut errors = FieldErrors::new();
+        assert_eq!(errors.check("a", Ok::<_, String>(1)), Some(1));
+        assert_eq!(errors.check::<i32>("b", Err("bad".into())), None);
+        errors.add("b", "worse");
+        assert_eq!(errors.as_map()["b"], vec!["bad", "worse"]);
+        assert!(!errors.is_empty());
+    }
+}

@@ -1,0 +1,380 @@
+//! Customer operations: create (idempotent by e-mail), get, update phone.
+
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use axum::Json;
+use recur_domain::validation::{self as rules, FieldErrors};
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+
+use super::extract::{AuthMerchant, JsonBody};
+use super::format_utc;
+use super::input::{required_text, Field};
+use super::problem::{ApiError, Problem};
+use crate::app::AppState;
+use crate::ids;
+use crate::store::customers::{self, Created, Customer, NewCustomer, TaxId};
+use crate::store::merchants;
+
+/// Body of `POST /customer`.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct CreateCustomerRequest {
+    /// The merchant's processor key: a canonical GUID.
+    #[serde(default)]
+    #[schema(value_type = String, format = "uuid")]
+    pub processor_key: Field<String>,
+    /// Unicode letters; words separated by a single space or hyphen.
+    #[serde(default)]
+    #[schema(value_type = String, example = "Ada")]
+    pub first_name: Field<String>,
+    /// Same rule as `firstName`.
+    #[serde(default)]
+    #[schema(value_type = String, example = "Lovelace")]
+    pub last_name: Field<String>,
+    /// `name@domain.tld`; unique per merchant, compared case-insensitively.
+    #[serde(default)]
+    #[schema(value_type = String, format = Email)]
+    pub email: Field<String>,
+    /// E.164: `+`, a digit 1-9, then digits; 8 to 15 digits in total.
+    #[serde(default)]
+    #[schema(value_type = String, example = "+4915112345678")]
+    pub phone: Field<String>,
+    /// ISO 3166-1 alpha-2, any case.
+    #[serde(default)]
+    #[schema(value_type = String, example = "DE")]
+    pub country_code: Field<String>,
+    /// Optional, not validated.
+    #[serde(default)]
+    #[schema(value_type = Option<String>)]
+    pub address1: Field<String>,
+    /// Optional, not validated.
+    #[serde(default)]
+    #[schema(value_type = Option<String>)]
+    pub address2: Field<String>,
+    /// Optional, not validated.
+    #[serde(default)]
+    #[schema(value_type = Option<String>)]
+    pub city: Field<String>,
+    /// Optional, not validated.
+    #[serde(default)]
+    #[schema(value_type = Option<String>)]
+    pub state: Field<String>,
+    /// Optional, not validated.
+    #[serde(default)]
+    #[schema(value_type = Option<String>)]
+    pub zip_code: Field<String>,
+    /// Optional list of `{type, value}`.
+    #[serde(default)]
+    #[schema(value_type = Option<Vec<TaxIdRecord>>)]
+    pub tax_ids: Field<Vec<serde_json::Value>>,
+}
+
+/// Body of `PUT /customer/phone`.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct UpdatePhoneRequest {
+    /// Key of the customer (`cstmr_…`).
+    #[serde(default)]
+    #[schema(value_type = String)]
+    pub customer_key: Field<String>,
+    /// New E.164 phone.
+    #[serde(default)]
+    #[schema(value_type = String)]
+    pub phone: Field<String>,
+}
+
+/// A tax id.
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct TaxIdRecord {
+    /// Kind of id.
+    #[serde(rename = "type")]
+    pub kind: String,
+    /// The id.
+    pub value: String,
+}
+
+/// A customer as returned by every customer operation.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct CustomerRecord {
+    /// `cstmr_` + 24 base62 characters.
+    pub customer_key: String,
+    /// The merchant's processor key.
+    pub processor_key: String,
+    /// Given name.
+    pub first_name: String,
+    /// Family name.
+    pub last_name: String,
+    /// E-mail as first given.
+    pub email: String,
+    /// E.164 phone.
+    pub phone: String,
+    /// ISO 3166-1 alpha-2, uppercase.
+    pub country_code: String,
+    /// Address line 1.
+    pub address1: Option<String>,
+    /// Address line 2.
+    pub address2: Option<String>,
+    /// City.
+    pub city: Option<String>,
+    /// State or region.
+    pub state: Option<String>,
+    /// Postal code.
+    pub zip_code: Option<String>,
+    /// Tax ids.
+    pub tax_ids: Vec<TaxIdRecord>,
+    /// Creation time, UTC.
+    pub created_at: String,
+    /// Last change, UTC.
+    pub updated_at: String,
+}
+
+impl From<Customer> for CustomerRecord {
+    fn from(customer: Customer) -> Self {
+        let f = customer.fields;
+        Self {
+            customer_key: customer.customer_key,
+            processor_key: f.processor_key,
+            first_name: f.first_name,
+            last_name: f.last_name,
+            email: f.email,
+            phone: f.phone,
+            country_code: f.country_code,
+            address1: f.address1,
+            address2: f.address2,
+            city: f.city,
+            state: f.state,
+            zip_code: f.zip_code,
+            tax_ids: f
+                .tax_ids
+                .into_iter()
+                .map(|t| TaxIdRecord {
+                    kind: t.kind,
+                    value: t.value,
+                })
+                .collect(),
+            created_at: format_utc(customer.created_at),
+            updated_at: format_utc(customer.updated_at),
+        }
+    }
+}
+
+/// Creates a customer, or returns the existing one with the same e-mail (compared
+/// case-insensitively): 201 when new, 200 when it existed.
+#[utoipa::path(
+    post,
+    path = "/api/subscriptions/v1/customer",
+    tag = "customers",
+    request_body = CreateCustomerRequest,
+    security(("bearer" = [])),
+    responses(
+        (status = 201, description = "Customer created", body = CustomerRecord),
+        (status = 200, description = "A customer with this e-mail already existed", body = CustomerRecord),
+        (status = 400, description = "Validation failed: every failing field is listed", body = Problem, content_type = "application/problem+json"),
+        (status = 401, description = "Missing or invalid bearer token", body = Problem, content_type = "application/problem+json"),
+    )
+)]
+pub async fn create_customer(
+    State(state): State<AppState>,
+    auth: AuthMerchant,
+    JsonBody(body): JsonBody<CreateCustomerRequest>,
+) -> Result<(StatusCode, Json<CustomerRecord>), ApiError> {
+    let merchant = merchants::by_id(&state.store, auth.merchant_id)
+        .await?
+        .ok_or(ApiError::Unauthorized)?;
+    let new_customer = validate_create(body, &merchant.processor_key)?;
+    let now = state.clock.now();
+    let mut tx = state.store.begin().await?;
+    let (customer, created) = customers::create_or_get(
+        &mut tx,
+        auth.merchant_id,
+        &ids::customer_key(),
+        &new_customer,
+        now,
+    )
+    .await?;
+    tx.commit().await?;
+    let status = match created {
+        Created::New => StatusCode::CREATED,
+        Created::Existing => StatusCode::OK,
+    };
+    Ok((status, Json(customer.into())))
+}
+
+fn validate_create(
+    body: CreateCustomerRequest,
+    merchant_processor_key: &str,
+) -> Result<NewCustomer, ApiError> {
+    let mut errors = FieldErrors::new();
+    let processor_key = required_text(
+        body.processor_key,
+        "processorKey",
+        &mut errors,
+        rules::canonical_guid,
+    )
+    .and_then(|key| {
+        let owned = key == merchant_processor_key;
+        errors.check(
+            "processorKey",
+            owned
+                .then_some(key)
+                .ok_or_else(|| "is not this merchant's processor key".to_string()),
+        )
+    });
+    let first_name = required_text(
+        body.first_name,
+        "firstName",
+        &mut errors,
+        rules::person_name,
+    );
+    let last_name = required_text(body.last_name, "lastName", &mut errors, rules::person_name);
+    let email = required_text(body.email, "email", &mut errors, rules::email);
+    let phone = required_text(body.phone, "phone", &mut errors, rules::e164_phone);
+    let country_code = required_text(
+        body.country_code,
+        "countryCode",
+        &mut errors,
+        rules::country_code,
+    );
+    let address1 = body.address1.optional("address1", &mut errors);
+    let address2 = body.address2.optional("address2", &mut errors);
+    let city = body.city.optional("city", &mut errors);
+    let state = body.state.optional("state", &mut errors);
+    let zip_code = body.zip_code.optional("zipCode", &mut errors);
+    let tax_ids = body
+        .tax_ids
+        .optional("taxIds", &mut errors)
+        .map(|items| tax_id_items(items, &mut errors))
+        .unwrap_or_default();
+    match (
+        processor_key,
+        first_name,
+        last_name,
+        email,
+        phone,
+        country_code,
+    ) {
+        (
+            Some(processor_key),
+            Some(first_name),
+            Some(last_name),
+            Some(email),
+            Some(phone),
+            Some(country_code),
+        ) if errors.is_empty() => Ok(NewCustomer {
+            processor_key,
+            first_name,
+            last_name,
+            email_identity: rules::email_identity(&email),
+            email,
+            phone,
+            country_code,
+            address1,
+            address2,
+            city,
+            state,
+            zip_code,
+            tax_ids,
+        }),
+        _ => Err(ApiError::Validation(errors)),
+    }
+}
+
+/// Each item must be an object with string `type` and `value`.
+fn tax_id_items(items: Vec<serde_json::Value>, errors: &mut FieldErrors) -> Vec<TaxId> {
+    let mut tax_ids = Vec::with_capacity(items.len());
+    for (i, item) in items.into_iter().enumerate() {
+        let Some(object) = item.as_object() else {
+            errors.add(
+                format!("taxIds[{i}]"),
+                "must be an object with type and value",
+            );
+            continue;
+        };
+        let mut text = |name: &str| match object.get(name) {
+            Some(serde_json::Value::String(s)) => Some(s.clone()),
+            Some(serde_json::Value::Null) | None => {
+                errors.add(format!("taxIds[{i}].{name}"), "is required");
+                None
+            }
+            Some(_) => {
+                errors.add(format!("taxIds[{i}].{name}"), "must be a string");
+                None
+            }
+        };
+        if let (Some(kind), Some(value)) = (text("type"), text("value")) {
+            tax_ids.push(TaxId { kind, value });
+        }
+    }
+    tax_ids
+}
+
+/// Reads a customer of the calling merchant.
+#[utoipa::path(
+    get,
+    path = "/api/subscriptions/v1/customer/{customerKey}",
+    tag = "customers",
+    params(("customerKey" = String, Path, description = "Key of the customer (cstmr_…)")),
+    security(("bearer" = [])),
+    responses(
+        (status = 200, description = "The customer", body = CustomerRecord),
+        (status = 401, description = "Missing or invalid bearer token", body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "No such customer for this merchant", body = Problem, content_type = "application/problem+json"),
+    )
+)]
+pub async fn get_customer(
+    State(state): State<AppState>,
+    auth: AuthMerchant,
+    Path(customer_key): Path<String>,
+) -> Result<Json<CustomerRecord>, ApiError> {
+    let customer = customers::get(&state.store, auth.merchant_id, &customer_key)
+        .await?
+        .ok_or(ApiError::NotFound)?;
+    Ok(Json(customer.into()))
+}
+
+/// Replaces a customer's phone number.
+#[utoipa::path(
+    put,
+    path = "/api/subscriptions/v1/customer/phone",
+    tag = "customers",
+    request_body = UpdatePhoneRequest,
+    security(("bearer" = [])),
+    responses(
+        (status = 200, description = "The updated customer", body = CustomerRecord),
+        (status = 400, description = "Validation failed", body = Problem, content_type = "application/problem+json"),
+        (status = 401, description = "Missing or invalid bearer token", body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "No such customer for this merchant", body = Problem, content_type = "application/problem+json"),
+    )
+)]
+pub async fn update_phone(
+    State(state): State<AppState>,
+    auth: AuthMerchant,
+    JsonBody(body): JsonBody<UpdatePhoneRequest>,
+) -> Result<Json<CustomerRecord>, ApiError> {
+    let mut errors = FieldErrors::new();
+    let customer_key = required_text(body.customer_key, "customerKey", &mut errors, |key| {
+        if key.starts_with("cstmr_") {
+            Ok(key.to_string())
+        } else {
+            Err("must start with cstmr_".into())
+        }
+    });
+    let phone = required_text(body.phone, "phone", &mut errors, rules::e164_phone);
+    let (Some(customer_key), Some(phone)) = (customer_key, phone) else {
+        return Err(ApiError::Validation(errors));
+    };
+    let mut tx = state.store.begin().await?;
+    let customer = customers::update_phone(
+        &mut tx,
+        auth.merchant_id,
+        &customer_key,
+        &phone,
+        state.clock.now(),
+    )
+    .await?
+    .ok_or(ApiError::NotFound)?;
+    tx.commit().await?;
+    Ok(Json(customer.into()))
+}

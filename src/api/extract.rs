@@ -1,0 +1,103 @@
+//! Extractors: a JSON body that fails as problem+json, and the authenticated merchant.
+
+use axum::body::Bytes;
+use axum::extract::{FromRequest, FromRequestParts, Request};
+use axum::http::header;
+use axum::http::request::Parts;
+use serde::de::DeserializeOwned;
+
+use super::problem::ApiError;
+use crate::app::AppState;
+
+/// Largest accepted request body.
+pub const MAX_BODY_BYTES: usize = 256 * 1024;
+
+/// A JSON request body. Wrong content type: 415; over [`MAX_BODY_BYTES`]: 413; not JSON or not an
+/// object of the expected shape: 400 with the parser's position.
+#[derive(Debug)]
+pub struct JsonBody<T>(pub T);
+
+impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for JsonBody<T> {
+    type Rejection = ApiError;
+
+    async fn from_request(request: Request, state: &S) -> Result<Self, Self::Rejection> {
+        if !is_json(request.headers().get(header::CONTENT_TYPE)) {
+            return Err(ApiError::UnsupportedMediaType);
+        }
+        let bytes = Bytes::from_request(request, state)
+            .await
+            .map_err(|rejection| {
+                if rejection.status() == axum::http::StatusCode::PAYLOAD_TOO_LARGE {
+                    ApiError::PayloadTooLarge
+                } else {
+                    ApiError::MalformedBody(rejection.body_text())
+                }
+            })?;
+        serde_json::from_slice(&bytes)
+            .map(JsonBody)
+            .map_err(|e| ApiError::MalformedBody(e.to_string()))
+    }
+}
+
+fn is_json(content_type: Option<&header::HeaderValue>) -> bool {
+    let Some(value) = content_type.and_then(|v| v.to_str().ok()) else {
+        return false;
+    };
+    let essence = value
+        .split(';')
+        .next()
+        .unwrap_or_default()
+        .trim()
+        .to_ascii_lowercase();
+    essence == "application/json"
+        || (essence.starts_with("application/") && essence.ends_with("+json"))
+}
+
+/// The merchant a valid bearer token was issued to. Anything else: 401 with
+/// `WWW-Authenticate: Bearer error="invalid_token"`.
+#[derive(Debug, Clone, Copy)]
+pub struct AuthMerchant {
+    /// The merchant's id.
+    pub merchant_id: i64,
+}
+
+impl FromRequestParts<AppState> for AuthMerchant {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(
+        parts: &mut Parts,
+        state: &AppState,
+    ) -> Result<Self, Self::Rejection> {
+        let token = parts
+            .headers
+            .get(header::AUTHORIZATION)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| {
+                let (scheme, token) = v.split_once(' ')?;
+                scheme.eq_ignore_ascii_case("bearer").then(|| token.trim())
+            })
+            .ok_or(ApiError::Unauthorized)?;
+        let merchant_id = state
+            .tokens
+            .verify(token, state.clock.now())
+            .map_err(|_| ApiError::Unauthorized)?;
+        Ok(AuthMerchant { merchant_id })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn json_content_types() {
+        let ok = |s: &'static str| is_json(Some(&header::HeaderValue::from_static(s)));
+        assert!(ok("application/json"));
+        assert!(ok("application/json; charset=utf-8"));
+        assert!(ok("Application/JSON"));
+        assert!(ok("application/merge-patch+json"));
+        assert!(!ok("text/plain"));
+        assert!(!ok("application/x-www-form-urlencoded"));
+        assert!(!is_json(None));
+    }
+}

@@ -1,0 +1,59 @@
+//! The merchant-facing HTTP API: thin handlers that parse, apply domain rules, store in one
+//! transaction and respond. Every failure is a problem document ([`problem`]).
+
+pub mod auth;
+pub mod customers;
+pub mod extract;
+pub mod health;
+pub mod input;
+pub mod metrics;
+pub mod openapi;
+pub mod problem;
+pub mod trace;
+
+use axum::extract::DefaultBodyLimit;
+use axum::routing::{get, post, put};
+use axum::{middleware, Router};
+use chrono::{DateTime, SecondsFormat, Utc};
+use tower_http::catch_panic::CatchPanicLayer;
+
+use crate::app::AppState;
+use problem::ApiError;
+
+/// A UTC instant as the API writes it: ISO-8601 with `Z`, whole seconds.
+pub fn format_utc(at: DateTime<Utc>) -> String {
+    at.to_rfc3339_opts(SecondsFormat::Secs, true)
+}
+
+/// Every route recur serves, with its middleware.
+pub fn router(state: AppState) -> Router {
+    let subscriptions_v1 = Router::new()
+        .route("/auth", post(auth::authenticate))
+        .route("/customer", post(customers::create_customer))
+        .route("/customer/phone", put(customers::update_phone))
+        .route("/customer/{customer_key}", get(customers::get_customer));
+    Router::new()
+        .nest("/api/subscriptions/v1", subscriptions_v1)
+        .route("/openapi.json", get(openapi::document))
+        .route("/docs", get(openapi::reference_page))
+        .route("/healthz", get(health::healthz))
+        .route("/readyz", get(health::readyz))
+        .route("/metrics", get(metrics::metrics))
+        .fallback(|| async { ApiError::NotFound })
+        .layer(DefaultBodyLimit::max(extract::MAX_BODY_BYTES))
+        .layer(middleware::from_fn_with_state(
+            state.clone(),
+            metrics::record,
+        ))
+        .layer(CatchPanicLayer::custom(|_| {
+            ApiError::Internal(anyhow::anyhow!("a request handler panicked")).into_response_boxed()
+        }))
+        .layer(middleware::from_fn(trace::trace_requests))
+        .with_state(state)
+}
+
+impl ApiError {
+    fn into_response_boxed(self) -> axum::response::Response {
+        axum::response::IntoResponse::into_response(self)
+    }
+}

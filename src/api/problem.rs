@@ -1,0 +1,191 @@
+//! Every failure as `application/problem+json`:
+//! `{"type", "title", "status", "errors": {"<json.path>": ["message", …]}, "traceId"}`.
+
+use std::collections::BTreeMap;
+
+use axum::http::{header, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use recur_domain::validation::FieldErrors;
+use serde::Serialize;
+use utoipa::ToSchema;
+
+use super::trace::current_trace_id;
+
+/// The problem document (RFC 9457) recur answers every failure with.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Problem {
+    /// URI naming the kind of problem (`urn:recur:problem:<kind>`).
+    #[serde(rename = "type")]
+    pub kind: String,
+    /// Short human summary.
+    pub title: String,
+    /// The HTTP status.
+    pub status: u16,
+    /// Failing fields by JSON path, each with every message that applies.
+    pub errors: BTreeMap<String, Vec<String>>,
+    /// Correlates this response with the server's logs (`X-Trace-Id` header).
+    pub trace_id: String,
+}
+
+/// A failure a handler returns; rendered as a [`Problem`].
+#[derive(Debug, thiserror::Error)]
+pub enum ApiError {
+    /// One or more fields failed validation (400).
+    #[error("validation failed")]
+    Validation(FieldErrors),
+    /// The body is not JSON, or not the JSON shape expected (400).
+    #[error("malformed request body: {0}")]
+    MalformedBody(String),
+    /// Missing or invalid credentials (401).
+    #[error("authentication required")]
+    Unauthorized,
+    /// Wrong user name or password (401).
+    #[error("invalid credentials")]
+    InvalidCredentials,
+    /// The operation is not available to this merchant (403).
+    #[error("forbidden: {0}")]
+    Forbidden(&'static str),
+    /// Unknown resource, or one of another merchant (404).
+    #[error("not found")]
+    NotFound,
+    /// The resource's state does not allow the operation (409).
+    #[error("conflict: {0}")]
+    Conflict(String),
+    /// Body over the size limit (413).
+    #[error("payload too large")]
+    PayloadTooLarge,
+    /// Body not `application/json` (415).
+    #[error("unsupported media type")]
+    UnsupportedMediaType,
+    /// Too many attempts; retry after this many seconds (429).
+    #[error("rate limited")]
+    RateLimited {
+        /// Seconds until a retry may succeed.
+        retry_after: u64,
+    },
+    /// Anything unexpected (500). The cause is logged, never sent.
+    #[error("internal error: {0}")]
+    Internal(#[from] anyhow::Error),
+}
+
+impl From<sqlx::Error> for ApiError {
+    fn from(error: sqlx::Error) -> Self {
+        ApiError::Internal(error.into())
+    }
+}
+
+impl ApiError {
+    fn status(&self) -> StatusCode {
+        match self {
+            ApiError::Validation(_) | ApiError::MalformedBody(_) => StatusCode::BAD_REQUEST,
+            ApiError::Unauthorized | ApiError::InvalidCredentials => StatusCode::UNAUTHORIZED,
+            ApiError::Forbidden(_) => StatusCode::FORBIDDEN,
+            ApiError::NotFound => StatusCode::NOT_FOUND,
+            ApiError::Conflict(_) => StatusCode::CONFLICT,
+            ApiError::PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
+            ApiError::UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            ApiError::RateLimited { .. } => StatusCode::TOO_MANY_REQUESTS,
+            ApiError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
+        }
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let status = self.status();
+        let (kind, title, errors) = match self {
+            ApiError::Validation(errors) => (
+                "validation",
+                "One or more validation errors occurred.".to_string(),
+                errors.into_map(),
+            ),
+            ApiError::MalformedBody(detail) => {
+                let mut errors = BTreeMap::new();
+                errors.insert("$".to_string(), vec![detail]);
+                (
+                    "malformed-body",
+                    "The request body is not valid JSON for this operation.".into(),
+                    errors,
+                )
+            }
+            ApiError::Unauthorized => (
+                "unauthorized",
+                "A valid bearer token is required.".into(),
+                BTreeMap::new(),
+            ),
+            ApiError::InvalidCredentials => (
+                "invalid-credentials",
+                "The user name or password is wrong.".into(),
+                BTreeMap::new(),
+            ),
+            ApiError::Forbidden(why) => ("forbidden", why.to_string(), BTreeMap::new()),
+            ApiError::NotFound => (
+                "not-found",
+                "The resource does not exist.".into(),
+                BTreeMap::new(),
+            ),
+            ApiError::Conflict(why) => ("conflict", why, BTreeMap::new()),
+            ApiError::PayloadTooLarge => (
+                "payload-too-large",
+                "The request body is too large.".into(),
+                BTreeMap::new(),
+            ),
+            ApiError::UnsupportedMediaType => (
+                "unsupported-media-type",
+                "The request body must be application/json.".into(),
+                BTreeMap::new(),
+            ),
+            ApiError::RateLimited { retry_after } => {
+                let mut response = problem_response(
+                    status,
+                    "rate-limited",
+                    "Too many attempts; retry later.".into(),
+                    BTreeMap::new(),
+                );
+                response
+                    .headers_mut()
+                    .insert(header::RETRY_AFTER, HeaderValue::from(retry_after));
+                return response;
+            }
+            ApiError::Internal(error) => {
+                tracing::error!(error = format!("{error:#}"), "request failed");
+                (
+                    "internal",
+                    "An unexpected error occurred.".into(),
+                    BTreeMap::new(),
+                )
+            }
+        };
+        let mut response = problem_response(status, kind, title, errors);
+        if status == StatusCode::UNAUTHORIZED {
+            response.headers_mut().insert(
+                header::WWW_AUTHENTICATE,
+                HeaderValue::from_static("Bearer error=\"invalid_token\""),
+            );
+        }
+        response
+    }
+}
+
+/// A problem response for `status` with the given kind, title and field errors.
+pub fn problem_response(
+    status: StatusCode,
+    kind: &str,
+    title: String,
+    errors: BTreeMap<String, Vec<String>>,
+) -> Response {
+    let body = Problem {
+        kind: format!("urn:recur:problem:{kind}"),
+        title,
+        status: status.as_u16(),
+        errors,
+        trace_id: current_trace_id(),
+    };
+    let mut response = (status, axum::Json(body)).into_response();
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/problem+json"),
+    );
+    response
+}

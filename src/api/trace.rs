@@ -1,0 +1,129 @@
+//! Request tracing: every request gets a trace id (the caller's W3C `traceparent` trace id when it
+//! sends one, otherwise a random one), echoed in `X-Trace-Id`, in every problem body and on every
+//! log line of the request.
+
+use axum::extract::Request;
+use axum::http::{header, HeaderValue, StatusCode};
+use axum::middleware::Next;
+use axum::response::Response;
+use tracing::Instrument;
+
+use super::problem::problem_response;
+
+tokio::task_local! {
+    static TRACE_ID: String;
+}
+
+/// The response header carrying the trace id.
+pub const TRACE_HEADER: &str = "x-trace-id";
+
+/// The current request's trace id (a fresh one outside a request).
+pub fn current_trace_id() -> String {
+    TRACE_ID
+        .try_with(Clone::clone)
+        .unwrap_or_else(|_| new_trace_id())
+}
+
+fn new_trace_id() -> String {
+    hex::encode(crate::keys::random_bytes::<16>())
+}
+
+/// The trace id inside a valid `traceparent` header (`00-<32 hex>-<16 hex>-<2 hex>`).
+fn from_traceparent(value: &str) -> Option<String> {
+    let mut parts = value.split('-');
+    let (_version, trace_id) = (parts.next()?, parts.next()?);
+    let valid = trace_id.len() == 32
+        && trace_id
+            .chars()
+            .all(|c| c.is_ascii_hexdigit() && !c.is_ascii_uppercase())
+        && trace_id.chars().any(|c| c != '0');
+    valid.then(|| trace_id.to_string())
+}
+
+/// Middleware: assigns the trace id, opens the request span, logs the outcome, and turns any
+/// error response that is not already a problem document (unknown route, wrong method, a layer's
+/// rejection) into one.
+pub async fn trace_requests(request: Request, next: Next) -> Response {
+    let trace_id = request
+        .headers()
+        .get("traceparent")
+        .and_then(|v| v.to_str().ok())
+        .and_then(from_traceparent)
+        .unwrap_or_else(new_trace_id);
+    let span = tracing::info_span!(
+        "request",
+        trace_id = %trace_id,
+        method = %request.method(),
+        path = %request.uri().path(),
+    );
+    let started = std::time::Instant::now();
+    let id = trace_id.clone();
+    let mut response = TRACE_ID
+        .scope(trace_id.clone(), async move {
+            let response = next.run(request).await;
+            ensure_problem(response)
+        })
+        .instrument(span.clone())
+        .await;
+    span.in_scope(|| {
+        tracing::info!(
+            status = response.status().as_u16(),
+            elapsed_ms = started.elapsed().as_secs_f64() * 1000.0,
+            "request finished"
+        );
+    });
+    if let Ok(value) = HeaderValue::from_str(&id) {
+        response.headers_mut().insert(TRACE_HEADER, value);
+    }
+    response
+}
+
+fn ensure_problem(response: Response) -> Response {
+    let status = response.status();
+    let is_problem = response
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .is_some_and(|v| v.as_bytes().starts_with(b"application/problem+json"));
+    let is_page = response
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .is_some_and(|v| v.as_bytes().starts_with(b"text/html"));
+    if !(status.is_client_error() || status.is_server_error()) || is_problem || is_page {
+        return response;
+    }
+    let kind = match status {
+        StatusCode::NOT_FOUND => "not-found",
+        StatusCode::METHOD_NOT_ALLOWED => "method-not-allowed",
+        StatusCode::PAYLOAD_TOO_LARGE => "payload-too-large",
+        StatusCode::UNSUPPORTED_MEDIA_TYPE => "unsupported-media-type",
+        _ if status.is_server_error() => "internal",
+        _ => "bad-request",
+    };
+    let title = status
+        .canonical_reason()
+        .unwrap_or("Request failed")
+        .to_string();
+    let mut problem = problem_response(status, kind, title, Default::default());
+    if let Some(allow) = response.headers().get(header::ALLOW) {
+        problem.headers_mut().insert(header::ALLOW, allow.clone());
+    }
+    problem
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn traceparent_trace_id_is_adopted_only_when_valid() {
+        assert_eq!(
+            from_traceparent("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01").as_deref(),
+            Some("4bf92f3577b34da6a3ce929d0e0e4736")
+        );
+        assert_eq!(
+            from_traceparent("00-00000000000000000000000000000000-00f067aa0ba902b7-01"),
+            None
+        );
+        assert_eq!(from_traceparent("garbage"), None);
+    }
+}

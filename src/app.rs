@@ -1,0 +1,148 @@
+//! The running service: shared state, start-up and the HTTP server.
+
+use std::net::SocketAddr;
+use std::ops::Deref;
+use std::sync::Arc;
+
+use anyhow::Context;
+use tokio::net::TcpListener;
+
+use crate::api;
+use crate::api::metrics::Metrics;
+use crate::auth::jwt::TokenService;
+use crate::auth::login_limiter::LoginLimiter;
+use crate::clock::{Clock, SystemClock};
+use crate::config::Config;
+use crate::keys::ServerKeys;
+use crate::merchants;
+use crate::store::Store;
+
+/// State shared by every request handler and worker.
+#[derive(Clone)]
+pub struct AppState(Arc<Shared>);
+
+/// What [`AppState`] holds.
+pub struct Shared {
+    /// The configuration the process started with.
+    pub config: Config,
+    /// The database.
+    pub store: Store,
+    /// Keys derived from the server key.
+    pub keys: ServerKeys,
+    /// Access-token signer and verifier.
+    pub tokens: TokenService,
+    /// Failed-login limiter.
+    pub login_limiter: LoginLimiter,
+    /// The injected clock.
+    pub clock: Arc<dyn Clock>,
+    /// Prometheus metrics.
+    pub metrics: Metrics,
+    /// HTML templates.
+    pub templates: minijinja::Environment<'static>,
+}
+
+impl Deref for AppState {
+    type Target = Shared;
+    fn deref(&self) -> &Shared {
+        &self.0
+    }
+}
+
+impl AppState {
+    /// Opens the store (running migrations) and builds everything the handlers need.
+    pub async fn build(config: Config, clock: Arc<dyn Clock>) -> anyhow::Result<Self> {
+        if config.is_sqlite() {
+            std::fs::create_dir_all(&config.data_dir)
+                .with_context(|| format!("creating {}", config.data_dir.display()))?;
+        }
+        let keys = ServerKeys::load_or_create(config.secret_key.as_deref(), &config.data_dir)?;
+        let store = Store::connect(&config.database_url).await?;
+        store.migrate().await?;
+        let tokens = TokenService::new(&config.jwt, &keys)?;
+        Ok(Self(Arc::new(Shared {
+            config,
+            store,
+            keys,
+            tokens,
+            login_limiter: LoginLimiter::new(),
+            clock,
+            metrics: Metrics::default(),
+            templates: templates(),
+        })))
+    }
+}
+
+fn templates() -> minijinja::Environment<'static> {
+    let mut env = minijinja::Environment::new();
+    env.add_template(
+        "reference.html",
+        include_str!("../templates/reference.html"),
+    )
+    .expect("the bundled reference template parses");
+    env
+}
+
+/// A server that is accepting connections.
+pub struct RunningServer {
+    /// The bound address (useful when the configuration asked for port 0).
+    pub addr: SocketAddr,
+    /// The shared state, for callers that want to reach the store.
+    pub state: AppState,
+    task: tokio::task::JoinHandle<std::io::Result<()>>,
+}
+
+impl RunningServer {
+    /// Waits for the server to stop (on Ctrl-C or SIGTERM).
+    pub async fn wait(self) -> anyhow::Result<()> {
+        self.task.await?.context("serving HTTP")
+    }
+
+    /// Stops the server at once.
+    pub fn abort(&self) {
+        self.task.abort();
+    }
+}
+
+/// Builds the state, creates the demo merchant when configured and the database has none, binds
+/// the listener and starts serving in the background.
+pub async fn start(config: Config) -> anyhow::Result<RunningServer> {
+    let state = AppState::build(config, Arc::new(SystemClock)).await?;
+    if state.config.demo_merchant {
+        if let Some(demo) = merchants::create_demo_if_none(&state).await? {
+            println!("{}", demo.banner());
+        }
+    }
+    let listener = TcpListener::bind(state.config.listen)
+        .await
+        .with_context(|| format!("binding {}", state.config.listen))?;
+    let addr = listener.local_addr()?;
+    let app = api::router(state.clone()).into_make_service_with_connect_info::<SocketAddr>();
+    let task = tokio::spawn(async move {
+        axum::serve(listener, app)
+            .with_graceful_shutdown(shutdown_signal())
+            .await
+    });
+    Ok(RunningServer { addr, state, task })
+}
+
+async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let terminate = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut signal) => {
+                signal.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let terminate = std::future::pending::<()>();
+    tokio::select! {
+        () = ctrl_c => {},
+        () = terminate => {},
+    }
+    tracing::info!("shutting down");
+}

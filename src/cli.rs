@@ -1,0 +1,112 @@
+//! The `recur` command line.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use clap::{Parser, Subcommand};
+
+use crate::app::{self, AppState};
+use crate::clock::SystemClock;
+use crate::config::Config;
+use crate::merchants;
+use crate::store::merchants::Mode;
+use crate::store::Store;
+
+/// Self-hostable subscription billing and hosted payments.
+#[derive(Debug, Parser)]
+#[command(name = "recur", version, about)]
+pub struct Cli {
+    /// TOML configuration file (`RECUR_*` environment variables override it).
+    #[arg(long, global = true, env = "RECUR_CONFIG")]
+    pub config: Option<PathBuf>,
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Top-level commands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run the API, hosted pages and workers in one process.
+    Serve,
+    /// Apply database migrations and exit.
+    Migrate,
+    /// Manage merchants.
+    #[command(subcommand)]
+    Merchant(MerchantCommand),
+}
+
+/// `recur merchant …`.
+#[derive(Debug, Subcommand)]
+pub enum MerchantCommand {
+    /// Create a merchant and print its credentials (shown once).
+    Create {
+        /// Display name.
+        #[arg(long)]
+        name: String,
+        /// A live merchant instead of a sandbox one.
+        #[arg(long)]
+        live: bool,
+        /// Print one JSON object instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Replace a merchant's secret and print the new one.
+    RotateSecret {
+        /// The merchant's user name.
+        #[arg(long)]
+        user_name: String,
+        /// Print one JSON object instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+/// Runs the parsed command.
+pub async fn run(cli: Cli, config: Config) -> anyhow::Result<()> {
+    match cli.command {
+        Command::Serve => {
+            let server = app::start(config).await?;
+            println!("listening on http://{}", server.addr);
+            server.wait().await
+        }
+        Command::Migrate => {
+            if config.is_sqlite() {
+                std::fs::create_dir_all(&config.data_dir)?;
+            }
+            let store = Store::connect(&config.database_url).await?;
+            store.migrate().await?;
+            println!("migrations applied");
+            Ok(())
+        }
+        Command::Merchant(MerchantCommand::Create { name, live, json }) => {
+            let state = AppState::build(config, Arc::new(SystemClock)).await?;
+            let mode = if live { Mode::Live } else { Mode::Sandbox };
+            let credentials = merchants::create(&state, &name, mode).await?;
+            if json {
+                println!("{}", serde_json::to_string(&credentials)?);
+            } else {
+                println!(
+                    "{}",
+                    credentials
+                        .banner()
+                        .replacen("demo merchant", "merchant", 1)
+                );
+            }
+            Ok(())
+        }
+        Command::Merchant(MerchantCommand::RotateSecret { user_name, json }) => {
+            let state = AppState::build(config, Arc::new(SystemClock)).await?;
+            let secret = merchants::rotate_secret(&state, &user_name).await?;
+            if json {
+                println!(
+                    "{}",
+                    serde_json::json!({ "userName": user_name, "merchantSecret": secret })
+                );
+            } else {
+                println!("new merchant secret for {user_name} (shown once): {secret}");
+            }
+            Ok(())
+        }
+    }
+}

@@ -1,0 +1,236 @@
+//! Configuration: built-in defaults, then an optional TOML file, then `RECUR_*` environment
+//! variables, each layer overriding the one before.
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+
+use anyhow::{bail, Context};
+use serde::Deserialize;
+
+/// Everything `recur` needs to know about its surroundings.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// Address the HTTP server binds (`RECUR_LISTEN`).
+    pub listen: SocketAddr,
+    /// Directory for the SQLite file, the server key and the e-mail outbox (`RECUR_DATA_DIR`).
+    pub data_dir: PathBuf,
+    /// `sqlite://…` or `postgres://…` (`RECUR_DATABASE_URL`).
+    pub database_url: String,
+    /// Base URL used in links handed to browsers (`RECUR_PUBLIC_URL`).
+    pub public_url: String,
+    /// Base64 of 32 random bytes from which every server-side key is derived (`RECUR_SECRET_KEY`).
+    /// When absent, a key is generated once and kept in `<data_dir>/server.key`.
+    pub secret_key: Option<String>,
+    /// Access-token settings.
+    pub jwt: JwtConfig,
+    /// `text` (default) or `json` log lines (`RECUR_LOG_FORMAT`).
+    pub log_format: LogFormat,
+    /// Whether `recur serve` creates a demo sandbox merchant when the database has none
+    /// (`RECUR_DEMO_MERCHANT`, default true).
+    pub demo_merchant: bool,
+}
+
+/// Access-token settings.
+#[derive(Debug, Clone)]
+pub struct JwtConfig {
+    /// Lifetime of an access token in seconds (`RECUR_JWT_TTL_SECONDS`, default 900).
+    pub ttl_seconds: u64,
+    /// Signing keys, newest first: the first signs, all verify (`RECUR_JWT_KEYS`, a comma-separated
+    /// list of `kid:base64secret`). Empty: one key derived from the server key, kid `k0`.
+    pub keys: Vec<JwtKeyConfig>,
+}
+
+/// One HMAC key for access tokens.
+#[derive(Debug, Clone, Deserialize)]
+pub struct JwtKeyConfig {
+    /// Key id, written into each token's header.
+    pub kid: String,
+    /// Base64 of the key bytes (at least 32).
+    pub secret: String,
+}
+
+/// Log line format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LogFormat {
+    /// Human-readable lines.
+    Text,
+    /// One JSON object per line.
+    Json,
+}
+
+/// The TOML file's shape: every key optional, names as in the environment without `RECUR_`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FileConfig {
+    listen: Option<String>,
+    data_dir: Option<PathBuf>,
+    database_url: Option<String>,
+    public_url: Option<String>,
+    secret_key: Option<String>,
+    jwt_ttl_seconds: Option<u64>,
+    jwt_keys: Option<Vec<JwtKeyConfig>>,
+    log_format: Option<LogFormat>,
+    demo_merchant: Option<bool>,
+}
+
+impl Config {
+    /// Loads the configuration from `file` (if given) and the process environment.
+    pub fn load(file: Option<&Path>) -> anyhow::Result<Self> {
+        Self::from_sources(file, |name| std::env::var(name).ok())
+    }
+
+    /// Loads from `file` and a variable lookup (the environment, or a map in tests).
+    pub fn from_sources(
+        file: Option<&Path>,
+        env: impl Fn(&str) -> Option<String>,
+    ) -> anyhow::Result<Self> {
+        let file_config = match file {
+            Some(path) => {
+                let text = std::fs::read_to_string(path)
+                    .with_context(|| format!("reading config file {}", path.display()))?;
+                toml::from_str::<FileConfig>(&text)
+                    .with_context(|| format!("parsing config file {}", path.display()))?
+            }
+            None => FileConfig::default(),
+        };
+        let pick = |name: &str, from_file: Option<String>| env(name).or(from_file);
+
+        let listen_text =
+            pick("RECUR_LISTEN", file_config.listen).unwrap_or_else(|| "127.0.0.1:8080".into());
+        let listen: SocketAddr = listen_text
+            .parse()
+            .with_context(|| format!("RECUR_LISTEN {listen_text:?} is not an ADDRESS:PORT"))?;
+        let data_dir = env("RECUR_DATA_DIR")
+            .map(PathBuf::from)
+            .or(file_config.data_dir)
+            .unwrap_or_else(|| PathBuf::from("./recur-data"));
+        let database_url = pick("RECUR_DATABASE_URL", file_config.database_url)
+            .unwrap_or_else(|| default_sqlite_url(&data_dir));
+        if !(database_url.starts_with("sqlite:") || database_url.starts_with("postgres")) {
+            bail!("RECUR_DATABASE_URL must start with sqlite:// or postgres://");
+        }
+        let public_url = pick("RECUR_PUBLIC_URL", file_config.public_url)
+            .unwrap_or_else(|| format!("http://{listen}"))
+            .trim_end_matches('/')
+            .to_string();
+        let ttl_seconds = match env("RECUR_JWT_TTL_SECONDS") {
+            Some(text) => text
+                .parse()
+                .with_context(|| "RECUR_JWT_TTL_SECONDS must be a whole number")?,
+            None => file_config.jwt_ttl_seconds.unwrap_or(900),
+        };
+        if ttl_seconds == 0 {
+            bail!("RECUR_JWT_TTL_SECONDS must be at least 1");
+        }
+        let keys = match env("RECUR_JWT_KEYS") {
+            Some(text) => parse_jwt_keys(&text)?,
+            None => file_config.jwt_keys.unwrap_or_default(),
+        };
+        let log_format = match env("RECUR_LOG_FORMAT").as_deref() {
+            Some("json") => LogFormat::Json,
+            Some("text") => LogFormat::Text,
+            Some(other) => bail!("RECUR_LOG_FORMAT must be text or json, not {other:?}"),
+            None => file_config.log_format.unwrap_or(LogFormat::Text),
+        };
+        let demo_merchant = match env("RECUR_DEMO_MERCHANT").as_deref() {
+            Some("true" | "1") => true,
+            Some("false" | "0") => false,
+            Some(other) => bail!("RECUR_DEMO_MERCHANT must be true or false, not {other:?}"),
+            None => file_config.demo_merchant.unwrap_or(true),
+        };
+        Ok(Self {
+            listen,
+            data_dir,
+            database_url,
+            public_url,
+            secret_key: pick("RECUR_SECRET_KEY", file_config.secret_key),
+            jwt: JwtConfig { ttl_seconds, keys },
+            log_format,
+            demo_merchant,
+        })
+    }
+
+    /// Whether the database is the embedded SQLite one.
+    pub fn is_sqlite(&self) -> bool {
+        self.database_url.starts_with("sqlite:")
+    }
+}
+
+fn default_sqlite_url(data_dir: &Path) -> String {
+    format!("sqlite://{}/recur.sqlite3?mode=rwc", data_dir.display())
+}
+
+fn parse_jwt_keys(text: &str) -> anyhow::Result<Vec<JwtKeyConfig>> {
+    text.split(',')
+        .filter(|item| !item.trim().is_empty())
+        .map(|item| {
+            let (kid, secret) = item
+                .trim()
+                .split_once(':')
+                .with_context(|| "RECUR_JWT_KEYS items must be kid:base64secret")?;
+            Ok(JwtKeyConfig {
+                kid: kid.to_string(),
+                secret: secret.to_string(),
+            })
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+
+    fn load(vars: &[(&str, &str)], file: Option<&Path>) -> anyhow::Result<Config> {
+        let map: HashMap<String, String> = vars
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        Config::from_sources(file, |name| map.get(name).cloned())
+    }
+
+    #[test]
+    fn defaults_are_embedded_sqlite_on_localhost() {
+        let config = load(&[], None).unwrap();
+        assert_eq!(config.listen.to_string(), "127.0.0.1:8080");
+        assert_eq!(
+            config.database_url,
+            "sqlite://./recur-data/recur.sqlite3?mode=rwc"
+        );
+        assert_eq!(config.public_url, "http://127.0.0.1:8080");
+        assert_eq!(config.jwt.ttl_seconds, 900);
+        assert!(config.is_sqlite());
+        assert!(config.demo_merchant);
+    }
+
+    #[test]
+    fn environment_overrides_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("recur.toml");
+        std::fs::write(
+            &path,
+            "listen = \"0.0.0.0:9000\"\njwt_ttl_seconds = 60\npublic_url = \"https://pay.example.com/\"\n",
+        )
+        .unwrap();
+        let config = load(&[("RECUR_LISTEN", "127.0.0.1:7000")], Some(&path)).unwrap();
+        assert_eq!(config.listen.to_string(), "127.0.0.1:7000");
+        assert_eq!(config.jwt.ttl_seconds, 60);
+        assert_eq!(config.public_url, "https://pay.example.com");
+    }
+
+    #[test]
+    fn bad_values_are_refused() {
+        assert!(load(&[("RECUR_LISTEN", "nowhere")], None).is_err());
+        assert!(load(&[("RECUR_DATABASE_URL", "mysql://x")], None).is_err());
+        assert!(load(&[("RECUR_JWT_TTL_SECONDS", "0")], None).is_err());
+        assert!(load(&[("RECUR_JWT_KEYS", "nokid")], None).is_err());
+    }
+
+    #[test]
+    fn jwt_keys_parse_in_order() {
+        let config = load(&[("RECUR_JWT_KEYS", "new:AAAA,old:BBBB")], None).unwrap();
+        let kids: Vec<_> = config.jwt.keys.iter().map(|k| k.kid.as_str()).collect();
+        assert_eq!(kids, ["new", "old"]);
+    }
+}

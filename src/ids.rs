@@ -1,0 +1,43 @@
+//! Public identifiers and generated credentials. Every one is drawn from the operating system's
+//! CSPRNG: keys are never sequential and never guessable.
+
+use rand::distributions::{Alphanumeric, DistString};
+use rand::rngs::OsRng;
+
+/// Length of the random part of a resource key.
+const KEY_RANDOM_CHARS: usize = 24;
+
+/// A new customer key: `cstmr_` + 24 random base62 characters.
+pub fn customer_key() -> String {
+    prefixed("cstmr_", KEY_RANDOM_CHARS)
+}
+
+/// A random base62 string of `len` characters with `prefix` in front.
+pub fn prefixed(prefix: &str, len: usize) -> String {
+    format!("{prefix}{}", Alphanumeric.sample_string(&mut OsRng, len))
+}
+
+/// A new merchant password: 32 base62 characters (about 190 bits).
+pub fn password() -> String {
+    prefixed("", 32)
+}
+
+/// A new merchant secret: `msk_` + 40 base62 characters.
+pub fn merchant_secret() -> String {
+    prefixed("msk_", 40)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn customer_keys_are_prefixed_base62_and_distinct() {
+        let a = customer_key();
+        let b = customer_key();
+        assert_ne!(a, b);
+        let random = a.strip_prefix("cstmr_").unwrap();
+        assert_eq!(random.len(), 24);
+        assert!(random.chars().all(|c| c.is_ascii_alphanumeric()));
+    }
+}

@@ -1,0 +1,18 @@
+//! recur: self-hostable subscription billing and hosted payments.
+//!
+//! Layout follows the architecture: [`domain`] holds the pure rules (a crate of its own, so it
+//! cannot do I/O), [`store`] persists, [`api`] speaks HTTP, and [`app`] wires them together.
+
+pub use recur_domain as domain;
+
+pub mod api;
+pub mod app;
+pub mod auth;
+pub mod cli;
+pub mod clock;
+pub mod config;
+pub mod ids;
+pub mod keys;
+pub mod merchants;
+pub mod store;
+pub mod telemetry;

@@ -1,0 +1,190 @@
+//! The `customers` table. Every query is scoped by merchant id.
+
+use chrono::{DateTime, Utc};
+
+use super::{from_micros, to_micros, Store, Tx};
+
+/// A tax id of a customer, kept as given.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct TaxId {
+    /// Kind of id (`eu_vat`, `us_ein`, …): not validated, as the spec gives no rule.
+    #[serde(rename = "type")]
+    pub kind: String,
+    /// The id itself.
+    pub value: String,
+}
+
+/// The fields a customer is created with, already validated and normalised.
+#[derive(Debug, Clone)]
+pub struct NewCustomer {
+    /// Processor key (lowercase UUID) of the merchant.
+    pub processor_key: String,
+    /// Given name.
+    pub first_name: String,
+    /// Family name.
+    pub last_name: String,
+    /// E-mail as given.
+    pub email: String,
+    /// E-mail as compared (lowercase).
+    pub email_identity: String,
+    /// E.164 phone.
+    pub phone: String,
+    /// ISO 3166-1 alpha-2, uppercase.
+    pub country_code: String,
+    /// Optional address line 1.
+    pub address1: Option<String>,
+    /// Optional address line 2.
+    pub address2: Option<String>,
+    /// Optional city.
+    pub city: Option<String>,
+    /// Optional state or region.
+    pub state: Option<String>,
+    /// Optional postal code.
+    pub zip_code: Option<String>,
+    /// Tax ids.
+    pub tax_ids: Vec<TaxId>,
+}
+
+/// A stored customer.
+#[derive(Debug, Clone)]
+pub struct Customer {
+    /// Public key, `cstmr_…`.
+    pub customer_key: String,
+    /// Everything it was created with (phone as last updated).
+    pub fields: NewCustomer,
+    /// Creation time.
+    pub created_at: DateTime<Utc>,
+    /// Last change.
+    pub updated_at: DateTime<Utc>,
+}
+
+/// Whether a create made a new row or found the existing one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Created {
+    /// A new customer was stored.
+    New,
+    /// A customer with that e-mail already existed; it is returned unchanged.
+    Existing,
+}
+
+const COLUMNS: &str = "customer_key, processor_key, first_name, last_name, email, email_identity, \
+                       phone, country_code, address1, address2, city, state, zip_code, tax_ids, \
+                       created_at, updated_at";
+
+fn decode(row: &sqlx::any::AnyRow) -> Result<Customer, sqlx::Error> {
+    use sqlx::Row;
+    let tax_ids: String = row.try_get("tax_ids")?;
+    Ok(Customer {
+        customer_key: row.try_get("customer_key")?,
+        fields: NewCustomer {
+            processor_key: row.try_get("processor_key")?,
+            first_name: row.try_get("first_name")?,
+            last_name: row.try_get("last_name")?,
+            email: row.try_get("email")?,
+            email_identity: row.try_get("email_identity")?,
+            phone: row.try_get("phone")?,
+            country_code: row.try_get("country_code")?,
+            address1: row.try_get("address1")?,
+            address2: row.try_get("address2")?,
+            city: row.try_get("city")?,
+            state: row.try_get("state")?,
+            zip_code: row.try_get("zip_code")?,
+            tax_ids: serde_json::from_str(&tax_ids)
+                .map_err(|e| sqlx::Error::Decode(Box::new(e)))?,
+        },
+        created_at: from_micros(row.try_get("created_at")?),
+        updated_at: from_micros(row.try_get("updated_at")?),
+    })
+}
+
+/// Stores `customer` for `merchant_id` unless one with the same e-mail identity exists, in which
+/// case the existing one is returned. Safe under concurrent identical creates: the unique
+/// constraint decides, and the loser reads the winner's row.
+pub async fn create_or_get(
+    tx: &mut Tx,
+    merchant_id: i64,
+    customer_key: &str,
+    customer: &NewCustomer,
+    now: DateTime<Utc>,
+) -> Result<(Customer, Created), sqlx::Error> {
+    let tax_ids =
+        serde_json::to_string(&customer.tax_ids).map_err(|e| sqlx::Error::Encode(Box::new(e)))?;
+    let inserted = sqlx::query(
+        "INSERT INTO customers (merchant_id, customer_key, processor_key, first_name, last_name, \
+         email, email_identity, phone, country_code, address1, address2, city, state, zip_code, \
+         tax_ids, created_at, updated_at) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $16) \
+         ON CONFLICT (merchant_id, email_identity) DO NOTHING",
+    )
+    .bind(merchant_id)
+    .bind(customer_key)
+    .bind(&customer.processor_key)
+    .bind(&customer.first_name)
+    .bind(&customer.last_name)
+    .bind(&customer.email)
+    .bind(&customer.email_identity)
+    .bind(&customer.phone)
+    .bind(&customer.country_code)
+    .bind(&customer.address1)
+    .bind(&customer.address2)
+    .bind(&customer.city)
+    .bind(&customer.state)
+    .bind(&customer.zip_code)
+    .bind(tax_ids)
+    .bind(to_micros(now))
+    .execute(&mut **tx)
+    .await?
+    .rows_affected();
+    let created = if inserted == 1 {
+        Created::New
+    } else {
+        Created::Existing
+    };
+    let sql =
+        format!("SELECT {COLUMNS} FROM customers WHERE merchant_id = $1 AND email_identity = $2");
+    let row = sqlx::query(&sql)
+        .bind(merchant_id)
+        .bind(&customer.email_identity)
+        .fetch_one(&mut **tx)
+        .await?;
+    Ok((decode(&row)?, created))
+}
+
+/// The customer with this key, if it belongs to `merchant_id`.
+pub async fn get(
+    store: &Store,
+    merchant_id: i64,
+    customer_key: &str,
+) -> Result<Option<Customer>, sqlx::Error> {
+    let sql =
+        format!("SELECT {COLUMNS} FROM customers WHERE merchant_id = $1 AND customer_key = $2");
+    let row = sqlx::query(&sql)
+        .bind(merchant_id)
+        .bind(customer_key)
+        .fetch_optional(store.pool())
+        .await?;
+    row.as_ref().map(decode).transpose()
+}
+
+/// Sets the phone of the customer with this key, if it belongs to `merchant_id`, and returns the
+/// updated customer.
+pub async fn update_phone(
+    tx: &mut Tx,
+    merchant_id: i64,
+    customer_key: &str,
+    phone: &str,
+    now: DateTime<Utc>,
+) -> Result<Option<Customer>, sqlx::Error> {
+    let sql = format!(
+        "UPDATE customers SET phone = $1, updated_at = $2 \
+         WHERE merchant_id = $3 AND customer_key = $4 RETURNING {COLUMNS}"
+    );
+    let row = sqlx::query(&sql)
+        .bind(phone)
+        .bind(to_micros(now))
+        .bind(merchant_id)
+        .bind(customer_key)
+        .fetch_optional(&mut **tx)
+        .await?;
+    row.as_ref().map(decode).transpose()
+}

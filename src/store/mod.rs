@@ -1,0 +1,170 @@
+//! Persistence: one schema on SQLite (embedded default) or PostgreSQL (production).
+//!
+//! Queries are written once in the SQL both engines share (`$N` placeholders, `ON CONFLICT`,
+//! `RETURNING`) and run through `sqlx::Any`. Each table has its own module; every query on
+//! tenant data takes the merchant id, so no query can cross merchants.
+
+pub mod customers;
+pub mod merchants;
+
+use std::time::Duration;
+
+use anyhow::Context;
+use chrono::{DateTime, Utc};
+use sqlx::any::{AnyConnectOptions, AnyPoolOptions};
+use sqlx::{Any, AnyPool, ConnectOptions, Connection, Executor, Transaction};
+
+static SQLITE_MIGRATIONS: sqlx::migrate::Migrator = sqlx::migrate!("./migrations/sqlite");
+static POSTGRES_MIGRATIONS: sqlx::migrate::Migrator = sqlx::migrate!("./migrations/postgres");
+
+/// Which engine is behind the pool.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backend {
+    /// Embedded SQLite file.
+    Sqlite,
+    /// PostgreSQL server.
+    Postgres,
+}
+
+/// A pool of database connections.
+#[derive(Debug, Clone)]
+pub struct Store {
+    pool: AnyPool,
+    backend: Backend,
+}
+
+/// A write transaction: everything one request changes commits or rolls back together.
+pub type Tx = Transaction<'static, Any>;
+
+impl Store {
+    /// Connects to `url` (`sqlite://…` or `postgres://…`).
+    pub async fn connect(url: &str) -> anyhow::Result<Self> {
+        sqlx::any::install_default_drivers();
+        let backend = if url.starts_with("sqlite:") {
+            Backend::Sqlite
+        } else {
+            Backend::Postgres
+        };
+        let options: AnyConnectOptions = url
+            .parse()
+            .with_context(|| "RECUR_DATABASE_URL is not a valid database URL")?;
+        let options = options.disable_statement_logging();
+        if backend == Backend::Sqlite {
+            // WAL needs an exclusive lock that the busy timeout cannot wait for: set it once,
+            // on a single connection, before the pool opens its own.
+            let mut conn = sqlx::AnyConnection::connect_with(&options)
+                .await
+                .with_context(|| format!("opening {}", redact(url)))?;
+            conn.execute("PRAGMA journal_mode = WAL").await?;
+            conn.close().await?;
+        }
+        let pool = AnyPoolOptions::new()
+            .max_connections(match backend {
+                Backend::Sqlite => 8,
+                Backend::Postgres => 16,
+            })
+            .acquire_timeout(Duration::from_secs(10))
+            .after_connect(move |conn, _meta| {
+                Box::pin(async move {
+                    if backend == Backend::Sqlite {
+                        conn.execute("PRAGMA synchronous = NORMAL").await?;
+                        conn.execute("PRAGMA foreign_keys = ON").await?;
+                        conn.execute("PRAGMA busy_timeout = 10000").await?;
+                    }
+                    Ok(())
+                })
+            })
+            .connect_with(options)
+            .await
+            .with_context(|| format!("connecting to {}", redact(url)))?;
+        Ok(Self { pool, backend })
+    }
+
+    /// Applies pending migrations.
+    pub async fn migrate(&self) -> anyhow::Result<()> {
+        let migrator = match self.backend {
+            Backend::Sqlite => &SQLITE_MIGRATIONS,
+            Backend::Postgres => &POSTGRES_MIGRATIONS,
+        };
+        migrator
+            .run(&self.pool)
+            .await
+            .context("applying migrations")
+    }
+
+    /// The engine behind this store.
+    pub fn backend(&self) -> Backend {
+        self.backend
+    }
+
+    /// The pool, for read queries.
+    pub fn pool(&self) -> &AnyPool {
+        &self.pool
+    }
+
+    /// Starts a write transaction. On SQLite it takes the write lock up front (`BEGIN IMMEDIATE`),
+    /// so two writers queue on the busy timeout instead of failing on a lock upgrade.
+    pub async fn begin(&self) -> Result<Tx, sqlx::Error> {
+        match self.backend {
+            Backend::Sqlite => self.pool.begin_with("BEGIN IMMEDIATE").await,
+            Backend::Postgres => self.pool.begin().await,
+        }
+    }
+
+    /// Round-trips a trivial query: the database is reachable.
+    pub async fn ping(&self) -> Result<(), sqlx::Error> {
+        sqlx::query("SELECT 1")
+            .execute(&self.pool)
+            .await
+            .map(|_| ())
+    }
+}
+
+/// A UTC instant as stored: Unix microseconds.
+pub fn to_micros(at: DateTime<Utc>) -> i64 {
+    at.timestamp_micros()
+}
+
+/// A stored Unix-microsecond value as a UTC instant.
+pub fn from_micros(micros: i64) -> DateTime<Utc> {
+    DateTime::from_timestamp_micros(micros).unwrap_or_default()
+}
+
+/// Whether `error` is a unique-constraint violation.
+pub fn is_unique_violation(error: &sqlx::Error) -> bool {
+    error
+        .as_database_error()
+        .is_some_and(|e| e.is_unique_violation())
+}
+
+/// The URL without its password, for messages.
+fn redact(url: &str) -> String {
+    match (url.find("://"), url.rfind('@')) {
+        (Some(scheme_end), Some(at)) if at > scheme_end => {
+            let userinfo = &url[scheme_end + 3..at];
+            let user = userinfo.split(':').next().unwrap_or_default();
+            format!("{}{user}:***{}", &url[..scheme_end + 3], &url[at..])
+        }
+        _ => url.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn redact_hides_password() {
+        assert_eq!(
+            redact("postgres://u:secret@localhost/db"),
+            "postgres://u:***@localhost/db"
+        );
+        assert_eq!(redact("sqlite://x.db"), "sqlite://x.db");
+    }
+
+    #[test]
+    fn micros_round_trip() {
+        let at = DateTime::from_timestamp_micros(1_700_000_000_123_456).unwrap();
+        assert_eq!(from_micros(to_micros(at)), at);
+    }
+}
