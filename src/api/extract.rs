@@ -12,8 +12,8 @@ use crate::app::AppState;
 /// Largest accepted request body.
 pub const MAX_BODY_BYTES: usize = 256 * 1024;
 
-/// A JSON request body. Wrong content type: 415; over [`MAX_BODY_BYTES`]: 413; not JSON or not an
-/// object of the expected shape: 400 with the parser's position.
+/// A JSON request body. Wrong content type: 415; over [`MAX_BODY_BYTES`]: 413; not JSON, or not a
+/// JSON object: 400 with the parser's message.
 #[derive(Debug)]
 pub struct JsonBody<T>(pub T);
 
@@ -33,7 +33,14 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for JsonBody<T> {
                     ApiError::MalformedBody(rejection.body_text())
                 }
             })?;
-        serde_json::from_slice(&bytes)
+        let value: serde_json::Value =
+            serde_json::from_slice(&bytes).map_err(|e| ApiError::MalformedBody(e.to_string()))?;
+        if !value.is_object() {
+            return Err(ApiError::MalformedBody(
+                "the body must be a JSON object".into(),
+            ));
+        }
+        T::deserialize(value)
             .map(JsonBody)
             .map_err(|e| ApiError::MalformedBody(e.to_string()))
     }

@@ -1,0 +1,38 @@
+# Sourced by scripts/test and .ci/run: makes sure a local PostgreSQL cluster is installed and
+# running, that a `recur` role may create databases on it, and exports RECUR_TEST_POSTGRES_URL.
+# An already exported RECUR_TEST_POSTGRES_URL is used as it is.
+
+ensure_postgres() {
+    if [ -n "${RECUR_TEST_POSTGRES_URL:-}" ]; then
+        return 0
+    fi
+    if ! command -v pg_lsclusters >/dev/null 2>&1; then
+        echo "PostgreSQL is not installed; installing it (Debian packages)…" >&2
+        apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null
+    fi
+    local cluster version name port status
+    cluster=$(pg_lsclusters --no-header | head -n 1)
+    if [ -z "$cluster" ]; then
+        version=$(ls /usr/lib/postgresql | sort -n | tail -n 1)
+        pg_createcluster "$version" main >/dev/null
+        cluster=$(pg_lsclusters --no-header | head -n 1)
+    fi
+    read -r version name port status _ <<<"$cluster"
+    if [ "$status" != "online" ]; then
+        pg_ctlcluster "$version" "$name" start
+    fi
+    local psql_admin=(runuser -u postgres -- psql -p "$port" -v ON_ERROR_STOP=1 -qtA)
+    for _ in $(seq 1 30); do
+        "${psql_admin[@]}" -c 'SELECT 1' >/dev/null 2>&1 && break
+        sleep 0.5
+    done
+    if [ "$("${psql_admin[@]}" -c "SELECT 1 FROM pg_roles WHERE rolname = 'recur'")" != "1" ]; then
+        "${psql_admin[@]}" -c "CREATE ROLE recur LOGIN CREATEDB PASSWORD 'recur'"
+    fi
+    # Databases left by earlier test runs.
+    "${psql_admin[@]}" -c "SELECT datname FROM pg_database WHERE datname LIKE 'recur\_t\_%'" |
+        while read -r db; do
+            [ -n "$db" ] && "${psql_admin[@]}" -c "DROP DATABASE IF EXISTS \"$db\"" >/dev/null
+        done
+    export RECUR_TEST_POSTGRES_URL="postgres://recur:recur@127.0.0.1:${port}/postgres"
+}

@@ -1,0 +1,201 @@
+//! `POST /auth`, bearer tokens and their forgeries, and the failed-login limiter.
+
+use base64::Engine;
+use reqwest::Method;
+use serde_json::json;
+
+use crate::backend_test;
+use crate::harness::{Backend, TestServer};
+
+const JWT_KEY: [u8; 32] = [42; 32];
+
+fn keys_setting() -> String {
+    format!(
+        "test:{}",
+        base64::engine::general_purpose::STANDARD.encode(JWT_KEY)
+    )
+}
+
+/// Signs claims with an independent JWT implementation.
+fn forge(kid: &str, key: &[u8], claims: serde_json::Value) -> String {
+    let mut header = jsonwebtoken::Header::new(jsonwebtoken::Algorithm::HS256);
+    header.kid = Some(kid.to_string());
+    jsonwebtoken::encode(
+        &header,
+        &claims,
+        &jsonwebtoken::EncodingKey::from_secret(key),
+    )
+    .unwrap()
+}
+
+async fn get_customer_with(server: &TestServer, token: &str) -> crate::harness::Reply {
+    server
+        .call(
+            Method::GET,
+            "/api/subscriptions/v1/customer/cstmr_000000000000000000000000",
+            Some(token),
+            None,
+        )
+        .await
+}
+
+backend_test!(
+    login_issues_a_bearer_token,
+    |server: TestServer| async move {
+        let reply = server
+        .call(
+            Method::POST,
+            "/api/subscriptions/v1/auth",
+            None,
+            Some(json!({"userName": server.merchant.user_name, "password": server.merchant.password})),
+        )
+        .await;
+        assert_eq!(reply.status, 200);
+        assert_eq!(reply.body["tokenType"], "Bearer");
+        assert_eq!(reply.body["expiresIn"], 900);
+        let token = reply.body["accessToken"].as_str().unwrap();
+        assert_eq!(token.split('.').count(), 3);
+        // The token works: an unknown customer is a 404, not a 401.
+        assert_eq!(get_customer_with(&server, token).await.status, 404);
+    }
+);
+
+backend_test!(wrong_credentials_are_401, |server: TestServer| async move {
+    for body in [
+        json!({"userName": server.merchant.user_name, "password": "wrong"}),
+        json!({"userName": "nobody", "password": server.merchant.password}),
+    ] {
+        let reply = server
+            .call(Method::POST, "/api/subscriptions/v1/auth", None, Some(body))
+            .await;
+        reply.problem(401);
+    }
+    let reply = server
+        .call(
+            Method::POST,
+            "/api/subscriptions/v1/auth",
+            None,
+            Some(json!({})),
+        )
+        .await;
+    let errors = reply.problem(400);
+    assert!(errors.contains_key("userName") && errors.contains_key("password"));
+});
+
+backend_test!(
+    failed_logins_are_rate_limited,
+    |server: TestServer| async move {
+        let wrong = json!({"userName": server.merchant.user_name, "password": "wrong"});
+        for _ in 0..5 {
+            let reply = server
+                .call(
+                    Method::POST,
+                    "/api/subscriptions/v1/auth",
+                    None,
+                    Some(wrong.clone()),
+                )
+                .await;
+            assert_eq!(reply.status, 401);
+        }
+        // Even the right password is refused while the user name is locked.
+        let right =
+            json!({"userName": server.merchant.user_name, "password": server.merchant.password});
+        let reply = server
+            .call(
+                Method::POST,
+                "/api/subscriptions/v1/auth",
+                None,
+                Some(right),
+            )
+            .await;
+        reply.problem(429);
+        let retry_after: u64 = reply.header("retry-after").unwrap().parse().unwrap();
+        assert!(retry_after > 0 && retry_after <= 900);
+        // Another merchant's login from the same address is still allowed (per-user limit < per-address).
+        let other = server
+            .another_merchant(recur::store::merchants::Mode::Sandbox)
+            .await;
+        server.token_for(&other).await;
+    }
+);
+
+backend_test!(
+    missing_and_malformed_tokens_are_401,
+    |server: TestServer| async move {
+        for header in [
+            None,
+            Some("Bearer"),
+            Some("Bearer not-a-jwt"),
+            Some("Basic dXNlcjpwYXNz"),
+        ] {
+            let mut request = server.client.get(format!(
+                "{}/api/subscriptions/v1/customer/cstmr_x",
+                server.base_url
+            ));
+            if let Some(value) = header {
+                request = request.header("authorization", value);
+            }
+            let response = request.send().await.unwrap();
+            assert_eq!(response.status(), 401, "{header:?}");
+            assert_eq!(
+                response.headers()["www-authenticate"],
+                "Bearer error=\"invalid_token\""
+            );
+        }
+    }
+);
+
+mod forged_tokens {
+    use super::*;
+
+    async fn check(backend: Backend) {
+        let server = TestServer::start_with(backend, &[("RECUR_JWT_KEYS", &keys_setting())]).await;
+        let now = chrono::Utc::now().timestamp();
+        let id = server.merchant.merchant_id.to_string();
+        let valid = json!({"sub": id, "iss": "recur", "iat": now, "exp": now + 600});
+        // Control: the independent signer with the right key is accepted.
+        assert_eq!(
+            get_customer_with(&server, &forge("test", &JWT_KEY, valid.clone()))
+                .await
+                .status,
+            404
+        );
+
+        let expired = json!({"sub": id, "iss": "recur", "iat": now - 1000, "exp": now - 10});
+        let wrong_issuer = json!({"sub": id, "iss": "evil", "iat": now, "exp": now + 600});
+        let b64 = base64::engine::general_purpose::URL_SAFE_NO_PAD;
+        let alg_none = format!(
+            "{}.{}.",
+            b64.encode(r#"{"alg":"none","typ":"JWT","kid":"test"}"#),
+            b64.encode(valid.to_string())
+        );
+        let genuine = forge("test", &JWT_KEY, valid.clone());
+        let mut parts: Vec<String> = genuine.split('.').map(String::from).collect();
+        parts[1] = b64.encode(
+            json!({"sub": "999", "iss": "recur", "iat": now, "exp": now + 600}).to_string(),
+        );
+        let tampered = parts.join(".");
+        for (what, token) in [
+            ("expired", forge("test", &JWT_KEY, expired)),
+            ("wrong key", forge("test", &[7; 32], valid.clone())),
+            ("unknown kid", forge("other", &JWT_KEY, valid.clone())),
+            ("wrong issuer", forge("test", &JWT_KEY, wrong_issuer)),
+            ("alg none", alg_none),
+            ("tampered payload", tampered),
+        ] {
+            let reply = get_customer_with(&server, &token).await;
+            assert_eq!(reply.status, 401, "{what}");
+            reply.problem(401);
+        }
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn sqlite() {
+        check(Backend::Sqlite).await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn postgres() {
+        check(Backend::Postgres).await;
+    }
+}

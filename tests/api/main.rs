@@ -1,0 +1,9 @@
+//! HTTP-level tests: the real server on a random port, on SQLite and on PostgreSQL.
+
+mod harness;
+
+mod auth;
+mod cli;
+mod customers;
+mod errors;
+mod operations;
