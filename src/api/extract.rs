@@ -2,8 +2,8 @@
 
 use axum::body::Bytes;
 use axum::extract::{FromRequest, FromRequestParts, Request};
-use axum::http::header;
 use axum::http::request::Parts;
+use axum::http::{header, HeaderMap};
 use serde::de::DeserializeOwned;
 
 use super::problem::ApiError;
@@ -75,21 +75,24 @@ impl FromRequestParts<AppState> for AuthMerchant {
         parts: &mut Parts,
         state: &AppState,
     ) -> Result<Self, Self::Rejection> {
-        let token = parts
-            .headers
-            .get(header::AUTHORIZATION)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| {
-                let (scheme, token) = v.split_once(' ')?;
-                scheme.eq_ignore_ascii_case("bearer").then(|| token.trim())
-            })
-            .ok_or(ApiError::Unauthorized)?;
-        let merchant_id = state
-            .tokens
-            .verify(token, state.clock.now())
-            .map_err(|_| ApiError::Unauthorized)?;
-        Ok(AuthMerchant { merchant_id })
+        bearer_merchant(&parts.headers, state).map(|merchant_id| AuthMerchant { merchant_id })
     }
+}
+
+/// The merchant id of the valid bearer token in `headers`.
+pub fn bearer_merchant(headers: &HeaderMap, state: &AppState) -> Result<i64, ApiError> {
+    let token = headers
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| {
+            let (scheme, token) = v.split_once(' ')?;
+            scheme.eq_ignore_ascii_case("bearer").then(|| token.trim())
+        })
+        .ok_or(ApiError::Unauthorized)?;
+    state
+        .tokens
+        .verify(token, state.clock.now())
+        .map_err(|_| ApiError::Unauthorized)
 }
 
 #[cfg(test)]

@@ -5,6 +5,7 @@ pub mod auth;
 pub mod customers;
 pub mod extract;
 pub mod health;
+pub mod idempotency;
 pub mod input;
 pub mod metrics;
 pub mod openapi;
@@ -31,7 +32,11 @@ pub fn router(state: AppState) -> Router {
         .route("/auth", post(auth::authenticate))
         .route("/customer", post(customers::create_customer))
         .route("/customer/phone", put(customers::update_phone))
-        .route("/customer/{customer_key}", get(customers::get_customer));
+        .route("/customer/{customer_key}", get(customers::get_customer))
+        .layer(middleware::from_fn_with_state(
+            state.clone(),
+            idempotency::idempotency,
+        ));
     Router::new()
         .nest("/api/subscriptions/v1", subscriptions_v1)
         .route("/openapi.json", get(openapi::document))

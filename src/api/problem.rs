@@ -58,6 +58,9 @@ pub enum ApiError {
     /// Body not `application/json` (415).
     #[error("unsupported media type")]
     UnsupportedMediaType,
+    /// An `Idempotency-Key` reused with a different request (422).
+    #[error("idempotency key reused")]
+    IdempotencyKeyReused,
     /// Too many attempts; retry after this many seconds (429).
     #[error("rate limited")]
     RateLimited {
@@ -85,6 +88,7 @@ impl ApiError {
             ApiError::Conflict(_) => StatusCode::CONFLICT,
             ApiError::PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
             ApiError::UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            ApiError::IdempotencyKeyReused => StatusCode::UNPROCESSABLE_ENTITY,
             ApiError::RateLimited { .. } => StatusCode::TOO_MANY_REQUESTS,
             ApiError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
@@ -134,6 +138,11 @@ impl IntoResponse for ApiError {
             ApiError::UnsupportedMediaType => (
                 "unsupported-media-type",
                 "The request body must be application/json.".into(),
+                BTreeMap::new(),
+            ),
+            ApiError::IdempotencyKeyReused => (
+                "idempotency-key-reused",
+                "This Idempotency-Key was used with a different request.".into(),
                 BTreeMap::new(),
             ),
             ApiError::RateLimited { retry_after } => {

@@ -6,4 +6,5 @@ mod auth;
 mod cli;
 mod customers;
 mod errors;
+mod idempotency;
 mod operations;
