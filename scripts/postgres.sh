@@ -29,10 +29,15 @@ ensure_postgres() {
     if [ "$("${psql_admin[@]}" -c "SELECT 1 FROM pg_roles WHERE rolname = 'recur'")" != "1" ]; then
         "${psql_admin[@]}" -c "CREATE ROLE recur LOGIN CREATEDB PASSWORD 'recur'"
     fi
-    # Databases left by earlier test runs.
-    "${psql_admin[@]}" -c "SELECT datname FROM pg_database WHERE datname LIKE 'recur\_t\_%'" |
+    # Databases left by earlier test runs: their names carry their creation time
+    # (recur_t_<unix seconds>_<random>); only those older than 6 hours are dropped, so test runs
+    # sharing this cluster never lose a database in use.
+    local cutoff=$(( $(date +%s) - 6 * 3600 ))
+    PGOPTIONS='--client-min-messages=warning' "${psql_admin[@]}" \
+        -c "SELECT datname FROM pg_database WHERE datname ~ '^recur_t_[0-9]+_' AND split_part(datname, '_', 3)::bigint < $cutoff" |
         while read -r db; do
-            [ -n "$db" ] && "${psql_admin[@]}" -c "DROP DATABASE IF EXISTS \"$db\"" >/dev/null
+            [ -n "$db" ] && PGOPTIONS='--client-min-messages=warning' "${psql_admin[@]}" \
+                -c "DROP DATABASE IF EXISTS \"$db\"" >/dev/null 2>&1 || true
         done
     export RECUR_TEST_POSTGRES_URL="postgres://recur:recur@127.0.0.1:${port}/postgres"
 }

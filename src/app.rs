@@ -39,6 +39,8 @@ pub struct Shared {
     pub metrics: Metrics,
     /// HTML templates.
     pub templates: minijinja::Environment<'static>,
+    /// Base URL of links handed to browsers: `RECUR_PUBLIC_URL`, or `http://` and the bound address.
+    pub public_url: String,
 }
 
 impl Deref for AppState {
@@ -49,8 +51,13 @@ impl Deref for AppState {
 }
 
 impl AppState {
-    /// Opens the store (running migrations) and builds everything the handlers need.
-    pub async fn build(config: Config, clock: Arc<dyn Clock>) -> anyhow::Result<Self> {
+    /// Opens the store (running migrations) and builds everything the handlers need. `bound` is
+    /// the address the server listens on, when it does.
+    pub async fn build(
+        config: Config,
+        clock: Arc<dyn Clock>,
+        bound: Option<SocketAddr>,
+    ) -> anyhow::Result<Self> {
         if config.is_sqlite() {
             std::fs::create_dir_all(&config.data_dir)
                 .with_context(|| format!("creating {}", config.data_dir.display()))?;
@@ -59,7 +66,12 @@ impl AppState {
         let store = Store::connect(&config.database_url).await?;
         store.migrate().await?;
         let tokens = TokenService::new(&config.jwt, &keys)?;
+        let public_url = config
+            .public_url
+            .clone()
+            .unwrap_or_else(|| format!("http://{}", bound.unwrap_or(config.listen)));
         Ok(Self(Arc::new(Shared {
+            public_url,
             config,
             store,
             keys,
@@ -106,16 +118,16 @@ impl RunningServer {
 /// Builds the state, creates the demo merchant when configured and the database has none, binds
 /// the listener and starts serving in the background.
 pub async fn start(config: Config) -> anyhow::Result<RunningServer> {
-    let state = AppState::build(config, Arc::new(SystemClock)).await?;
+    let listener = TcpListener::bind(config.listen)
+        .await
+        .with_context(|| format!("binding {}", config.listen))?;
+    let addr = listener.local_addr()?;
+    let state = AppState::build(config, Arc::new(SystemClock), Some(addr)).await?;
     if state.config.demo_merchant {
         if let Some(demo) = merchants::create_demo_if_none(&state).await? {
             println!("{}", demo.banner());
         }
     }
-    let listener = TcpListener::bind(state.config.listen)
-        .await
-        .with_context(|| format!("binding {}", state.config.listen))?;
-    let addr = listener.local_addr()?;
     let app = api::router(state.clone()).into_make_service_with_connect_info::<SocketAddr>();
     let task = tokio::spawn(async move {
         axum::serve(listener, app)

@@ -80,7 +80,7 @@ pub async fn run(cli: Cli, config: Config) -> anyhow::Result<()> {
             Ok(())
         }
         Command::Merchant(MerchantCommand::Create { name, live, json }) => {
-            let state = AppState::build(config, Arc::new(SystemClock)).await?;
+            let state = AppState::build(config, Arc::new(SystemClock), None).await?;
             let mode = if live { Mode::Live } else { Mode::Sandbox };
             let credentials = merchants::create(&state, &name, mode).await?;
             if json {
@@ -96,7 +96,7 @@ pub async fn run(cli: Cli, config: Config) -> anyhow::Result<()> {
             Ok(())
         }
         Command::Merchant(MerchantCommand::RotateSecret { user_name, json }) => {
-            let state = AppState::build(config, Arc::new(SystemClock)).await?;
+            let state = AppState::build(config, Arc::new(SystemClock), None).await?;
             let secret = merchants::rotate_secret(&state, &user_name).await?;
             if json {
                 println!(

@@ -16,8 +16,9 @@ pub struct Config {
     pub data_dir: PathBuf,
     /// `sqlite://…` or `postgres://…` (`RECUR_DATABASE_URL`).
     pub database_url: String,
-    /// Base URL used in links handed to browsers (`RECUR_PUBLIC_URL`).
-    pub public_url: String,
+    /// Base URL used in links handed to browsers (`RECUR_PUBLIC_URL`). When unset, links use
+    /// `http://` and the address the server actually bound.
+    pub public_url: Option<String>,
     /// Base64 of 32 random bytes from which every server-side key is derived (`RECUR_SECRET_KEY`).
     /// When absent, a key is generated once and kept in `<data_dir>/server.key`.
     pub secret_key: Option<String>,
@@ -111,9 +112,7 @@ impl Config {
             bail!("RECUR_DATABASE_URL must start with sqlite:// or postgres://");
         }
         let public_url = pick("RECUR_PUBLIC_URL", file_config.public_url)
-            .unwrap_or_else(|| format!("http://{listen}"))
-            .trim_end_matches('/')
-            .to_string();
+            .map(|url| url.trim_end_matches('/').to_string());
         let ttl_seconds = match env("RECUR_JWT_TTL_SECONDS") {
             Some(text) => text
                 .parse()
@@ -198,7 +197,7 @@ mod tests {
             config.database_url,
             "sqlite://./recur-data/recur.sqlite3?mode=rwc"
         );
-        assert_eq!(config.public_url, "http://127.0.0.1:8080");
+        assert_eq!(config.public_url, None);
         assert_eq!(config.jwt.ttl_seconds, 900);
         assert!(config.is_sqlite());
         assert!(config.demo_merchant);
@@ -216,7 +215,10 @@ mod tests {
         let config = load(&[("RECUR_LISTEN", "127.0.0.1:7000")], Some(&path)).unwrap();
         assert_eq!(config.listen.to_string(), "127.0.0.1:7000");
         assert_eq!(config.jwt.ttl_seconds, 60);
-        assert_eq!(config.public_url, "https://pay.example.com");
+        assert_eq!(
+            config.public_url.as_deref(),
+            Some("https://pay.example.com")
+        );
     }
 
     #[test]

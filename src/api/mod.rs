@@ -5,6 +5,7 @@ pub mod auth;
 pub mod customers;
 pub mod extract;
 pub mod health;
+pub mod hosted_page;
 pub mod idempotency;
 pub mod input;
 pub mod metrics;
@@ -39,6 +40,10 @@ pub fn router(state: AppState) -> Router {
         ));
     Router::new()
         .nest("/api/subscriptions/v1", subscriptions_v1)
+        .route(
+            "/api/payment/hosted-page",
+            post(hosted_page::create_session),
+        )
         .route("/openapi.json", get(openapi::document))
         .route("/docs", get(openapi::reference_page))
         .route("/healthz", get(health::healthz))

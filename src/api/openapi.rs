@@ -8,7 +8,7 @@ use utoipa::openapi::security::{Http, HttpAuthScheme, SecurityScheme};
 use utoipa::{Modify, OpenApi};
 
 use super::problem::ApiError;
-use super::{auth, customers, health};
+use super::{auth, customers, health, hosted_page};
 use crate::app::AppState;
 
 /// The API description.
@@ -23,6 +23,7 @@ use crate::app::AppState;
         customers::create_customer,
         customers::get_customer,
         customers::update_phone,
+        hosted_page::create_session,
         health::healthz,
         health::readyz,
     ),
@@ -30,6 +31,7 @@ use crate::app::AppState;
     tags(
         (name = "auth", description = "Access tokens"),
         (name = "customers", description = "Customers of a merchant"),
+        (name = "hosted page", description = "Cashier sessions for single orders"),
         (name = "operations", description = "Probes for operators"),
     )
 )]
@@ -59,9 +61,7 @@ pub async fn reference_page(State(state): State<AppState>) -> Result<Html<String
     let html = state
         .templates
         .get_template("reference.html")
-        .and_then(|t| {
-            t.render(minijinja::context! { doc => doc, public_url => state.config.public_url })
-        })
+        .and_then(|t| t.render(minijinja::context! { doc => doc, public_url => state.public_url }))
         .map_err(anyhow::Error::from)?;
     Ok(Html(html))
 }

@@ -174,3 +174,16 @@ pub async fn replace_secret(
     .await?;
     Ok(done.rows_affected() == 1)
 }
+
+/// The merchant whose secret has this lookup digest.
+pub async fn by_secret_digest(
+    store: &Store,
+    digest: &str,
+) -> Result<Option<Merchant>, sqlx::Error> {
+    let sql = format!("SELECT {COLUMNS} FROM merchants WHERE secret_digest = $1");
+    let row: Option<MerchantRow> = sqlx::query_as(&sql)
+        .bind(digest)
+        .fetch_optional(store.pool())
+        .await?;
+    Ok(row.map(from_row))
+}

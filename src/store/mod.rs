@@ -5,6 +5,7 @@
 //! tenant data takes the merchant id, so no query can cross merchants.
 
 pub mod customers;
+pub mod hosted_sessions;
 pub mod idempotency;
 pub mod merchants;
 

@@ -254,7 +254,12 @@ async fn fresh_postgres_database() -> String {
     let admin_url = std::env::var("RECUR_TEST_POSTGRES_URL").expect(
         "RECUR_TEST_POSTGRES_URL is not set: run the tests with scripts/test, which starts PostgreSQL",
     );
-    let name = format!("recur_t_{}", recur::ids::prefixed("", 16).to_lowercase());
+    // The creation time in the name lets scripts/postgres.sh drop only stale databases.
+    let name = format!(
+        "recur_t_{}_{}",
+        chrono::Utc::now().timestamp(),
+        recur::ids::prefixed("", 12).to_lowercase()
+    );
     let mut conn = sqlx::PgConnection::connect(&admin_url)
         .await
         .expect("connect to PostgreSQL");

@@ -6,5 +6,6 @@ mod auth;
 mod cli;
 mod customers;
 mod errors;
+mod hosted_page;
 mod idempotency;
 mod operations;

@@ -161,6 +161,55 @@ pub fn bounded_text(input: &str, max_chars: usize) -> Result<String, String> {
     Ok(input.to_string())
 }
 
+/// An absolute `https://` URL with a host (`webhookUrl`).
+pub fn https_url(input: &str) -> Result<String, String> {
+    let url = absolute(input)?;
+    if url.scheme() != "https" {
+        return Err("must use https".into());
+    }
+    Ok(input.to_string())
+}
+
+/// An absolute `http://` or `https://` URL with a host (redirect targets).
+pub fn web_url(input: &str) -> Result<String, String> {
+    let url = absolute(input)?;
+    if !matches!(url.scheme(), "http" | "https") {
+        return Err("must be an http or https URL".into());
+    }
+    Ok(input.to_string())
+}
+
+fn absolute(input: &str) -> Result<url::Url, String> {
+    let url = url::Url::parse(input).map_err(|_| "must be an absolute URL".to_string())?;
+    if url.host_str().is_none_or(str::is_empty) {
+        return Err("must be an absolute URL with a host".into());
+    }
+    if !url.username().is_empty() || url.password().is_some() {
+        return Err("must not contain credentials".into());
+    }
+    Ok(url)
+}
+
+/// A calendar date written `YYYY-MM-dd` that is not after `today` (`dateOfBirth`).
+pub fn date_of_birth(input: &str, today: chrono::NaiveDate) -> Result<chrono::NaiveDate, String> {
+    let shaped = input.len() == 10
+        && input.char_indices().all(|(i, c)| {
+            if i == 4 || i == 7 {
+                c == '-'
+            } else {
+                c.is_ascii_digit()
+            }
+        });
+    let date = shaped
+        .then(|| chrono::NaiveDate::parse_from_str(input, "%Y-%m-%d").ok())
+        .flatten()
+        .ok_or_else(|| "must be a date in the form YYYY-MM-dd".to_string())?;
+    if date > today {
+        return Err("must not be in the future".into());
+    }
+    Ok(date)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -273,5 +322,40 @@ mod tests {
         errors.add("b", "worse");
         assert_eq!(errors.as_map()["b"], vec!["bad", "worse"]);
         assert!(!errors.is_empty());
+    }
+
+    #[test]
+    fn urls() {
+        assert!(https_url("https://merchant.example.com/hooks?x=1").is_ok());
+        for bad in [
+            "http://merchant.example.com",
+            "/relative",
+            "https://",
+            "ftp://x.example",
+            "https://u:p@x.example",
+            "not a url",
+        ] {
+            assert!(https_url(bad).is_err(), "{bad}");
+        }
+        assert!(web_url("http://shop.example/ok").is_ok());
+        assert!(web_url("javascript:alert(1)").is_err());
+        assert!(web_url("mailto:a@example.com").is_err());
+    }
+
+    #[test]
+    fn dates_of_birth() {
+        let today = chrono::NaiveDate::from_ymd_opt(2026, 11, 23).unwrap();
+        assert!(date_of_birth("1990-02-28", today).is_ok());
+        assert!(date_of_birth("2026-11-23", today).is_ok());
+        for bad in [
+            "1990-02-30",
+            "1990-2-28",
+            "28-02-1990",
+            "2026-11-24",
+            "1990/02/28",
+            "",
+        ] {
+            assert!(date_of_birth(bad, today).is_err(), "{bad}");
+        }
     }
 }

@@ -1,0 +1,434 @@
+//! `POST /api/payment/hosted-page`: a merchant opens a cashier session for one order.
+//!
+//! Authenticated by `X-Merchant-Secret` (401 when missing or unknown) and by the body's
+//! `signature` = SHA-256 hex of `email;timestamp;secret`, with `timestamp` within ±15 minutes of
+//! the server's time (400 otherwise, like every other field).
+
+use axum::extract::State;
+use axum::http::HeaderMap;
+use axum::Json;
+use chrono::{DateTime, Duration, Utc};
+use recur_domain::money::{self, Currency};
+use recur_domain::signature::{constant_time_eq, hosted_page_signature};
+use recur_domain::validation::{self as rules, FieldErrors};
+use rust_decimal::Decimal;
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+
+use super::extract::JsonBody;
+use super::input::{required_text, Field};
+use super::problem::{ApiError, Problem};
+use crate::app::AppState;
+use crate::ids;
+use crate::store::hosted_sessions::{self, NewHostedSession};
+use crate::store::merchants;
+
+/// Header carrying the merchant secret.
+pub const SECRET_HEADER: &str = "x-merchant-secret";
+/// Allowed distance between the request's `timestamp` and the server's time.
+pub const TIMESTAMP_TOLERANCE: Duration = Duration::minutes(15);
+/// How long a cashier session stays usable.
+pub const SESSION_LIFETIME: Duration = Duration::hours(1);
+/// Longest `cashierDescription`.
+const MAX_DESCRIPTION: usize = 1024;
+
+/// Body of the session request.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct HostedPageRequest {
+    /// Unix epoch seconds, as a string (a JSON integer is accepted too).
+    #[serde(default)]
+    #[schema(value_type = String, example = "1795430400")]
+    pub timestamp: Field<serde_json::Value>,
+    /// Lowercase hex SHA-256 of `<billingDetails.email>;<timestamp>;<merchant secret>`.
+    #[serde(default)]
+    #[schema(value_type = String)]
+    pub signature: Field<String>,
+    /// Absolute HTTPS URL receiving the transaction notifications.
+    #[serde(default)]
+    #[schema(value_type = Option<String>)]
+    pub webhook_url: Field<String>,
+    /// Where the customer goes after a successful payment.
+    #[serde(default)]
+    #[schema(value_type = Option<String>)]
+    pub success_redirect_url: Field<String>,
+    /// Where the customer goes after a failed payment.
+    #[serde(default)]
+    #[schema(value_type = Option<String>)]
+    pub failed_redirect_url: Field<String>,
+    /// The payer and the currency.
+    #[serde(default)]
+    #[schema(value_type = BillingDetails)]
+    pub billing_details: Field<BillingDetails>,
+    /// The merchant's order id.
+    #[serde(default)]
+    #[schema(value_type = String)]
+    pub order_id: Field<String>,
+    /// Processor ids hidden in the cashier.
+    #[serde(default)]
+    #[schema(value_type = Option<Vec<i64>>)]
+    pub disabled_psp_ids: Field<Vec<i64>>,
+    /// Only card processors.
+    #[serde(default)]
+    #[schema(value_type = Option<bool>)]
+    pub credit_card_only: Field<bool>,
+    /// Shown in the cashier; at most 1024 characters.
+    #[serde(default)]
+    #[schema(value_type = Option<String>)]
+    pub cashier_description: Field<String>,
+    /// Payout mode: the customer receives money.
+    #[serde(default)]
+    #[schema(value_type = Option<bool>)]
+    pub is_pay_out: Field<bool>,
+}
+
+/// `billingDetails` of the session request.
+#[derive(Debug, Deserialize, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct BillingDetails {
+    /// Fixed amount; absent lets the customer choose.
+    #[serde(default, skip_serializing)]
+    #[schema(value_type = Option<String>, example = "49.90")]
+    pub locked_amount: Field<Decimal>,
+    /// First name, or full name when no last name is given.
+    #[serde(default, skip_serializing)]
+    #[schema(value_type = String)]
+    pub first_name: Field<String>,
+    /// Last name.
+    #[serde(default, skip_serializing)]
+    #[schema(value_type = Option<String>)]
+    pub last_name: Field<String>,
+    /// E-mail.
+    #[serde(default, skip_serializing)]
+    #[schema(value_type = String)]
+    pub email: Field<String>,
+    /// Street.
+    #[serde(default, skip_serializing)]
+    #[schema(value_type = Option<String>)]
+    pub street: Field<String>,
+    /// Region.
+    #[serde(default, skip_serializing)]
+    #[schema(value_type = Option<String>)]
+    pub region: Field<String>,
+    /// City.
+    #[serde(default, skip_serializing)]
+    #[schema(value_type = Option<String>)]
+    pub city: Field<String>,
+    /// ISO 3166-1 alpha-2.
+    #[serde(default, skip_serializing)]
+    #[schema(value_type = String)]
+    pub country: Field<String>,
+    /// Postal code.
+    #[serde(default, skip_serializing)]
+    #[schema(value_type = Option<String>)]
+    pub zip_code: Field<String>,
+    /// E.164 phone.
+    #[serde(default, skip_serializing)]
+    #[schema(value_type = String)]
+    pub phone: Field<String>,
+    /// `YYYY-MM-dd`.
+    #[serde(default, skip_serializing)]
+    #[schema(value_type = Option<String>)]
+    pub date_of_birth: Field<String>,
+    /// `Male` or `Female`.
+    #[serde(default, skip_serializing)]
+    #[schema(value_type = Option<String>)]
+    pub gender: Field<String>,
+    /// ISO 4217.
+    #[serde(default, skip_serializing)]
+    #[schema(value_type = String)]
+    pub currency: Field<String>,
+}
+
+/// The validated payer, as stored with the session (prefills the cashier).
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Payer {
+    first_name: String,
+    last_name: Option<String>,
+    email: String,
+    street: Option<String>,
+    region: Option<String>,
+    city: Option<String>,
+    country: String,
+    zip_code: Option<String>,
+    phone: String,
+    date_of_birth: Option<String>,
+    gender: Option<String>,
+}
+
+/// The session's address.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct HostedPageResponse {
+    /// `{cashier}/cashier?sessionToken=hp-…&m_orderId=…`; append `&m_fixed_pp_id=N` to show one
+    /// processor only.
+    pub redirect_url: String,
+}
+
+/// Opens a cashier session for an order. A repeated `orderId` whose session is still open returns
+/// that session's address again; after it expired, a new session is opened.
+#[utoipa::path(
+    post,
+    path = "/api/payment/hosted-page",
+    tag = "hosted page",
+    request_body = HostedPageRequest,
+    params(("X-Merchant-Secret" = String, Header, description = "The merchant secret")),
+    responses(
+        (status = 200, description = "Session opened", body = HostedPageResponse),
+        (status = 400, description = "Validation, signature or timestamp failed", body = Problem, content_type = "application/problem+json"),
+        (status = 401, description = "Missing or unknown X-Merchant-Secret", body = Problem, content_type = "application/problem+json"),
+    )
+)]
+pub async fn create_session(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    JsonBody(body): JsonBody<HostedPageRequest>,
+) -> Result<Json<HostedPageResponse>, ApiError> {
+    let secret = headers
+        .get(SECRET_HEADER)
+        .and_then(|v| v.to_str().ok())
+        .filter(|v| !v.is_empty())
+        .ok_or(ApiError::Unauthorized)?;
+    let merchant = merchants::by_secret_digest(&state.store, &state.keys.lookup_digest(secret))
+        .await?
+        .ok_or(ApiError::Unauthorized)?;
+    let now = state.clock.now();
+    let session = validate(body, secret, now)?;
+    let mut tx = state.store.begin().await?;
+    let token = match hosted_sessions::open_for_order(&mut tx, merchant.id, &session.order_id, now)
+        .await?
+    {
+        Some(open) => state.keys.open(&open.token_sealed)?,
+        None => {
+            let token = ids::prefixed("hp-", 32);
+            hosted_sessions::insert(
+                &mut tx,
+                merchant.id,
+                &session,
+                &state.keys.lookup_digest(&token),
+                &state.keys.seal(&token),
+                now,
+                now + SESSION_LIFETIME,
+            )
+            .await?;
+            token
+        }
+    };
+    tx.commit().await?;
+    let mut redirect =
+        url::Url::parse(&format!("{}/cashier", state.public_url)).map_err(anyhow::Error::from)?;
+    redirect
+        .query_pairs_mut()
+        .append_pair("sessionToken", &token)
+        .append_pair("m_orderId", &session.order_id);
+    Ok(Json(HostedPageResponse {
+        redirect_url: redirect.into(),
+    }))
+}
+
+fn validate(
+    body: HostedPageRequest,
+    secret: &str,
+    now: DateTime<Utc>,
+) -> Result<NewHostedSession, ApiError> {
+    let mut errors = FieldErrors::new();
+    let timestamp = body
+        .timestamp
+        .required("timestamp", &mut errors)
+        .and_then(|value| errors.check("timestamp", epoch_text(&value)));
+    let signature = body.signature.required("signature", &mut errors);
+    let webhook_url = optional_rule(
+        body.webhook_url,
+        "webhookUrl",
+        &mut errors,
+        rules::https_url,
+    );
+    let success_redirect_url = optional_rule(
+        body.success_redirect_url,
+        "successRedirectUrl",
+        &mut errors,
+        rules::web_url,
+    );
+    let failed_redirect_url = optional_rule(
+        body.failed_redirect_url,
+        "failedRedirectUrl",
+        &mut errors,
+        rules::web_url,
+    );
+    let order_id = required_text(body.order_id, "orderId", &mut errors, |v| {
+        rules::bounded_text(v, 255)
+    });
+    let disabled_psp_ids = body
+        .disabled_psp_ids
+        .optional("disabledPspIds", &mut errors)
+        .unwrap_or_default();
+    let credit_card_only = body
+        .credit_card_only
+        .optional("creditCardOnly", &mut errors)
+        .unwrap_or(false);
+    let is_payout = body
+        .is_pay_out
+        .optional("isPayOut", &mut errors)
+        .unwrap_or(false);
+    let cashier_description = optional_rule(
+        body.cashier_description,
+        "cashierDescription",
+        &mut errors,
+        |v| {
+            if v.chars().count() > MAX_DESCRIPTION {
+                Err(format!("must be at most {MAX_DESCRIPTION} characters"))
+            } else {
+                Ok(v.to_string())
+            }
+        },
+    );
+    let billing = body
+        .billing_details
+        .required("billingDetails", &mut errors)
+        .and_then(|details| billing_details(details, now, &mut errors));
+
+    if let (Some(timestamp), Some(signature), Some((payer, _, _))) =
+        (&timestamp, &signature, &billing)
+    {
+        let expected = hosted_page_signature(&payer.email, timestamp, secret);
+        if !constant_time_eq(
+            expected.as_bytes(),
+            signature.to_ascii_lowercase().as_bytes(),
+        ) {
+            errors.add(
+                "signature",
+                "does not match SHA-256 of email;timestamp;secret",
+            );
+        }
+        if let Ok(seconds) = timestamp.parse::<i64>() {
+            let sent = DateTime::from_timestamp(seconds, 0).unwrap_or_default();
+            if (now - sent).abs() > TIMESTAMP_TOLERANCE {
+                errors.add(
+                    "timestamp",
+                    "must be within 15 minutes of the server's time",
+                );
+            }
+        }
+    }
+    match (order_id, billing) {
+        (Some(order_id), Some((payer, currency, locked_amount))) if errors.is_empty() => {
+            Ok(NewHostedSession {
+                order_id,
+                currency: currency.code().to_string(),
+                locked_amount,
+                billing_details: serde_json::to_string(&payer).map_err(anyhow::Error::from)?,
+                webhook_url,
+                success_redirect_url,
+                failed_redirect_url,
+                disabled_psp_ids,
+                credit_card_only,
+                is_payout,
+                cashier_description,
+            })
+        }
+        _ => Err(ApiError::Validation(errors)),
+    }
+}
+
+/// The payer, the currency and the locked amount in minor units.
+fn billing_details(
+    details: BillingDetails,
+    now: DateTime<Utc>,
+    errors: &mut FieldErrors,
+) -> Option<(Payer, Currency, Option<i64>)> {
+    let path = |name: &str| format!("billingDetails.{name}");
+    let first_name = required_text(details.first_name, &path("firstName"), errors, |v| {
+        rules::bounded_text(v, 100)
+    });
+    let last_name = optional_rule(details.last_name, &path("lastName"), errors, |v| {
+        rules::bounded_text(v, 100)
+    });
+    let email = required_text(details.email, &path("email"), errors, rules::email);
+    let country = required_text(
+        details.country,
+        &path("country"),
+        errors,
+        rules::country_code,
+    );
+    let phone = required_text(details.phone, &path("phone"), errors, rules::e164_phone);
+    let date_of_birth = optional_rule(details.date_of_birth, &path("dateOfBirth"), errors, |v| {
+        rules::date_of_birth(v, now.date_naive()).map(|_| v.to_string())
+    });
+    let gender = optional_rule(details.gender, &path("gender"), errors, |v| {
+        match v.to_ascii_lowercase().as_str() {
+            "male" => Ok("Male".to_string()),
+            "female" => Ok("Female".to_string()),
+            _ => Err("must be Male or Female".to_string()),
+        }
+    });
+    let currency = details
+        .currency
+        .required(&path("currency"), errors)
+        .and_then(|code| {
+            errors.check(
+                &path("currency"),
+                Currency::parse(&code).map_err(|e| e.to_string()),
+            )
+        });
+    let locked = details
+        .locked_amount
+        .optional(&path("lockedAmount"), errors);
+    let locked_amount = match (locked, currency) {
+        (Some(amount), Some(currency)) => {
+            let minor = money::decimal_to_minor(amount, currency)
+                .map_err(|e| e.to_string())
+                .and_then(|minor| {
+                    if minor > 0 {
+                        Ok(minor)
+                    } else {
+                        Err("must be greater than 0".into())
+                    }
+                });
+            errors.check(&path("lockedAmount"), minor).map(Some)?
+        }
+        _ => None,
+    };
+    let street = details.street.optional(&path("street"), errors);
+    let region = details.region.optional(&path("region"), errors);
+    let city = details.city.optional(&path("city"), errors);
+    let zip_code = details.zip_code.optional(&path("zipCode"), errors);
+    let payer = Payer {
+        first_name: first_name?,
+        last_name,
+        email: email?,
+        street,
+        region,
+        city,
+        country: country?,
+        zip_code,
+        phone: phone?,
+        date_of_birth,
+        gender,
+    };
+    Some((payer, currency?, locked_amount))
+}
+
+/// Applies `rule` to an optional text field.
+fn optional_rule(
+    field: Field<String>,
+    path: &str,
+    errors: &mut FieldErrors,
+    rule: impl FnOnce(&str) -> Result<String, String>,
+) -> Option<String> {
+    let text = field.optional(path, errors)?;
+    errors.check(path, rule(&text))
+}
+
+/// `timestamp` as the text that was signed: digits of Unix epoch seconds.
+fn epoch_text(value: &serde_json::Value) -> Result<String, String> {
+    let text = match value {
+        serde_json::Value::String(s) => s.clone(),
+        serde_json::Value::Number(n) if n.is_u64() => n.to_string(),
+        _ => return Err("must be Unix epoch seconds".into()),
+    };
+    if text.is_empty() || text.len() > 12 || !text.bytes().all(|b| b.is_ascii_digit()) {
+        return Err("must be Unix epoch seconds".into());
+    }
+    Ok(text)
+}
