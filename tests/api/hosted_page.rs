@@ -1,6 +1,5 @@
 //! `POST /api/payment/hosted-page`: secret, signature, replay window, every field rule.
 
-use reqwest::Method;
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 
