@@ -21,11 +21,11 @@ use crate::store::merchants;
 pub struct AuthRequest {
     /// The merchant's user name.
     #[serde(default)]
-    #[schema(value_type = String)]
+    #[schema(required = true, value_type = String)]
     pub user_name: Field<String>,
     /// The merchant's password.
     #[serde(default)]
-    #[schema(value_type = String, format = Password)]
+    #[schema(required = true, value_type = String, format = Password)]
     pub password: Field<String>,
 }
 

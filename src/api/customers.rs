@@ -22,27 +22,27 @@ use crate::store::merchants;
 pub struct CreateCustomerRequest {
     /// The merchant's processor key: a canonical GUID.
     #[serde(default)]
-    #[schema(value_type = String, format = "uuid")]
+    #[schema(required = true, value_type = String, format = "uuid")]
     pub processor_key: Field<String>,
     /// Unicode letters; words separated by a single space or hyphen.
     #[serde(default)]
-    #[schema(value_type = String, example = "Ada")]
+    #[schema(required = true, value_type = String, example = "Ada")]
     pub first_name: Field<String>,
     /// Same rule as `firstName`.
     #[serde(default)]
-    #[schema(value_type = String, example = "Lovelace")]
+    #[schema(required = true, value_type = String, example = "Lovelace")]
     pub last_name: Field<String>,
     /// `name@domain.tld`; unique per merchant, compared case-insensitively.
     #[serde(default)]
-    #[schema(value_type = String, format = Email)]
+    #[schema(required = true, value_type = String, format = Email)]
     pub email: Field<String>,
     /// E.164: `+`, a digit 1-9, then digits; 8 to 15 digits in total.
     #[serde(default)]
-    #[schema(value_type = String, example = "+4915112345678")]
+    #[schema(required = true, pattern = r"^\+[1-9][0-9]{7,14}$", value_type = String, example = "+4915112345678")]
     pub phone: Field<String>,
     /// ISO 3166-1 alpha-2, any case.
     #[serde(default)]
-    #[schema(value_type = String, example = "DE")]
+    #[schema(required = true, pattern = "^[A-Za-z]{2}$", value_type = String, example = "DE")]
     pub country_code: Field<String>,
     /// Optional, not validated.
     #[serde(default)]
@@ -76,11 +76,11 @@ pub struct CreateCustomerRequest {
 pub struct UpdatePhoneRequest {
     /// Key of the customer (`cstmr_…`).
     #[serde(default)]
-    #[schema(value_type = String)]
+    #[schema(required = true, pattern = "^cstmr_", value_type = String)]
     pub customer_key: Field<String>,
     /// New E.164 phone.
     #[serde(default)]
-    #[schema(value_type = String)]
+    #[schema(required = true, pattern = r"^\+[1-9][0-9]{7,14}$", value_type = String)]
     pub phone: Field<String>,
 }
 

@@ -38,11 +38,11 @@ const MAX_DESCRIPTION: usize = 1024;
 pub struct HostedPageRequest {
     /// Unix epoch seconds, as a string (a JSON integer is accepted too).
     #[serde(default)]
-    #[schema(value_type = String, example = "1795430400")]
+    #[schema(required = true, pattern = "^[0-9]{1,12}$", value_type = String, example = "1795430400")]
     pub timestamp: Field<serde_json::Value>,
     /// Lowercase hex SHA-256 of `<billingDetails.email>;<timestamp>;<merchant secret>`.
     #[serde(default)]
-    #[schema(value_type = String)]
+    #[schema(required = true, value_type = String)]
     pub signature: Field<String>,
     /// Absolute HTTPS URL receiving the transaction notifications.
     #[serde(default)]
@@ -58,11 +58,11 @@ pub struct HostedPageRequest {
     pub failed_redirect_url: Field<String>,
     /// The payer and the currency.
     #[serde(default)]
-    #[schema(value_type = BillingDetails)]
+    #[schema(required = true, value_type = BillingDetails)]
     pub billing_details: Field<BillingDetails>,
     /// The merchant's order id.
     #[serde(default)]
-    #[schema(value_type = String)]
+    #[schema(required = true, value_type = String)]
     pub order_id: Field<String>,
     /// Processor ids hidden in the cashier.
     #[serde(default)]
@@ -92,7 +92,7 @@ pub struct BillingDetails {
     pub locked_amount: Field<Decimal>,
     /// First name, or full name when no last name is given.
     #[serde(default, skip_serializing)]
-    #[schema(value_type = String)]
+    #[schema(required = true, value_type = String)]
     pub first_name: Field<String>,
     /// Last name.
     #[serde(default, skip_serializing)]
@@ -100,7 +100,7 @@ pub struct BillingDetails {
     pub last_name: Field<String>,
     /// E-mail.
     #[serde(default, skip_serializing)]
-    #[schema(value_type = String)]
+    #[schema(required = true, value_type = String)]
     pub email: Field<String>,
     /// Street.
     #[serde(default, skip_serializing)]
@@ -116,7 +116,7 @@ pub struct BillingDetails {
     pub city: Field<String>,
     /// ISO 3166-1 alpha-2.
     #[serde(default, skip_serializing)]
-    #[schema(value_type = String)]
+    #[schema(required = true, pattern = "^[A-Za-z]{2}$", value_type = String)]
     pub country: Field<String>,
     /// Postal code.
     #[serde(default, skip_serializing)]
@@ -124,7 +124,7 @@ pub struct BillingDetails {
     pub zip_code: Field<String>,
     /// E.164 phone.
     #[serde(default, skip_serializing)]
-    #[schema(value_type = String)]
+    #[schema(required = true, pattern = r"^\+[1-9][0-9]{7,14}$", value_type = String)]
     pub phone: Field<String>,
     /// `YYYY-MM-dd`.
     #[serde(default, skip_serializing)]
@@ -136,7 +136,7 @@ pub struct BillingDetails {
     pub gender: Field<String>,
     /// ISO 4217.
     #[serde(default, skip_serializing)]
-    #[schema(value_type = String)]
+    #[schema(required = true, pattern = "^[A-Za-z]{3}$", value_type = String)]
     pub currency: Field<String>,
 }
 

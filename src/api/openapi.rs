@@ -4,7 +4,10 @@
 use axum::extract::State;
 use axum::response::Html;
 use axum::Json;
+use utoipa::openapi::content::ContentBuilder;
+use utoipa::openapi::response::{Response, ResponseBuilder};
 use utoipa::openapi::security::{Http, HttpAuthScheme, SecurityScheme};
+use utoipa::openapi::Ref;
 use utoipa::{Modify, OpenApi};
 
 use super::problem::ApiError;
@@ -27,7 +30,7 @@ use crate::app::AppState;
         health::healthz,
         health::readyz,
     ),
-    modifiers(&BearerScheme),
+    modifiers(&BearerScheme, &CommonResponses),
     tags(
         (name = "auth", description = "Access tokens"),
         (name = "customers", description = "Customers of a merchant"),
@@ -48,6 +51,56 @@ impl Modify for BearerScheme {
             .get_or_insert_with(Default::default)
             .add_security_scheme("bearer", SecurityScheme::Http(http));
     }
+}
+
+/// Documents, in one place, the failures any operation can answer with: 500 everywhere; 413 and
+/// 415 where there is a body; 422 (`Idempotency-Key` reuse) on authenticated POST and PUT.
+struct CommonResponses;
+
+impl Modify for CommonResponses {
+    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
+        for (path, item) in openapi.paths.paths.iter_mut() {
+            let idempotent_path =
+                path.starts_with("/api/subscriptions/v1/") && !path.ends_with("/auth");
+            let operations = [
+                (false, item.get.as_mut()),
+                (true, item.post.as_mut()),
+                (true, item.put.as_mut()),
+                (false, item.delete.as_mut()),
+                (true, item.patch.as_mut()),
+            ];
+            for (writes, operation) in operations {
+                let Some(operation) = operation else { continue };
+                let mut add = |status: &str, description: &str| {
+                    operation
+                        .responses
+                        .responses
+                        .entry(status.to_string())
+                        .or_insert_with(|| problem_response(description).into());
+                };
+                add("500", "Unexpected error; nothing internal is revealed");
+                if operation.request_body.is_some() {
+                    add("413", "Body larger than 256 KiB");
+                    add("415", "Body is not application/json");
+                }
+                if writes && idempotent_path {
+                    add("422", "Idempotency-Key reused with a different request");
+                }
+            }
+        }
+    }
+}
+
+fn problem_response(description: &str) -> Response {
+    ResponseBuilder::new()
+        .description(description)
+        .content(
+            "application/problem+json",
+            ContentBuilder::new()
+                .schema(Some(Ref::from_schema_name("Problem")))
+                .build(),
+        )
+        .build()
 }
 
 /// `GET /openapi.json`.

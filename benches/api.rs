@@ -1,0 +1,379 @@
+//! API throughput and latency against the raw rate of the same database, in one run.
+//!
+//! `cargo bench --bench api -- [--seconds N] [--backend sqlite|postgres|both]`
+//!
+//! For each backend it measures, at 1, 8 and 64 concurrent clients:
+//! - the raw single-row rate of the database: one-row insert transactions and primary-key selects
+//!   (SQLite: a plain loop over the same pool settings recur uses; PostgreSQL: `pgbench` with an
+//!   equivalent script when it is installed, otherwise the same loop as for SQLite);
+//! - recur's create-customer and get-customer requests over HTTP, end to end;
+//!
+//! and prints requests per second, p50/p99 latency and the ratio API / raw. PostgreSQL needs
+//! `RECUR_TEST_POSTGRES_URL` (an administrative URL, as for the tests). Absolute numbers depend on
+//! the machine; the ratios are the result.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use recur::app;
+use recur::config::Config;
+use recur::merchants;
+use recur::store::merchants::Mode;
+use recur::store::Store;
+use serde_json::json;
+
+const CONCURRENCY: [usize; 3] = [1, 8, 64];
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Backend {
+    Sqlite,
+    Postgres,
+}
+
+/// Latencies of one measured run.
+struct Sample {
+    latencies: Vec<Duration>,
+    elapsed: Duration,
+}
+
+impl Sample {
+    fn rate(&self) -> f64 {
+        self.latencies.len() as f64 / self.elapsed.as_secs_f64()
+    }
+
+    fn percentile(&self, p: f64) -> Duration {
+        let mut sorted = self.latencies.clone();
+        sorted.sort_unstable();
+        let index = ((sorted.len() as f64 * p).ceil() as usize).saturating_sub(1);
+        sorted.get(index).copied().unwrap_or_default()
+    }
+}
+
+/// Runs `op` from `concurrency` tasks for `duration`, recording each call's latency.
+async fn drive<F, Fut>(concurrency: usize, duration: Duration, op: F) -> Sample
+where
+    F: Fn(u64) -> Fut + Send + Sync + 'static,
+    Fut: std::future::Future<Output = ()> + Send,
+{
+    let op = Arc::new(op);
+    let counter = Arc::new(AtomicU64::new(0));
+    let started = Instant::now();
+    let deadline = started + duration;
+    let tasks: Vec<_> = (0..concurrency)
+        .map(|_| {
+            let op = op.clone();
+            let counter = counter.clone();
+            tokio::spawn(async move {
+                let mut latencies = Vec::new();
+                while Instant::now() < deadline {
+                    let n = counter.fetch_add(1, Ordering::Relaxed);
+                    let t = Instant::now();
+                    op(n).await;
+                    latencies.push(t.elapsed());
+                }
+                latencies
+            })
+        })
+        .collect();
+    let mut latencies = Vec::new();
+    for task in tasks {
+        latencies.extend(task.await.expect("bench task"));
+    }
+    Sample {
+        latencies,
+        elapsed: started.elapsed(),
+    }
+}
+
+struct Row {
+    backend: Backend,
+    operation: &'static str,
+    concurrency: usize,
+    sample: Sample,
+    raw_rate: f64,
+}
+
+fn print_rows(rows: &[Row]) {
+    println!("| backend | operation | clients | req/s | p50 ms | p99 ms | raw/s | API / raw |");
+    println!("|---|---|---|---|---|---|---|---|");
+    for row in rows {
+        println!(
+            "| {:?} | {} | {} | {:.0} | {:.2} | {:.2} | {:.0} | {:.0}% |",
+            row.backend,
+            row.operation,
+            row.concurrency,
+            row.sample.rate(),
+            row.sample.percentile(0.50).as_secs_f64() * 1000.0,
+            row.sample.percentile(0.99).as_secs_f64() * 1000.0,
+            row.raw_rate,
+            100.0 * row.sample.rate() / row.raw_rate,
+        );
+    }
+}
+
+/// A fresh database URL for `backend`.
+async fn fresh_database(backend: Backend, dir: &std::path::Path) -> String {
+    match backend {
+        Backend::Sqlite => format!("sqlite://{}/bench.sqlite3?mode=rwc", dir.display()),
+        Backend::Postgres => {
+            use sqlx::{Connection, Executor};
+            let admin = std::env::var("RECUR_TEST_POSTGRES_URL")
+                .expect("RECUR_TEST_POSTGRES_URL is needed for the PostgreSQL benchmark");
+            let name = format!("recur_t_{}_bench", chrono::Utc::now().timestamp());
+            let mut conn = sqlx::PgConnection::connect(&admin).await.expect("connect");
+            conn.execute(format!("CREATE DATABASE {name}").as_str())
+                .await
+                .expect("create db");
+            let (base, _) = admin.rsplit_once('/').expect("URL with a database");
+            format!("{base}/{name}")
+        }
+    }
+}
+
+/// Raw single-row insert-transaction and select rates through the same pool settings as recur.
+async fn raw_loop(url: &str, concurrency: usize, duration: Duration) -> (f64, f64) {
+    let store = Store::connect(url).await.expect("connect");
+    sqlx::query("CREATE TABLE IF NOT EXISTS bench_raw (k TEXT PRIMARY KEY, v TEXT NOT NULL)")
+        .execute(store.pool())
+        .await
+        .expect("create table");
+    let run = format!("{}", chrono::Utc::now().timestamp_micros());
+    let writer = store.clone();
+    let prefix = run.clone();
+    let inserts = drive(concurrency, duration, move |n| {
+        let store = writer.clone();
+        let key = format!("{prefix}-{n}");
+        async move {
+            let mut tx = store.begin().await.expect("begin");
+            sqlx::query("INSERT INTO bench_raw (k, v) VALUES ($1, $2)")
+                .bind(key)
+                .bind("value")
+                .execute(&mut *tx)
+                .await
+                .expect("insert");
+            tx.commit().await.expect("commit");
+        }
+    })
+    .await;
+    let written = inserts.latencies.len() as u64;
+    let reader = store.clone();
+    let selects = drive(concurrency, duration, move |n| {
+        let store = reader.clone();
+        let key = format!("{run}-{}", n % written.max(1));
+        async move {
+            let _: Option<String> = sqlx::query_scalar("SELECT v FROM bench_raw WHERE k = $1")
+                .bind(key)
+                .fetch_optional(store.pool())
+                .await
+                .expect("select");
+        }
+    })
+    .await;
+    store.pool().close().await;
+    (inserts.rate(), selects.rate())
+}
+
+/// pgbench's transactions per second for a one-statement script.
+fn pgbench(url: &str, script: &str, concurrency: usize, seconds: u64) -> Option<f64> {
+    let dir = tempfile::tempdir().ok()?;
+    let path = dir.path().join("script.sql");
+    std::fs::write(&path, script).ok()?;
+    let out = std::process::Command::new("pgbench")
+        .args([
+            "-n",
+            "-c",
+            &concurrency.to_string(),
+            "-j",
+            "2",
+            "-T",
+            &seconds.to_string(),
+            "-f",
+        ])
+        .arg(&path)
+        .arg(url)
+        .output()
+        .ok()?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    text.lines()
+        .find_map(|line| line.strip_prefix("tps = "))
+        .and_then(|rest| rest.split_whitespace().next())
+        .and_then(|n| n.parse().ok())
+}
+
+/// Raw rates for PostgreSQL: pgbench when installed, else the sqlx loop.
+async fn raw_postgres(url: &str, concurrency: usize, duration: Duration) -> (f64, f64) {
+    let store = Store::connect(url).await.expect("connect");
+    sqlx::query(
+        "CREATE TABLE IF NOT EXISTS bench_pgbench (id BIGSERIAL PRIMARY KEY, v TEXT NOT NULL)",
+    )
+    .execute(store.pool())
+    .await
+    .expect("create table");
+    sqlx::query("INSERT INTO bench_pgbench (v) SELECT 'value' FROM generate_series(1, 100000)")
+        .execute(store.pool())
+        .await
+        .expect("fill table");
+    store.pool().close().await;
+    let seconds = duration.as_secs().max(1);
+    let insert = pgbench(
+        url,
+        "INSERT INTO bench_pgbench (v) VALUES ('value');\n",
+        concurrency,
+        seconds,
+    );
+    let select = pgbench(
+        url,
+        "\\set id random(1, 100000)\nSELECT v FROM bench_pgbench WHERE id = :id;\n",
+        concurrency,
+        seconds,
+    );
+    match (insert, select) {
+        (Some(insert), Some(select)) => (insert, select),
+        _ => raw_loop(url, concurrency, duration).await,
+    }
+}
+
+async fn bench_backend(backend: Backend, duration: Duration) -> Vec<Row> {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let raw_url = fresh_database(backend, dir.path()).await;
+    let api_dir = tempfile::tempdir().expect("temp dir");
+    let api_url = fresh_database(backend, api_dir.path()).await;
+    let mut env: HashMap<&str, String> = HashMap::new();
+    env.insert("RECUR_LISTEN", "127.0.0.1:0".into());
+    env.insert("RECUR_DATA_DIR", api_dir.path().display().to_string());
+    env.insert("RECUR_DEMO_MERCHANT", "false".into());
+    env.insert("RECUR_DATABASE_URL", api_url);
+    env.insert("RECUR_LOG", "warn".into());
+    let config = Config::from_sources(None, |k| env.get(k).cloned()).expect("config");
+    let server = app::start(config).await.expect("server");
+    let merchant = merchants::create(&server.state, "Bench", Mode::Sandbox)
+        .await
+        .expect("merchant");
+    let base = format!("http://{}/api/subscriptions/v1", server.addr);
+    let client = reqwest::Client::builder()
+        .pool_max_idle_per_host(128)
+        .build()
+        .expect("client");
+    let token: String = client
+        .post(format!("{base}/auth"))
+        .json(&json!({"userName": merchant.user_name, "password": merchant.password}))
+        .send()
+        .await
+        .expect("auth")
+        .json::<serde_json::Value>()
+        .await
+        .expect("auth body")["accessToken"]
+        .as_str()
+        .expect("token")
+        .to_string();
+
+    let mut rows = Vec::new();
+    for concurrency in CONCURRENCY {
+        let (raw_insert, raw_select) = match backend {
+            Backend::Sqlite => raw_loop(&raw_url, concurrency, duration).await,
+            Backend::Postgres => raw_postgres(&raw_url, concurrency, duration).await,
+        };
+        let keys = Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
+        let (c, t, b, k, pk) = (
+            client.clone(),
+            token.clone(),
+            base.clone(),
+            keys.clone(),
+            merchant.processor_key.clone(),
+        );
+        let creates = drive(concurrency, duration, move |n| {
+            let (client, token, base, keys) = (c.clone(), t.clone(), b.clone(), k.clone());
+            let body = json!({
+                "processorKey": pk, "firstName": "Bench", "lastName": "Mark",
+                "email": format!("bench-{concurrency}-{n}@example.com"),
+                "phone": "+4915112345678", "countryCode": "DE"
+            });
+            async move {
+                let response = client
+                    .post(format!("{base}/customer"))
+                    .bearer_auth(token)
+                    .json(&body)
+                    .send()
+                    .await
+                    .expect("create");
+                assert_eq!(
+                    response.status(),
+                    201,
+                    "create-customer answered {}",
+                    response.status()
+                );
+                let record: serde_json::Value = response.json().await.expect("record");
+                keys.lock()
+                    .expect("keys")
+                    .push(record["customerKey"].as_str().expect("key").to_string());
+            }
+        })
+        .await;
+        let keys: Arc<Vec<String>> = Arc::new(keys.lock().expect("keys").clone());
+        let (c, t, b) = (client.clone(), token.clone(), base.clone());
+        let gets = drive(concurrency, duration, move |n| {
+            let (client, token, base) = (c.clone(), t.clone(), b.clone());
+            let key = keys[(n as usize) % keys.len()].clone();
+            async move {
+                let response = client
+                    .get(format!("{base}/customer/{key}"))
+                    .bearer_auth(token)
+                    .send()
+                    .await
+                    .expect("get");
+                assert_eq!(response.status(), 200);
+                response.bytes().await.expect("body");
+            }
+        })
+        .await;
+        rows.push(Row {
+            backend,
+            operation: "create-customer (write)",
+            concurrency,
+            sample: creates,
+            raw_rate: raw_insert,
+        });
+        rows.push(Row {
+            backend,
+            operation: "get-customer (read)",
+            concurrency,
+            sample: gets,
+            raw_rate: raw_select,
+        });
+    }
+    server.abort();
+    rows
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let value = |flag: &str| {
+        args.iter()
+            .position(|a| a == flag)
+            .and_then(|i| args.get(i + 1))
+            .cloned()
+    };
+    let seconds: u64 = value("--seconds").and_then(|s| s.parse().ok()).unwrap_or(5);
+    let backends = match value("--backend").as_deref() {
+        Some("sqlite") => vec![Backend::Sqlite],
+        Some("postgres") => vec![Backend::Postgres],
+        _ => vec![Backend::Sqlite, Backend::Postgres],
+    };
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let mut rows = Vec::new();
+    for backend in backends {
+        rows.extend(runtime.block_on(bench_backend(backend, Duration::from_secs(seconds))));
+    }
+    println!(
+        "\nrecur API vs raw database, {seconds} s per measurement, {} cores\n",
+        std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(1)
+    );
+    print_rows(&rows);
+}
