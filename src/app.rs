@@ -15,6 +15,7 @@ use crate::clock::{Clock, SystemClock};
 use crate::config::Config;
 use crate::keys::ServerKeys;
 use crate::merchants;
+use crate::pages::i18n::Strings;
 use crate::store::Store;
 
 /// State shared by every request handler and worker.
@@ -39,6 +40,8 @@ pub struct Shared {
     pub metrics: Metrics,
     /// HTML templates.
     pub templates: minijinja::Environment<'static>,
+    /// The hosted pages' strings by language.
+    pub strings: Strings,
     /// Base URL of links handed to browsers: `RECUR_PUBLIC_URL`, or `http://` and the bound address.
     pub public_url: String,
 }
@@ -80,17 +83,25 @@ impl AppState {
             clock,
             metrics: Metrics::default(),
             templates: templates(),
+            strings: Strings::load()?,
         })))
     }
 }
 
 fn templates() -> minijinja::Environment<'static> {
     let mut env = minijinja::Environment::new();
-    env.add_template(
-        "reference.html",
-        include_str!("../templates/reference.html"),
-    )
-    .expect("the bundled reference template parses");
+    for (name, source) in [
+        (
+            "reference.html",
+            include_str!("../templates/reference.html"),
+        ),
+        ("base.html", include_str!("../templates/base.html")),
+        ("cashier.html", include_str!("../templates/cashier.html")),
+        ("expired.html", include_str!("../templates/expired.html")),
+    ] {
+        env.add_template(name, source)
+            .expect("the bundled templates parse");
+    }
     env
 }
 

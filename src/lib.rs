@@ -14,5 +14,6 @@ pub mod config;
 pub mod ids;
 pub mod keys;
 pub mod merchants;
+pub mod pages;
 pub mod store;
 pub mod telemetry;

@@ -7,6 +7,7 @@ use crate::auth::password;
 use crate::ids;
 use crate::keys::random_bytes;
 use crate::store::merchants::{self, Mode, NewMerchant};
+use crate::store::processors;
 
 /// Everything a new merchant needs to integrate, printed once at creation and never again:
 /// the password is stored as an argon2id hash and the secrets sealed.
@@ -80,6 +81,7 @@ pub async fn create(
     };
     let mut tx = state.store.begin().await?;
     let merchant_id = merchants::insert(&mut tx, &new, state.clock.now()).await?;
+    processors::insert_sandbox_set(&mut tx, merchant_id).await?;
     tx.commit().await?;
     tracing::info!(merchant_id, user_name, "merchant created");
     Ok(MerchantCredentials {

@@ -40,6 +40,7 @@ pub fn router(state: AppState) -> Router {
         ));
     Router::new()
         .nest("/api/subscriptions/v1", subscriptions_v1)
+        .merge(crate::pages::router())
         .route(
             "/api/payment/hosted-page",
             post(hosted_page::create_session),

@@ -102,3 +102,57 @@ pub async fn insert(
     .await
     .map(|_| ())
 }
+
+/// A stored session, as the cashier page needs it.
+#[derive(Debug, Clone)]
+pub struct HostedSession {
+    /// Row id.
+    pub id: i64,
+    /// Owner.
+    pub merchant_id: i64,
+    /// What it was created with.
+    pub fields: NewHostedSession,
+    /// `open` until paid.
+    pub status: String,
+    /// When it stops being usable.
+    pub expires_at: DateTime<Utc>,
+}
+
+/// The session whose token has this lookup digest. The token is the credential: it identifies the
+/// merchant as well.
+pub async fn by_token_digest(
+    store: &super::Store,
+    token_digest: &str,
+) -> Result<Option<HostedSession>, sqlx::Error> {
+    use sqlx::Row;
+    let row = sqlx::query(
+        "SELECT id, merchant_id, order_id, currency, locked_amount, billing_details, webhook_url, \
+         success_redirect_url, failed_redirect_url, disabled_psp_ids, credit_card_only, is_payout, \
+         cashier_description, status, expires_at FROM hosted_page_sessions WHERE token_digest = $1",
+    )
+    .bind(token_digest)
+    .fetch_optional(store.pool())
+    .await?;
+    let Some(row) = row else { return Ok(None) };
+    let disabled: String = row.try_get("disabled_psp_ids")?;
+    Ok(Some(HostedSession {
+        id: row.try_get("id")?,
+        merchant_id: row.try_get("merchant_id")?,
+        fields: NewHostedSession {
+            order_id: row.try_get("order_id")?,
+            currency: row.try_get("currency")?,
+            locked_amount: row.try_get("locked_amount")?,
+            billing_details: row.try_get("billing_details")?,
+            webhook_url: row.try_get("webhook_url")?,
+            success_redirect_url: row.try_get("success_redirect_url")?,
+            failed_redirect_url: row.try_get("failed_redirect_url")?,
+            disabled_psp_ids: serde_json::from_str(&disabled)
+                .map_err(|e| sqlx::Error::Decode(Box::new(e)))?,
+            credit_card_only: row.try_get::<i64, _>("credit_card_only")? != 0,
+            is_payout: row.try_get::<i64, _>("is_payout")? != 0,
+            cashier_description: row.try_get("cashier_description")?,
+        },
+        status: row.try_get("status")?,
+        expires_at: from_micros(row.try_get("expires_at")?),
+    }))
+}

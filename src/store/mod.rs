@@ -8,6 +8,7 @@ pub mod customers;
 pub mod hosted_sessions;
 pub mod idempotency;
 pub mod merchants;
+pub mod processors;
 
 use std::time::Duration;
 

@@ -39,6 +39,16 @@ impl Currency {
         self.0.code()
     }
 
+    /// The currency's symbol (`€`, `$`, `¥`), or its code when it has no symbol of its own.
+    pub fn symbol(&self) -> String {
+        let symbol = self.0.symbol().symbol;
+        if symbol.is_empty() || symbol == "¤" {
+            self.code().to_string()
+        } else {
+            symbol
+        }
+    }
+
     /// Number of decimal digits of the minor unit: JPY 0, USD 2, BHD 3.
     pub fn exponent(&self) -> u32 {
         // `parse` only admits currencies that have an exponent, so the default is never used.

@@ -1,0 +1,25 @@
+//! The page shown for an unknown, expired or used payment link.
+
+use std::collections::BTreeMap;
+
+use axum::http::StatusCode;
+use axum::response::Response;
+use minijinja::context;
+
+use super::render::{page, Framing};
+use crate::api::problem::ApiError;
+use crate::app::AppState;
+
+/// 410 Gone with an explanation in the visitor's language.
+pub fn page_for(
+    state: &AppState,
+    strings: &BTreeMap<String, String>,
+) -> Result<Response, ApiError> {
+    page(
+        state,
+        StatusCode::GONE,
+        "expired.html",
+        context! { t => strings },
+        Framing::Embeddable,
+    )
+}

@@ -1,0 +1,88 @@
+//! The `payment_processors` table: processor instances offered in a merchant's cashier.
+
+use super::{Store, Tx};
+
+/// Card gateway or alternative payment method.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ProcessorKind {
+    /// Takes card numbers; card gateways cascade on soft declines.
+    Card,
+    /// Wallets, bank transfers and other non-card methods.
+    Alternative,
+}
+
+impl ProcessorKind {
+    /// The stored name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ProcessorKind::Card => "card",
+            ProcessorKind::Alternative => "alternative",
+        }
+    }
+}
+
+/// One processor instance of a merchant.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PaymentProcessor {
+    /// `PaymentProcessorId` in notifications; unique per merchant.
+    pub processor_id: i64,
+    /// `PaymentProcessorKey` (UUID) in cascading attempts.
+    pub processor_key: String,
+    /// `PaymentProcessor` name shown in the cashier and notifications.
+    pub name: String,
+    /// Card or alternative.
+    pub kind: ProcessorKind,
+}
+
+/// The sandbox set every merchant starts with: (id, name, kind), in cascade order.
+pub const SANDBOX_PROCESSORS: [(i64, &str, ProcessorKind); 4] = [
+    (101, "Sandbox Card Gateway A", ProcessorKind::Card),
+    (102, "Sandbox Card Gateway B", ProcessorKind::Card),
+    (201, "Sandbox E-Wallet", ProcessorKind::Alternative),
+    (202, "Sandbox Bank Transfer", ProcessorKind::Alternative),
+];
+
+/// Gives a new merchant the sandbox processor set.
+pub async fn insert_sandbox_set(tx: &mut Tx, merchant_id: i64) -> Result<(), sqlx::Error> {
+    for (position, (processor_id, name, kind)) in SANDBOX_PROCESSORS.iter().enumerate() {
+        sqlx::query(
+            "INSERT INTO payment_processors (merchant_id, processor_id, processor_key, name, kind, position) \
+             VALUES ($1, $2, $3, $4, $5, $6)",
+        )
+        .bind(merchant_id)
+        .bind(processor_id)
+        .bind(uuid::Uuid::new_v4().hyphenated().to_string())
+        .bind(*name)
+        .bind(kind.as_str())
+        .bind(i64::try_from(position).unwrap_or(i64::MAX))
+        .execute(&mut **tx)
+        .await?;
+    }
+    Ok(())
+}
+
+/// A merchant's processors in cascade order.
+pub async fn list(store: &Store, merchant_id: i64) -> Result<Vec<PaymentProcessor>, sqlx::Error> {
+    let rows: Vec<(i64, String, String, String)> = sqlx::query_as(
+        "SELECT processor_id, processor_key, name, kind FROM payment_processors \
+         WHERE merchant_id = $1 ORDER BY position",
+    )
+    .bind(merchant_id)
+    .fetch_all(store.pool())
+    .await?;
+    Ok(rows
+        .into_iter()
+        .map(
+            |(processor_id, processor_key, name, kind)| PaymentProcessor {
+                processor_id,
+                processor_key,
+                name,
+                kind: if kind == "card" {
+                    ProcessorKind::Card
+                } else {
+                    ProcessorKind::Alternative
+                },
+            },
+        )
+        .collect())
+}

@@ -1,0 +1,215 @@
+//! The cashier page behind a hosted-page session's `redirectUrl`.
+
+use serde_json::{json, Value};
+use sha2::{Digest, Sha256};
+
+use crate::chrome::{Browser, DESKTOP, PHONE};
+use crate::harness::{Backend, TestServer};
+
+/// Opens a session with `overrides` merged into a valid body; returns its redirect URL.
+async fn session(server: &TestServer, order_id: &str, overrides: Value) -> String {
+    let secret = &server.merchant.merchant_secret;
+    let ts = chrono::Utc::now().timestamp().to_string();
+    let email = "ada@example.com";
+    let mut body = json!({
+        "timestamp": ts,
+        "signature": hex::encode(Sha256::digest(format!("{email};{ts};{secret}").as_bytes())),
+        "billingDetails": {
+            "firstName": "Ada", "lastName": "Lovelace", "email": email, "country": "DE",
+            "phone": "+4915112345678", "currency": "EUR", "street": "Main Street 1",
+            "city": "Berlin", "zipCode": "10115"
+        },
+        "orderId": order_id,
+        "cashierDescription": "Annual plan, 12 months of Pro"
+    });
+    for (key, value) in overrides.as_object().unwrap() {
+        if key == "billingDetails" {
+            for (k, v) in value.as_object().unwrap() {
+                body["billingDetails"][k] = v.clone();
+            }
+        } else {
+            body[key] = value.clone();
+        }
+    }
+    let reply = server
+        .client
+        .post(format!("{}/api/payment/hosted-page", server.base_url))
+        .header("x-merchant-secret", secret)
+        .json(&body)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(reply.status(), 200);
+    reply.json::<Value>().await.unwrap()["redirectUrl"]
+        .as_str()
+        .unwrap()
+        .to_string()
+}
+
+async fn processor_names(browser: &Browser) -> Vec<String> {
+    let mut names = Vec::new();
+    for element in browser
+        .client
+        .find_all(fantoccini::Locator::Css(".option span"))
+        .await
+        .unwrap()
+    {
+        names.push(element.text().await.unwrap());
+    }
+    names
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn locked_amount_prefilled_details_and_filtered_processors() {
+    let server = TestServer::start(Backend::Sqlite).await;
+    let url = session(
+        &server,
+        "A-1001",
+        json!({"billingDetails": {"lockedAmount": "1249.90"}, "disabledPspIds": [202]}),
+    )
+    .await;
+    let browser = Browser::start(DESKTOP).await;
+    browser.open(&url).await;
+    assert_eq!(browser.text("[data-testid=amount]").await, "€1,249.90");
+    assert_eq!(
+        browser.count("input#amount").await,
+        0,
+        "a locked amount cannot be edited"
+    );
+    assert_eq!(browser.text("[data-testid=order-id]").await, "A-1001");
+    assert_eq!(
+        browser.text("[data-testid=description]").await,
+        "Annual plan, 12 months of Pro"
+    );
+    let payer = browser.text("[data-testid=payer]").await;
+    assert!(
+        payer.contains("Ada Lovelace")
+            && payer.contains("ada@example.com")
+            && payer.contains("10115 Berlin"),
+        "{payer}"
+    );
+    assert_eq!(
+        processor_names(&browser).await,
+        [
+            "Sandbox Card Gateway A",
+            "Sandbox Card Gateway B",
+            "Sandbox E-Wallet"
+        ]
+    );
+    assert_eq!(browser.text("button[type=submit]").await, "Pay €1,249.90");
+    browser.screenshot("cashier-locked-desktop").await;
+    browser.close().await;
+
+    let phone = Browser::start(PHONE).await;
+    phone.open(&url).await;
+    assert_eq!(phone.text("[data-testid=amount]").await, "€1,249.90");
+    phone.screenshot("cashier-locked-phone").await;
+    phone.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn editable_amount_card_only_and_fixed_processor() {
+    let server = TestServer::start(Backend::Sqlite).await;
+    let url = session(
+        &server,
+        "A-1002",
+        json!({"creditCardOnly": true, "billingDetails": {"currency": "JPY"}}),
+    )
+    .await;
+    let browser = Browser::start(DESKTOP).await;
+    browser.open(&url).await;
+    let amount = browser
+        .client
+        .find(fantoccini::Locator::Css("input#amount"))
+        .await
+        .expect("editable amount");
+    assert_eq!(
+        amount.attr("step").await.unwrap().as_deref(),
+        Some("1"),
+        "JPY has no minor unit"
+    );
+    assert_eq!(
+        processor_names(&browser).await,
+        ["Sandbox Card Gateway A", "Sandbox Card Gateway B"]
+    );
+    browser.screenshot("cashier-editable-desktop").await;
+
+    browser.open(&format!("{url}&m_fixed_pp_id=102")).await;
+    assert_eq!(processor_names(&browser).await, ["Sandbox Card Gateway B"]);
+    browser.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn payout_mode_and_expired_links() {
+    let server = TestServer::start(Backend::Sqlite).await;
+    let url = session(
+        &server,
+        "P-1",
+        json!({"isPayOut": true, "billingDetails": {"lockedAmount": 20}}),
+    )
+    .await;
+    let browser = Browser::start(DESKTOP).await;
+    browser.open(&url).await;
+    assert_eq!(
+        browser.text("button[type=submit]").await,
+        "Receive payout €20.00"
+    );
+    assert_eq!(
+        processor_names(&browser).await,
+        ["Sandbox Card Gateway A", "Sandbox Card Gateway B"],
+        "payouts go to cards"
+    );
+    browser.screenshot("cashier-payout").await;
+
+    for bad in [
+        url.replace("sessionToken=hp-", "sessionToken=hp-x"),
+        url.replace("m_orderId=P-1", "m_orderId=P-2"),
+        format!("{}/cashier", server.base_url),
+    ] {
+        browser.open(&bad).await;
+        assert_eq!(
+            browser.text("h1").await,
+            "This payment link is no longer valid"
+        );
+        let status = server.client.get(&bad).send().await.unwrap().status();
+        assert_eq!(status, 410);
+    }
+    browser.screenshot("cashier-expired").await;
+    browser.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pages_carry_a_strict_content_security_policy() {
+    let server = TestServer::start(Backend::Sqlite).await;
+    let url = session(&server, "CSP-1", json!({})).await;
+    let response = server.client.get(&url).send().await.unwrap();
+    let csp = response.headers()["content-security-policy"]
+        .to_str()
+        .unwrap()
+        .to_string();
+    for directive in [
+        "default-src 'none'",
+        "script-src 'self'",
+        "style-src 'self'",
+        "form-action 'self'",
+        "base-uri 'none'",
+    ] {
+        assert!(csp.contains(directive), "{csp}");
+    }
+    assert_eq!(response.headers()["x-content-type-options"], "nosniff");
+    assert_eq!(response.headers()["cache-control"], "no-store");
+    let html = response.text().await.unwrap();
+    assert!(
+        !html.contains("<script"),
+        "no inline or third-party scripts"
+    );
+    for attribute in ["href=\"", "src=\""] {
+        for value in html.split(attribute).skip(1) {
+            assert!(
+                value.starts_with('/'),
+                "only same-origin resources: {attribute}{}",
+                &value[..value.len().min(40)]
+            );
+        }
+    }
+}

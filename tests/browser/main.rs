@@ -1,0 +1,10 @@
+//! End-to-end tests of the hosted pages in a real headless Chromium (Debian `chromium` and
+//! `chromium-driver`), against the real server. Screenshots land in `<target>/screenshots/`.
+
+#[allow(dead_code)]
+#[path = "../api/harness.rs"]
+mod harness;
+
+mod chrome;
+
+mod cashier;
