@@ -15,7 +15,10 @@ use crate::clock::{Clock, SystemClock};
 use crate::config::Config;
 use crate::keys::ServerKeys;
 use crate::merchants;
+use crate::workers::Workers;
 use crate::pages::i18n::Strings;
+use crate::processor::sandbox::SandboxProcessor;
+use crate::processor::Processor;
 use crate::store::Store;
 
 /// State shared by every request handler and worker.
@@ -42,6 +45,8 @@ pub struct Shared {
     pub templates: minijinja::Environment<'static>,
     /// The hosted pages' strings by language.
     pub strings: Strings,
+    /// The payment processor (the built-in sandbox, DESIGN §7).
+    pub processor: Arc<dyn Processor>,
     /// Base URL of links handed to browsers: `RECUR_PUBLIC_URL`, or `http://` and the bound address.
     pub public_url: String,
 }
@@ -73,8 +78,10 @@ impl AppState {
             .public_url
             .clone()
             .unwrap_or_else(|| format!("http://{}", bound.unwrap_or(config.listen)));
+        let processor = Arc::new(SandboxProcessor::new(store.clone(), clock.clone()));
         Ok(Self(Arc::new(Shared {
             public_url,
+            processor,
             config,
             store,
             keys,
@@ -98,6 +105,14 @@ fn templates() -> minijinja::Environment<'static> {
         ("base.html", include_str!("../templates/base.html")),
         ("cashier.html", include_str!("../templates/cashier.html")),
         ("expired.html", include_str!("../templates/expired.html")),
+        (
+            "email/message.txt",
+            include_str!("../templates/email/message.txt"),
+        ),
+        (
+            "email/message.html",
+            include_str!("../templates/email/message.html"),
+        ),
     ] {
         env.add_template(name, source)
             .expect("the bundled templates parse");
@@ -112,6 +127,7 @@ pub struct RunningServer {
     /// The shared state, for callers that want to reach the store.
     pub state: AppState,
     task: tokio::task::JoinHandle<std::io::Result<()>>,
+    workers: Workers,
 }
 
 impl RunningServer {
@@ -120,9 +136,10 @@ impl RunningServer {
         self.task.await?.context("serving HTTP")
     }
 
-    /// Stops the server at once.
+    /// Stops the server and its workers at once.
     pub fn abort(&self) {
         self.task.abort();
+        self.workers.abort();
     }
 }
 
@@ -145,7 +162,13 @@ pub async fn start(config: Config) -> anyhow::Result<RunningServer> {
             .with_graceful_shutdown(shutdown_signal())
             .await
     });
-    Ok(RunningServer { addr, state, task })
+    let workers = Workers::start(&state);
+    Ok(RunningServer {
+        addr,
+        state,
+        task,
+        workers,
+    })
 }
 
 async fn shutdown_signal() {

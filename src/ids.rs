@@ -12,6 +12,21 @@ pub fn customer_key() -> String {
     prefixed("cstmr_", KEY_RANDOM_CHARS)
 }
 
+/// A new membership key: `mmbrshp_` + 24 random base62 characters.
+pub fn membership_key() -> String {
+    prefixed("mmbrshp_", KEY_RANDOM_CHARS)
+}
+
+/// A new invoice key: `in_` + 24 random base62 characters.
+pub fn invoice_key() -> String {
+    prefixed("in_", KEY_RANDOM_CHARS)
+}
+
+/// A new payment method key: `pm_` + 24 random base62 characters.
+pub fn payment_method_key() -> String {
+    prefixed("pm_", KEY_RANDOM_CHARS)
+}
+
 /// A random base62 string of `len` characters with `prefix` in front.
 pub fn prefixed(prefix: &str, len: usize) -> String {
     format!("{prefix}{}", Alphanumeric.sample_string(&mut OsRng, len))

@@ -16,7 +16,7 @@ use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 use super::extract::JsonBody;
-use super::input::{required_text, Field};
+use super::input::{optional_text, required_text, Field};
 use super::problem::{ApiError, Problem};
 use crate::app::AppState;
 use crate::ids;
@@ -238,19 +238,19 @@ fn validate(
         .required("timestamp", &mut errors)
         .and_then(|value| errors.check("timestamp", epoch_text(&value)));
     let signature = body.signature.required("signature", &mut errors);
-    let webhook_url = optional_rule(
+    let webhook_url = optional_text(
         body.webhook_url,
         "webhookUrl",
         &mut errors,
         rules::https_url,
     );
-    let success_redirect_url = optional_rule(
+    let success_redirect_url = optional_text(
         body.success_redirect_url,
         "successRedirectUrl",
         &mut errors,
         rules::web_url,
     );
-    let failed_redirect_url = optional_rule(
+    let failed_redirect_url = optional_text(
         body.failed_redirect_url,
         "failedRedirectUrl",
         &mut errors,
@@ -271,7 +271,7 @@ fn validate(
         .is_pay_out
         .optional("isPayOut", &mut errors)
         .unwrap_or(false);
-    let cashier_description = optional_rule(
+    let cashier_description = optional_text(
         body.cashier_description,
         "cashierDescription",
         &mut errors,
@@ -341,7 +341,7 @@ fn billing_details(
     let first_name = required_text(details.first_name, &path("firstName"), errors, |v| {
         rules::bounded_text(v, 100)
     });
-    let last_name = optional_rule(details.last_name, &path("lastName"), errors, |v| {
+    let last_name = optional_text(details.last_name, &path("lastName"), errors, |v| {
         rules::bounded_text(v, 100)
     });
     let email = required_text(details.email, &path("email"), errors, rules::email);
@@ -352,10 +352,10 @@ fn billing_details(
         rules::country_code,
     );
     let phone = required_text(details.phone, &path("phone"), errors, rules::e164_phone);
-    let date_of_birth = optional_rule(details.date_of_birth, &path("dateOfBirth"), errors, |v| {
+    let date_of_birth = optional_text(details.date_of_birth, &path("dateOfBirth"), errors, |v| {
         rules::date_of_birth(v, now.date_naive()).map(|_| v.to_string())
     });
-    let gender = optional_rule(details.gender, &path("gender"), errors, |v| {
+    let gender = optional_text(details.gender, &path("gender"), errors, |v| {
         match v.to_ascii_lowercase().as_str() {
             "male" => Ok("Male".to_string()),
             "female" => Ok("Female".to_string()),
@@ -410,16 +410,6 @@ fn billing_details(
 }
 
 /// Applies `rule` to an optional text field.
-fn optional_rule(
-    field: Field<String>,
-    path: &str,
-    errors: &mut FieldErrors,
-    rule: impl FnOnce(&str) -> Result<String, String>,
-) -> Option<String> {
-    let text = field.optional(path, errors)?;
-    errors.check(path, rule(&text))
-}
-
 /// `timestamp` as the text that was signed: digits of Unix epoch seconds.
 fn epoch_text(value: &serde_json::Value) -> Result<String, String> {
     let text = match value {

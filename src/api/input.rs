@@ -83,6 +83,17 @@ pub fn required_text(
     errors.check(path, rule(&text))
 }
 
+/// Applies `rule` to an optional text field, reporting under `path`.
+pub fn optional_text(
+    field: Field<String>,
+    path: &str,
+    errors: &mut FieldErrors,
+    rule: impl FnOnce(&str) -> Result<String, String>,
+) -> Option<String> {
+    let text = field.optional(path, errors)?;
+    errors.check(path, rule(&text))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

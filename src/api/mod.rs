@@ -8,9 +8,11 @@ pub mod health;
 pub mod hosted_page;
 pub mod idempotency;
 pub mod input;
+pub mod memberships;
 pub mod metrics;
 pub mod openapi;
 pub mod problem;
+pub mod test_helpers;
 pub mod trace;
 
 use axum::extract::DefaultBodyLimit;
@@ -34,6 +36,28 @@ pub fn router(state: AppState) -> Router {
         .route("/customer", post(customers::create_customer))
         .route("/customer/phone", put(customers::update_phone))
         .route("/customer/{customer_key}", get(customers::get_customer))
+        .route(
+            "/membership",
+            post(memberships::create_membership).put(memberships::update_membership),
+        )
+        .route(
+            "/membership/{membership_key}",
+            get(memberships::get_membership),
+        )
+        .route(
+            "/membership/cancel/{membership_key}",
+            post(memberships::cancel_membership),
+        )
+        .route(
+            "/test-helpers/payment-method",
+            post(test_helpers::attach_card),
+        )
+        .route(
+            "/test-helpers/membership/{membership_key}/pay",
+            post(test_helpers::pay_membership),
+        )
+        .route("/test-clock", get(test_helpers::get_clock))
+        .route("/test-clock/advance", post(test_helpers::advance_clock))
         .layer(middleware::from_fn_with_state(
             state.clone(),
             idempotency::idempotency,

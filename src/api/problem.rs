@@ -49,6 +49,14 @@ pub enum ApiError {
     /// Unknown resource, or one of another merchant (404).
     #[error("not found")]
     NotFound,
+    /// The payment method was declined (402); `reason` is the processor's text.
+    #[error("payment declined: {reason}")]
+    PaymentDeclined {
+        /// Machine-readable decline code.
+        code: String,
+        /// Human-readable reason.
+        reason: String,
+    },
     /// The resource's state does not allow the operation (409).
     #[error("conflict: {0}")]
     Conflict(String),
@@ -85,6 +93,7 @@ impl ApiError {
             ApiError::Unauthorized | ApiError::InvalidCredentials => StatusCode::UNAUTHORIZED,
             ApiError::Forbidden(_) => StatusCode::FORBIDDEN,
             ApiError::NotFound => StatusCode::NOT_FOUND,
+            ApiError::PaymentDeclined { .. } => StatusCode::PAYMENT_REQUIRED,
             ApiError::Conflict(_) => StatusCode::CONFLICT,
             ApiError::PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
             ApiError::UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
@@ -129,6 +138,11 @@ impl IntoResponse for ApiError {
                 "The resource does not exist.".into(),
                 BTreeMap::new(),
             ),
+            ApiError::PaymentDeclined { code, reason } => {
+                let mut errors = BTreeMap::new();
+                errors.insert("payment".to_string(), vec![format!("{reason} ({code})")]);
+                ("payment-declined", "The payment was declined.".into(), errors)
+            }
             ApiError::Conflict(why) => ("conflict", why, BTreeMap::new()),
             ApiError::PayloadTooLarge => (
                 "payload-too-large",

@@ -86,7 +86,7 @@ pub async fn show(
         .as_deref()
         .and_then(|id| id.parse().ok());
     let processors = offered(
-        processors::list(&state.store, merchant.id).await?,
+        processors::list(state.store.pool(), merchant.id).await?,
         &session,
         fixed,
     );

@@ -48,6 +48,8 @@ pub struct NewCustomer {
 /// A stored customer.
 #[derive(Debug, Clone)]
 pub struct Customer {
+    /// Internal id.
+    pub id: i64,
     /// Public key, `cstmr_…`.
     pub customer_key: String,
     /// Everything it was created with (phone as last updated).
@@ -67,7 +69,7 @@ pub enum Created {
     Existing,
 }
 
-const COLUMNS: &str = "customer_key, processor_key, first_name, last_name, email, email_identity, \
+const COLUMNS: &str = "id, customer_key, processor_key, first_name, last_name, email, email_identity, \
                        phone, country_code, address1, address2, city, state, zip_code, tax_ids, \
                        created_at, updated_at";
 
@@ -75,6 +77,7 @@ fn decode(row: &sqlx::any::AnyRow) -> Result<Customer, sqlx::Error> {
     use sqlx::Row;
     let tax_ids: String = row.try_get("tax_ids")?;
     Ok(Customer {
+        id: row.try_get("id")?,
         customer_key: row.try_get("customer_key")?,
         fields: NewCustomer {
             processor_key: row.try_get("processor_key")?,
@@ -185,6 +188,21 @@ pub async fn update_phone(
         .bind(merchant_id)
         .bind(customer_key)
         .fetch_optional(&mut **tx)
+        .await?;
+    row.as_ref().map(decode).transpose()
+}
+
+/// The customer with this internal id, if it belongs to `merchant_id`.
+pub async fn by_id<'c, E: sqlx::Executor<'c, Database = sqlx::Any>>(
+    executor: E,
+    merchant_id: i64,
+    id: i64,
+) -> Result<Option<Customer>, sqlx::Error> {
+    let sql = format!("SELECT {COLUMNS} FROM customers WHERE merchant_id = $1 AND id = $2");
+    let row = sqlx::query(&sql)
+        .bind(merchant_id)
+        .bind(id)
+        .fetch_optional(executor)
         .await?;
     row.as_ref().map(decode).transpose()
 }

@@ -141,10 +141,18 @@ pub async fn by_user_name(store: &Store, user_name: &str) -> Result<Option<Merch
 
 /// The merchant with this id.
 pub async fn by_id(store: &Store, id: i64) -> Result<Option<Merchant>, sqlx::Error> {
+    by_id_in(store.pool(), id).await
+}
+
+/// The merchant with this id, read through `executor` (a transaction, say).
+pub async fn by_id_in<'c, E: sqlx::Executor<'c, Database = sqlx::Any>>(
+    executor: E,
+    id: i64,
+) -> Result<Option<Merchant>, sqlx::Error> {
     let sql = format!("SELECT {COLUMNS} FROM merchants WHERE id = $1");
     let row: Option<MerchantRow> = sqlx::query_as(&sql)
         .bind(id)
-        .fetch_optional(store.pool())
+        .fetch_optional(executor)
         .await?;
     Ok(row.map(from_row))
 }

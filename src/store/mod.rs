@@ -4,11 +4,17 @@
 //! `RETURNING`) and run through `sqlx::Any`. Each table has its own module; every query on
 //! tenant data takes the merchant id, so no query can cross merchants.
 
+pub mod charges;
 pub mod customers;
 pub mod hosted_sessions;
 pub mod idempotency;
+pub mod invoices;
+pub mod memberships;
 pub mod merchants;
+pub mod outbox;
+pub mod payment_methods;
 pub mod processors;
+pub mod test_clocks;
 
 use std::time::Duration;
 

@@ -1,6 +1,6 @@
 //! The `payment_processors` table: processor instances offered in a merchant's cashier.
 
-use super::{Store, Tx};
+use super::Tx;
 
 /// Card gateway or alternative payment method.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -62,13 +62,16 @@ pub async fn insert_sandbox_set(tx: &mut Tx, merchant_id: i64) -> Result<(), sql
 }
 
 /// A merchant's processors in cascade order.
-pub async fn list(store: &Store, merchant_id: i64) -> Result<Vec<PaymentProcessor>, sqlx::Error> {
+pub async fn list<'c, E: sqlx::Executor<'c, Database = sqlx::Any>>(
+    executor: E,
+    merchant_id: i64,
+) -> Result<Vec<PaymentProcessor>, sqlx::Error> {
     let rows: Vec<(i64, String, String, String)> = sqlx::query_as(
         "SELECT processor_id, processor_key, name, kind FROM payment_processors \
          WHERE merchant_id = $1 ORDER BY position",
     )
     .bind(merchant_id)
-    .fetch_all(store.pool())
+    .fetch_all(executor)
     .await?;
     Ok(rows
         .into_iter()

@@ -5,6 +5,9 @@
 //! property-testable and puts each rule in one obvious place.
 
 pub mod calendar;
+pub mod card;
+pub mod invoice;
+pub mod membership;
 pub mod money;
 pub mod proration;
 pub mod schedule;

@@ -5,8 +5,6 @@
 //! rounded once, half away from zero, to a whole minor unit ("half-up" on magnitudes, so a
 //! charge and the matching credit have the same size).
 
-use crate::money::Currency;
-
 /// The proration amount for a price change in the middle of a period:
 /// `(new − old) × remaining / period`, rounded half away from zero to a whole minor unit.
 ///
@@ -14,14 +12,13 @@ use crate::money::Currency;
 /// `remaining_seconds` is clamped to `0..=period_seconds`; a `period_seconds <= 0` gives 0.
 /// Results beyond the `i64` range (only possible when `new − old` itself overflows) saturate.
 ///
-/// `currency` names the unit of the prices and of the result. The arithmetic does not depend on
-/// it: prices are already whole minor units, so the result is rounded to a whole minor unit.
+/// Prices are whole minor units of one currency, so the result is rounded to a whole minor unit
+/// of that currency whatever its exponent (JPY 0, USD 2, BHD 3).
 pub fn prorate(
     old_period_price: i64,
     new_period_price: i64,
     remaining_seconds: i64,
     period_seconds: i64,
-    _currency: Currency,
 ) -> i64 {
     let difference = i128::from(new_period_price) - i128::from(old_period_price);
     scale_by_time(difference, remaining_seconds, period_seconds)
@@ -30,14 +27,10 @@ pub fn prorate(
 /// The credit for the unused part of a period that ends early (an interval change):
 /// `period_price × remaining / period`, rounded half away from zero, with the same clamping
 /// as [`prorate`].
-///
-/// `currency` names the unit of the price and of the result; as in [`prorate`], the arithmetic
-/// does not depend on it.
 pub fn unused_credit(
     period_price: i64,
     remaining_seconds: i64,
     period_seconds: i64,
-    _currency: Currency,
 ) -> i64 {
     scale_by_time(i128::from(period_price), remaining_seconds, period_seconds)
 }
@@ -91,57 +84,50 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
-    fn cur(code: &str) -> Currency {
-        Currency::parse(code).expect("test currency code is valid")
-    }
 
     #[test]
     fn jpy_half_way_rounds_away_from_zero_both_directions() {
-        let jpy = cur("JPY");
         // ¥1000 → ¥1005 with half the period left: 2.5 yen → 3, and back: -2.5 → -3.
-        assert_eq!(prorate(1000, 1005, 50, 100, jpy), 3);
-        assert_eq!(prorate(1005, 1000, 50, 100, jpy), -3);
+        assert_eq!(prorate(1000, 1005, 50, 100), 3);
+        assert_eq!(prorate(1005, 1000, 50, 100), -3);
         // Just under half stays down.
-        assert_eq!(prorate(1000, 1005, 49, 100, jpy), 2);
-        assert_eq!(prorate(1005, 1000, 49, 100, jpy), -2);
-        assert_eq!(prorate(1000, 3000, 25, 100, jpy), 500);
+        assert_eq!(prorate(1000, 1005, 49, 100), 2);
+        assert_eq!(prorate(1005, 1000, 49, 100), -2);
+        assert_eq!(prorate(1000, 3000, 25, 100), 500);
     }
 
     #[test]
     fn bhd_three_decimals_half_way() {
-        let bhd = cur("BHD");
         // 1.000 → 1.001 BHD with half left: 0.0005 → 0.001 (1 fils), and the reverse → -1.
-        assert_eq!(prorate(1000, 1001, 1, 2, bhd), 1);
-        assert_eq!(prorate(1001, 1000, 1, 2, bhd), -1);
+        assert_eq!(prorate(1000, 1001, 1, 2), 1);
+        assert_eq!(prorate(1001, 1000, 1, 2), -1);
         // 10.000 → 13.000 BHD with a third left: exactly 1.000.
-        assert_eq!(prorate(10_000, 13_000, 10, 30, bhd), 1000);
+        assert_eq!(prorate(10_000, 13_000, 10, 30), 1000);
         // 10.000 → 12.000 BHD with a third left: 0.6666… → 0.667.
-        assert_eq!(prorate(10_000, 12_000, 10, 30, bhd), 667);
-        assert_eq!(prorate(12_000, 10_000, 10, 30, bhd), -667);
+        assert_eq!(prorate(10_000, 12_000, 10, 30), 667);
+        assert_eq!(prorate(12_000, 10_000, 10, 30), -667);
     }
 
     #[test]
     fn clamps_and_degenerate_periods() {
-        let usd = cur("USD");
-        assert_eq!(prorate(1000, 2000, 200, 100, usd), 1000);
-        assert_eq!(prorate(1000, 2000, -5, 100, usd), 0);
-        assert_eq!(prorate(1000, 2000, 50, 0, usd), 0);
-        assert_eq!(prorate(1000, 2000, 50, -10, usd), 0);
-        assert_eq!(prorate(i64::MIN, i64::MAX, 1, 1, usd), i64::MAX);
+        assert_eq!(prorate(1000, 2000, 200, 100), 1000);
+        assert_eq!(prorate(1000, 2000, -5, 100), 0);
+        assert_eq!(prorate(1000, 2000, 50, 0), 0);
+        assert_eq!(prorate(1000, 2000, 50, -10), 0);
+        assert_eq!(prorate(i64::MIN, i64::MAX, 1, 1), i64::MAX);
         assert_eq!(
-            prorate(i64::MAX, i64::MIN, i64::MAX, i64::MAX, usd),
+            prorate(i64::MAX, i64::MIN, i64::MAX, i64::MAX),
             i64::MIN
         );
     }
 
     #[test]
     fn unused_credit_of_a_period() {
-        let usd = cur("USD");
         // $30.00 monthly, 10 of 30 days left: $10.00 of credit.
-        assert_eq!(unused_credit(3000, 10 * 86_400, 30 * 86_400, usd), 1000);
-        assert_eq!(unused_credit(1, 1, 2, usd), 1);
-        assert_eq!(unused_credit(3000, 0, 30, usd), 0);
-        assert_eq!(unused_credit(3000, 30, 30, usd), 3000);
+        assert_eq!(unused_credit(3000, 10 * 86_400, 30 * 86_400), 1000);
+        assert_eq!(unused_credit(1, 1, 2), 1);
+        assert_eq!(unused_credit(3000, 0, 30), 0);
+        assert_eq!(unused_credit(3000, 30, 30), 3000);
     }
 
     #[test]
@@ -188,21 +174,20 @@ mod tests {
             remaining in -10i64..=400_000_000,
             period in 1i64..=400_000_000,
         ) {
-            let usd = cur("USD");
-            let result = prorate(old, new, remaining, period, usd);
+            let result = prorate(old, new, remaining, period);
             let difference = new - old;
             prop_assert!(result.unsigned_abs() <= difference.unsigned_abs());
             prop_assert!(result == 0 || result.signum() == difference.signum());
-            prop_assert_eq!(prorate(old, new, 0, period, usd), 0);
-            prop_assert_eq!(prorate(old, new, period, period, usd), difference);
-            prop_assert_eq!(prorate(new, old, remaining, period, usd), -result);
+            prop_assert_eq!(prorate(old, new, 0, period), 0);
+            prop_assert_eq!(prorate(old, new, period, period), difference);
+            prop_assert_eq!(prorate(new, old, remaining, period), -result);
         }
 
         #[test]
         fn proration_never_panics(
             old in any::<i64>(), new in any::<i64>(), remaining in any::<i64>(), period in any::<i64>(),
         ) {
-            let _ = prorate(old, new, remaining, period, cur("JPY"));
+            let _ = prorate(old, new, remaining, period);
         }
 
         #[test]

@@ -1,0 +1,226 @@
+//! What an invoice says: its lines, and how the membership's credit settles it (DESIGN §4).
+//!
+//! Every invoice is a list of lines whose sum is the `subtotal`. A positive subtotal is settled
+//! with credit first and the rest is due from the payment method; a negative subtotal (a
+//! downgrade) is added to the credit and nothing is due. Credit used is its own line.
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+
+use crate::calendar::{period_starting, BillingCycle, Period};
+use crate::membership::Price;
+use crate::proration::{apply_credit, prorate, unused_credit};
+
+/// One line of an invoice.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct InvoiceLine {
+    /// What the line is for.
+    pub description: String,
+    /// Signed amount in minor units; credit lines are negative.
+    pub amount: i64,
+}
+
+/// An invoice's amounts, settled against the membership's credit.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct InvoicePlan {
+    /// The lines, the credit line (if any) last.
+    pub lines: Vec<InvoiceLine>,
+    /// Sum of the lines before credit.
+    pub subtotal: i64,
+    /// Credit consumed by this invoice.
+    pub credit_applied: i64,
+    /// What the payment method must pay; 0 when credit covers it all or the subtotal is negative.
+    pub amount_due: i64,
+    /// The membership's credit balance after this invoice.
+    pub credit_after: i64,
+}
+
+/// Description of the credit line.
+pub const CREDIT_LINE: &str = "Credit applied";
+
+/// Settles `lines` against `credit_balance`: credit first, the rest due; a negative sum becomes
+/// credit.
+pub fn settle(mut lines: Vec<InvoiceLine>, credit_balance: i64) -> InvoicePlan {
+    let subtotal: i64 = lines.iter().map(|l| l.amount).sum();
+    if subtotal < 0 {
+        return InvoicePlan {
+            lines,
+            subtotal,
+            credit_applied: 0,
+            amount_due: 0,
+            credit_after: credit_balance.max(0).saturating_add(-subtotal),
+        };
+    }
+    let settlement = apply_credit(subtotal, credit_balance);
+    if settlement.credit_used > 0 {
+        lines.push(InvoiceLine {
+            description: CREDIT_LINE.into(),
+            amount: -settlement.credit_used,
+        });
+    }
+    InvoicePlan {
+        lines,
+        subtotal,
+        credit_applied: settlement.credit_used,
+        amount_due: settlement.charged,
+        credit_after: settlement.credit_left,
+    }
+}
+
+/// The invoice of one billing period of a plan.
+pub fn period_invoice(name: &str, price: Price, credit_balance: i64) -> InvoicePlan {
+    let description = if price.quantity == 1 {
+        name.to_string()
+    } else {
+        format!("{name} × {}", price.quantity)
+    };
+    settle(
+        vec![InvoiceLine {
+            description,
+            amount: price.per_period().unwrap_or(i64::MAX),
+        }],
+        credit_balance,
+    )
+}
+
+/// A change of price or quantity in the middle of a paid period: the difference for the time
+/// left, `(new − old) × remaining / period`, rounded half-up once.
+pub fn price_change_invoice(
+    old: Price,
+    new: Price,
+    period: Period,
+    now: DateTime<Utc>,
+    credit_balance: i64,
+) -> InvoicePlan {
+    let amount = prorate(
+        old.per_period().unwrap_or(i64::MAX),
+        new.per_period().unwrap_or(i64::MAX),
+        period.remaining_seconds(now),
+        period.seconds(),
+    );
+    let description = if amount >= 0 {
+        "Price change: remaining time of the current period"
+    } else {
+        "Price change: unused time of the current period, credited"
+    };
+    settle(
+        vec![InvoiceLine {
+            description: description.into(),
+            amount,
+        }],
+        credit_balance,
+    )
+}
+
+/// A change of interval: the old period ends now, its unused time is credited, and the new
+/// period starting now is charged in full (minus credit). Returns the plan and the new period.
+pub fn interval_change_invoice(
+    name: &str,
+    old: Price,
+    new: Price,
+    period: Period,
+    new_cycle: &BillingCycle,
+    now: DateTime<Utc>,
+    credit_balance: i64,
+) -> Option<(InvoicePlan, Period)> {
+    let new_period = period_starting(now, new_cycle)?;
+    let unused = unused_credit(
+        old.per_period().unwrap_or(i64::MAX),
+        period.remaining_seconds(now),
+        period.seconds(),
+    );
+    let mut lines = vec![InvoiceLine {
+        description: format!("{name}: new billing cycle"),
+        amount: new.per_period().unwrap_or(i64::MAX),
+    }];
+    if unused > 0 {
+        lines.push(InvoiceLine {
+            description: "Unused time of the previous billing cycle".into(),
+            amount: -unused,
+        });
+    }
+    Some((settle(lines, credit_balance), new_period))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::calendar::IntervalType;
+    use chrono::TimeZone;
+    use proptest::prelude::*;
+
+    fn price(per_unit: i64, quantity: i64) -> Price {
+        Price { per_unit, quantity }
+    }
+
+    fn period() -> Period {
+        Period {
+            start: Utc.with_ymd_and_hms(2026, 4, 1, 0, 0, 0).unwrap(),
+            end: Utc.with_ymd_and_hms(2026, 5, 1, 0, 0, 0).unwrap(),
+        }
+    }
+
+    #[test]
+    fn credit_covers_a_whole_period() {
+        let plan = period_invoice("Gold", price(1000, 1), 2500);
+        assert_eq!(plan.amount_due, 0);
+        assert_eq!(plan.credit_applied, 1000);
+        assert_eq!(plan.credit_after, 1500);
+        assert_eq!(plan.lines.last().unwrap().description, CREDIT_LINE);
+        assert_eq!(plan.lines.iter().map(|l| l.amount).sum::<i64>(), 0);
+    }
+
+    #[test]
+    fn partial_credit() {
+        let plan = period_invoice("Gold", price(1000, 2), 300);
+        assert_eq!(plan.subtotal, 2000);
+        assert_eq!(plan.amount_due, 1700);
+        assert_eq!(plan.credit_after, 0);
+        assert_eq!(plan.lines[0].description, "Gold × 2");
+    }
+
+    #[test]
+    fn upgrade_half_way_charges_half_the_difference() {
+        let now = Utc.with_ymd_and_hms(2026, 4, 16, 0, 0, 0).unwrap();
+        let plan = price_change_invoice(price(1000, 1), price(2000, 1), period(), now, 0);
+        assert_eq!(plan.amount_due, 500);
+    }
+
+    #[test]
+    fn downgrade_becomes_credit() {
+        let now = Utc.with_ymd_and_hms(2026, 4, 16, 0, 0, 0).unwrap();
+        let plan = price_change_invoice(price(2000, 1), price(1000, 1), period(), now, 100);
+        assert_eq!(plan.amount_due, 0);
+        assert_eq!(plan.subtotal, -500);
+        assert_eq!(plan.credit_after, 600);
+    }
+
+    #[test]
+    fn interval_change_credits_unused_time() {
+        let now = Utc.with_ymd_and_hms(2026, 4, 16, 0, 0, 0).unwrap();
+        let weekly = BillingCycle::new(IntervalType::Weekly, 1).unwrap();
+        let (plan, new_period) =
+            interval_change_invoice("Gold", price(3000, 1), price(800, 1), period(), &weekly, now, 0)
+                .unwrap();
+        assert_eq!(new_period.start, now);
+        assert_eq!(new_period.seconds(), 7 * 86_400);
+        // 15 of 30 days unused: 1500 credit against 800 due leaves 700 credit.
+        assert_eq!(plan.subtotal, -700);
+        assert_eq!(plan.amount_due, 0);
+        assert_eq!(plan.credit_after, 700);
+    }
+
+    proptest! {
+        #[test]
+        fn settlement_conserves_money(amounts in proptest::collection::vec(-100_000i64..100_000, 1..5), credit in 0i64..200_000) {
+            let lines = amounts.iter().map(|a| InvoiceLine { description: String::new(), amount: *a }).collect();
+            let plan = settle(lines, credit);
+            prop_assert!(plan.amount_due >= 0 && plan.credit_after >= 0);
+            // Money in equals money out: what was owed is paid by card or credit, or credited.
+            // What is owed is paid by the card plus the credit consumed (or, negative, credited).
+            prop_assert_eq!(plan.subtotal, plan.amount_due + credit - plan.credit_after);
+            prop_assert_eq!(plan.subtotal.max(0), plan.amount_due + plan.credit_applied);
+        }
+    }
+}

@@ -1,0 +1,187 @@
+//! Membership rules that are not calendar or money arithmetic: field rules of the create and
+//! update bodies, the plan's price per period, and the test-only `chargeEmitterQueue`.
+
+use chrono::{DateTime, NaiveDateTime, TimeDelta, Utc};
+use serde::{Deserialize, Serialize};
+
+/// Longest `subscriptionName` / `name`, in characters.
+pub const MAX_NAME_CHARS: usize = 250;
+
+/// How far ahead of now an `endDate` must be.
+pub const END_DATE_MIN_LEAD: TimeDelta = TimeDelta::hours(1);
+
+/// `subscriptionName` (create) and `name` (update): non-blank, at most 250 characters.
+pub fn subscription_name(input: &str) -> Result<String, String> {
+    if input.trim().is_empty() {
+        return Err("must not be empty".into());
+    }
+    if input.chars().count() > MAX_NAME_CHARS {
+        return Err(format!("must be at most {MAX_NAME_CHARS} characters"));
+    }
+    Ok(input.to_string())
+}
+
+/// `endDate`: UTC `YYYY-MM-DDTHH:mm:ss` (a trailing `Z` is accepted), at least one hour after
+/// `now`.
+pub fn end_date(input: &str, now: DateTime<Utc>) -> Result<DateTime<Utc>, String> {
+    let text = input.strip_suffix('Z').unwrap_or(input);
+    let parsed = NaiveDateTime::parse_from_str(text, "%Y-%m-%dT%H:%M:%S")
+        .map_err(|_| "must be a UTC date and time in the form YYYY-MM-DDTHH:mm:ss".to_string())?
+        .and_utc();
+    if parsed < now + END_DATE_MIN_LEAD {
+        return Err("must be at least 1 hour in the future".into());
+    }
+    Ok(parsed)
+}
+
+/// The outcome a `chargeEmitterQueue` item forces on a recurring charge attempt.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ChargeDirective {
+    /// `true` for `Success`, `false` for `Rejected`.
+    pub succeed: bool,
+    /// The decline message for `Rejected` items.
+    pub description: String,
+}
+
+/// Decline message of a `Rejected` item without a description.
+pub const DEFAULT_REJECTION: &str = "Insufficient funds.";
+
+/// One `chargeEmitterQueue` item: `transactionStatus` `Success` or `Rejected` in any letter case;
+/// `description` optional, defaulting to [`DEFAULT_REJECTION`] for rejections.
+pub fn charge_directive(status: &str, description: Option<&str>) -> Result<ChargeDirective, String> {
+    let succeed = match status.to_ascii_lowercase().as_str() {
+        "success" => true,
+        "rejected" => false,
+        _ => return Err("must be Success or Rejected".into()),
+    };
+    let description = match description {
+        Some(text) if !text.trim().is_empty() => text.to_string(),
+        _ if succeed => String::new(),
+        _ => DEFAULT_REJECTION.to_string(),
+    };
+    Ok(ChargeDirective {
+        succeed,
+        description,
+    })
+}
+
+/// The directive for the `ordinal`-th recurring attempt (1-based): item N decides attempt N;
+/// past the end of the queue, or without one, there is none (the charge runs normally).
+pub fn directive_for(queue: &[ChargeDirective], ordinal: u64) -> Option<&ChargeDirective> {
+    let index = usize::try_from(ordinal.checked_sub(1)?).ok()?;
+    queue.get(index)
+}
+
+/// What a plan costs, in minor units of its currency.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Price {
+    /// Price of one unit per period; for plans created with `totalAmount` only, the total.
+    pub per_unit: i64,
+    /// Units; 1 for plans created with `totalAmount` only.
+    pub quantity: i64,
+}
+
+impl Price {
+    /// The amount charged per period; `None` on overflow.
+    pub fn per_period(&self) -> Option<i64> {
+        self.per_unit.checked_mul(self.quantity)
+    }
+}
+
+/// Checks the create body's pricing: `totalAmount`, and when both `pricePerUnit` and
+/// `quantity` are given, that their product is exactly the total. Returns the effective price.
+pub fn plan_price(
+    total: i64,
+    per_unit: Option<i64>,
+    quantity: Option<i64>,
+) -> Result<Price, String> {
+    match (per_unit, quantity) {
+        (Some(per_unit), Some(quantity)) => {
+            if per_unit.checked_mul(quantity) == Some(total) {
+                Ok(Price { per_unit, quantity })
+            } else {
+                Err("must equal pricePerUnit multiplied by quantity".into())
+            }
+        }
+        (Some(per_unit), None) if per_unit == total => Ok(Price {
+            per_unit,
+            quantity: 1,
+        }),
+        (Some(_), None) => Err("must equal pricePerUnit when quantity is not given".into()),
+        (None, Some(quantity)) => {
+            if quantity > 0 && total % quantity == 0 {
+                Ok(Price {
+                    per_unit: total / quantity,
+                    quantity,
+                })
+            } else {
+                Err("must be divisible by quantity into whole minor units".into())
+            }
+        }
+        (None, None) => Ok(Price {
+            per_unit: total,
+            quantity: 1,
+        }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use chrono::TimeZone;
+
+    fn now() -> DateTime<Utc> {
+        Utc.with_ymd_and_hms(2026, 11, 23, 10, 0, 0).unwrap()
+    }
+
+    #[test]
+    fn end_date_needs_an_hour_of_lead() {
+        assert!(end_date("2026-11-23T11:00:00", now()).is_ok());
+        assert!(end_date("2026-11-23T11:00:00Z", now()).is_ok());
+        assert!(end_date("2026-11-23T10:59:59", now()).is_err());
+        assert!(end_date("2026-11-23", now()).is_err());
+        assert!(end_date("2026-11-23T11:00:00+01:00", now()).is_err());
+        assert!(end_date("2026-02-30T11:00:00", now()).is_err());
+    }
+
+    #[test]
+    fn names() {
+        assert!(subscription_name("Gold").is_ok());
+        assert!(subscription_name(" ").is_err());
+        assert!(subscription_name(&"é".repeat(250)).is_ok());
+        assert!(subscription_name(&"é".repeat(251)).is_err());
+    }
+
+    #[test]
+    fn directives() {
+        let rejected = charge_directive("REJECTED", None).unwrap();
+        assert!(!rejected.succeed);
+        assert_eq!(rejected.description, DEFAULT_REJECTION);
+        let custom = charge_directive("rejected", Some("Do not honor.")).unwrap();
+        assert_eq!(custom.description, "Do not honor.");
+        assert!(charge_directive("success", None).unwrap().succeed);
+        assert!(charge_directive("declined", None).is_err());
+        let queue = vec![rejected.clone(), custom.clone()];
+        assert_eq!(directive_for(&queue, 0), None);
+        assert_eq!(directive_for(&queue, 1), Some(&rejected));
+        assert_eq!(directive_for(&queue, 2), Some(&custom));
+        assert_eq!(directive_for(&queue, 3), None);
+    }
+
+    #[test]
+    fn prices() {
+        assert_eq!(
+            plan_price(3000, Some(1000), Some(3)),
+            Ok(Price {
+                per_unit: 1000,
+                quantity: 3
+            })
+        );
+        assert!(plan_price(3001, Some(1000), Some(3)).is_err());
+        assert_eq!(plan_price(500, None, None).unwrap().per_period(), Some(500));
+        assert_eq!(plan_price(600, None, Some(3)).unwrap().per_unit, 200);
+        assert!(plan_price(601, None, Some(3)).is_err());
+        assert!(plan_price(600, Some(500), None).is_err());
+    }
+}

@@ -1,0 +1,129 @@
+//! The renewal engine: finds memberships whose next action is due and performs it (renew,
+//! retry, expire, complete). It runs as a worker inside `recur serve` on real time, and
+//! synchronously for a sandbox merchant whose test clock was advanced.
+
+use chrono::{DateTime, TimeDelta, Utc};
+use recur_domain::status::MembershipStatus;
+
+use super::charging;
+use super::lifecycle::{self, Followups};
+use super::BillingError;
+use crate::app::AppState;
+use crate::store::customers;
+use crate::store::memberships::{self, Membership};
+
+/// How long a `Pending` attempt may wait for its answer before the worker asks the processor
+/// again (a crash between the processor's answer and the commit leaves it so).
+pub const PENDING_GRACE: TimeDelta = TimeDelta::seconds(30);
+
+/// Which memberships a run looks at, and at what time the actions are taken.
+#[derive(Debug, Clone, Copy)]
+pub enum Scope {
+    /// Every merchant on real time: actions happen now.
+    RealTime,
+    /// One merchant's test clock: each action happens at the time it was due, so a jump of a
+    /// year replays the year in order.
+    TestClock(i64),
+}
+
+/// Performs the earliest action due at `until`; returns `false` when none is due.
+pub async fn run_next_due(
+    state: &AppState,
+    scope: Scope,
+    until: DateTime<Utc>,
+) -> Result<bool, BillingError> {
+    let merchant = match scope {
+        Scope::RealTime => None,
+        Scope::TestClock(merchant_id) => Some(merchant_id),
+    };
+    let mut tx = state.store.begin().await?;
+    let Some(mut m) =
+        memberships::claim_due(&mut tx, state.store.backend(), merchant, until).await?
+    else {
+        tx.rollback().await?;
+        return Ok(false);
+    };
+    let due = m.next_action_at.unwrap_or(until);
+    let at = match scope {
+        Scope::RealTime => until,
+        Scope::TestClock(_) => due,
+    };
+    let end_reached = m.end_date.is_some_and(|end| end <= at);
+    let mut invoice = None;
+    let (charge, followups) = match m.status {
+        MembershipStatus::Incomplete => (None, lifecycle::expire(&mut tx, &mut m, at).await?),
+        MembershipStatus::Active | MembershipStatus::PastDue | MembershipStatus::Unpaid
+            if end_reached =>
+        {
+            (None, lifecycle::complete(&mut tx, &mut m, at).await?)
+        }
+        MembershipStatus::Active => {
+            let (charge, followups, renewal_invoice) =
+                lifecycle::start_renewal(&mut tx, &mut m, at).await?;
+            invoice = renewal_invoice;
+            (charge, followups)
+        }
+        MembershipStatus::PastDue => lifecycle::start_retry(&mut tx, &mut m, at).await?,
+        _ => {
+            // Unpaid waits for payment (or its end date); terminal statuses have nothing to do.
+            m.next_action_at = if m.status == MembershipStatus::Unpaid {
+                m.end_date.filter(|end| *end > at)
+            } else {
+                None
+            };
+            memberships::save(&mut tx, &mut m, at).await?;
+            (None, Followups::default())
+        }
+    };
+    record_followups(state, &mut tx, &m, followups, invoice.as_ref(), at).await?;
+    tx.commit().await?;
+    if let Some(charge) = charge {
+        charging::execute(state, &charge, at).await?;
+    }
+    Ok(true)
+}
+
+async fn record_followups(
+    state: &AppState,
+    tx: &mut crate::store::Tx,
+    m: &Membership,
+    followups: Followups,
+    invoice: Option<&crate::store::invoices::Invoice>,
+    at: DateTime<Utc>,
+) -> Result<(), BillingError> {
+    if !followups.status_changed && followups.updated.is_none() && followups.email.is_none() {
+        return Ok(());
+    }
+    let customer = customers::by_id(&mut **tx, m.merchant_id, m.customer_id)
+        .await?
+        .ok_or(BillingError::NotFound)?;
+    followups.record(tx, state, m, &customer, invoice, at).await
+}
+
+/// Brings a sandbox merchant's memberships up to its test clock's time `until`: completes
+/// interrupted attempts, then performs every due action in time order. Returns how many
+/// actions ran.
+pub async fn catch_up(
+    state: &AppState,
+    merchant_id: i64,
+    until: DateTime<Utc>,
+) -> Result<u64, BillingError> {
+    charging::recover_pending(state, Some(merchant_id), until, until).await?;
+    let mut actions = 0;
+    while run_next_due(state, Scope::TestClock(merchant_id), until).await? {
+        actions += 1;
+    }
+    Ok(actions)
+}
+
+/// One pass of the background worker: interrupted attempts first, then up to `batch` due
+/// actions. Returns how many actions ran.
+pub async fn tick(state: &AppState, batch: u32) -> Result<u32, BillingError> {
+    let now = state.clock.now();
+    charging::recover_pending(state, None, now - PENDING_GRACE, now).await?;
+    let mut actions = 0;
+    while actions < batch && run_next_due(state, Scope::RealTime, state.clock.now()).await? {
+        actions += 1;
+    }
+    Ok(actions)
+}

@@ -1,0 +1,433 @@
+//! The membership lifecycle of DESIGN §3 as stored changes: first payment, renewal, dunning,
+//! expiry, completion and cancellation. Every status change goes through the domain's
+//! [`transition`] and is followed by a status-change event.
+
+use chrono::{DateTime, Utc};
+use recur_domain::calendar::period_starting;
+use recur_domain::invoice::period_invoice;
+use recur_domain::membership::directive_for;
+use recur_domain::schedule::{dunning_retry_at, incomplete_expires_at};
+use recur_domain::status::{transition, InvoiceStatus, LifecycleEvent, MembershipStatus};
+use serde_json::{Map, Value};
+
+use super::charging::{self, Settled};
+use super::{merchant_now, next_scheduled_action, BillingError};
+use crate::app::AppState;
+use crate::ids;
+use crate::store::charges::{self, Charge, ChargeKind, NewCharge};
+use crate::store::invoices::{self, Invoice, InvoiceKind, NewInvoice};
+use crate::store::memberships::{self, Membership};
+use crate::store::outbox::EmailKind;
+use crate::store::{customers, payment_methods, Tx};
+
+/// What a change calls for once its own rows are written: events and an e-mail.
+#[derive(Debug, Default)]
+pub struct Followups {
+    /// The status changed: a status-change event is due.
+    pub status_changed: bool,
+    /// Fields changed (the spec's `Updates` keys): an update event is due.
+    pub updated: Option<Map<String, Value>>,
+    /// An e-mail to the customer is due.
+    pub email: Option<EmailKind>,
+}
+
+/// Applies `event` to the membership's status if the status machine allows it; returns whether
+/// the status changed.
+fn apply(m: &mut Membership, event: LifecycleEvent) -> bool {
+    match transition(m.status, event) {
+        Ok(next) if next != m.status => {
+            m.status = next;
+            true
+        }
+        _ => false,
+    }
+}
+
+async fn save(tx: &mut Tx, m: &mut Membership, at: DateTime<Utc>) -> Result<(), BillingError> {
+    if memberships::save(tx, m, at).await? {
+        Ok(())
+    } else {
+        Err(BillingError::Conflict(
+            "the membership changed concurrently; retry".into(),
+        ))
+    }
+}
+
+/// An Incomplete membership reached 23 hours without payment: Expired, open invoice Void.
+pub async fn expire(tx: &mut Tx, m: &mut Membership, at: DateTime<Utc>) -> Result<Followups, BillingError> {
+    let changed = apply(m, LifecycleEvent::IncompleteTimedOut);
+    invoices::void_open(tx, m.id, at).await?;
+    m.next_action_at = None;
+    save(tx, m, at).await?;
+    Ok(Followups {
+        status_changed: changed,
+        ..Followups::default()
+    })
+}
+
+/// The membership's `endDate` arrived: Completed, no new cycle.
+pub async fn complete(tx: &mut Tx, m: &mut Membership, at: DateTime<Utc>) -> Result<Followups, BillingError> {
+    let changed = apply(m, LifecycleEvent::EndDateReached);
+    m.next_action_at = None;
+    save(tx, m, at).await?;
+    Ok(Followups {
+        status_changed: changed,
+        ..Followups::default()
+    })
+}
+
+/// Cancels a membership now: open invoices Void, no retries, no new cycles. Canceling a
+/// Canceled membership changes nothing; a Completed or Expired one is a conflict.
+pub async fn cancel(state: &AppState, merchant_id: i64, key: &str) -> Result<Membership, BillingError> {
+    let at = merchant_now(state, merchant_id).await?;
+    let mut tx = state.store.begin().await?;
+    let mut m = memberships::lock(&mut tx, state.store.backend(), merchant_id, key)
+        .await?
+        .ok_or(BillingError::NotFound)?;
+    if m.status == MembershipStatus::Canceled {
+        tx.rollback().await?;
+        return Ok(m);
+    }
+    if !apply(&mut m, LifecycleEvent::Canceled) {
+        return Err(BillingError::Conflict(format!(
+            "a {} membership cannot be canceled",
+            m.status
+        )));
+    }
+    invoices::void_open(&mut tx, m.id, at).await?;
+    m.canceled_at = Some(at);
+    m.next_action_at = None;
+    m.dunning_failed_at = None;
+    save(&mut tx, &mut m, at).await?;
+    let customer = customers::by_id(&mut *tx, merchant_id, m.customer_id)
+        .await?
+        .ok_or(BillingError::NotFound)?;
+    Followups {
+        status_changed: true,
+        updated: None,
+        email: Some(EmailKind::Canceled),
+    }
+    .record(&mut tx, state, &m, &customer, None, at)
+    .await?;
+    tx.commit().await?;
+    Ok(m)
+}
+
+/// Writes a `Pending` attempt for `invoice` against the customer's current card. `None` when
+/// the customer has no card.
+async fn pending_charge(
+    tx: &mut Tx,
+    m: &Membership,
+    invoice: &Invoice,
+    kind: ChargeKind,
+    at: DateTime<Utc>,
+) -> Result<Option<Charge>, BillingError> {
+    let Some(card) = payment_methods::current(&mut **tx, m.merchant_id, m.customer_id).await? else {
+        return Ok(None);
+    };
+    let (attempts, _) = charges::attempts_for_invoice(tx, invoice.id).await?;
+    let directive = if kind.is_recurring() {
+        m.charge_emitter_queue
+            .as_deref()
+            .and_then(|queue| directive_for(queue, u64::try_from(m.recurring_attempts).unwrap_or(0)))
+    } else {
+        None
+    };
+    let charge = charges::insert_pending(
+        tx,
+        NewCharge {
+            merchant_id: m.merchant_id,
+            membership_id: m.id,
+            invoice_id: invoice.id,
+            idempotency_key: format!("{}:{}", invoice.invoice_key, attempts + 1),
+            kind,
+            recurring_ordinal: kind.is_recurring().then_some(m.recurring_attempts),
+            directive,
+            amount: invoice.amount_due,
+            currency: &invoice.currency,
+            payment_method_id: card.id,
+            pending_update: None,
+        },
+        at,
+    )
+    .await?;
+    Ok(Some(charge))
+}
+
+/// Charges the first invoice of an Incomplete membership with the customer's saved card (the
+/// sandbox pay helper, and checkout once the card is saved). Declines leave it Incomplete.
+pub async fn pay_first(state: &AppState, merchant_id: i64, key: &str) -> Result<Membership, BillingError> {
+    let at = merchant_now(state, merchant_id).await?;
+    let mut tx = state.store.begin().await?;
+    let m = memberships::lock(&mut tx, state.store.backend(), merchant_id, key)
+        .await?
+        .ok_or(BillingError::NotFound)?;
+    if m.status != MembershipStatus::Incomplete {
+        return Err(BillingError::Conflict(format!(
+            "the membership is {}; only an Incomplete membership takes a first payment",
+            m.status
+        )));
+    }
+    let invoice = first_invoice(&mut tx, &m, at).await?;
+    let (_, in_flight) = charges::attempts_for_invoice(&mut tx, invoice.id).await?;
+    if in_flight {
+        return Err(BillingError::Conflict("a payment for this membership is in progress".into()));
+    }
+    let charge = pending_charge(&mut tx, &m, &invoice, ChargeKind::First, at)
+        .await?
+        .ok_or_else(|| {
+            BillingError::Conflict(
+                "the customer has no payment method; attach a card first".into(),
+            )
+        })?;
+    tx.commit().await?;
+    match charging::execute(state, &charge, at).await? {
+        Settled::Declined(done) => Err(BillingError::Declined {
+            code: done.decline_code.unwrap_or_default(),
+            reason: done.decline_reason.unwrap_or_default(),
+        }),
+        Settled::Approved(_) | Settled::AlreadyRecorded => {
+            memberships::get(state.store.pool(), merchant_id, key)
+                .await?
+                .ok_or(BillingError::NotFound)
+        }
+    }
+}
+
+/// The Open first invoice at the current price, creating it (and voiding a stale one whose
+/// price changed since) as needed.
+async fn first_invoice(tx: &mut Tx, m: &Membership, at: DateTime<Utc>) -> Result<Invoice, BillingError> {
+    let plan = period_invoice(&m.subscription_name, m.price(), m.credit_balance);
+    let existing = invoices::oldest_open(tx, m.id).await?;
+    if let Some(invoice) = existing {
+        if invoice.kind == InvoiceKind::First && invoice.subtotal == plan.subtotal {
+            return Ok(invoice);
+        }
+        invoices::void(tx, invoice.id, at).await?;
+    }
+    let count = invoices::count_of_kind(tx, m.id, InvoiceKind::First).await?;
+    invoices::insert(
+        tx,
+        NewInvoice {
+            merchant_id: m.merchant_id,
+            membership_id: m.id,
+            invoice_key: ids::invoice_key(),
+            billing_key: format!("first:{}", count + 1),
+            kind: InvoiceKind::First,
+            status: InvoiceStatus::Open,
+            currency: &m.currency,
+            period: None,
+            plan: &plan,
+        },
+        at,
+    )
+    .await?
+    .ok_or_else(|| BillingError::Conflict("the first invoice changed concurrently; retry".into()))
+}
+
+/// Records the answer to a first payment: Active with its first period starting now, or still
+/// Incomplete.
+pub async fn first_payment_settled(
+    tx: &mut Tx,
+    m: &mut Membership,
+    invoice: &Invoice,
+    approved: bool,
+    at: DateTime<Utc>,
+) -> Result<Followups, BillingError> {
+    if !approved {
+        return Ok(Followups::default());
+    }
+    let period = period_starting(at, &m.cycle());
+    invoices::mark_paid(tx, invoice.id, invoice.amount_due, period, at).await?;
+    let changed = apply(m, LifecycleEvent::CheckoutPaid);
+    if changed {
+        m.current_period = period;
+        m.credit_balance -= invoice.credit_applied;
+        m.next_action_at = next_scheduled_action(m);
+        save(tx, m, at).await?;
+    }
+    Ok(Followups {
+        status_changed: changed,
+        updated: None,
+        email: Some(EmailKind::Receipt),
+    })
+}
+
+/// Starts the renewal of an Active membership whose period ended: the next period's invoice,
+/// paid from credit or charged. Returns the attempt to run, if any, and what follows.
+pub async fn start_renewal(
+    tx: &mut Tx,
+    m: &mut Membership,
+    at: DateTime<Utc>,
+) -> Result<(Option<Charge>, Followups, Option<Invoice>), BillingError> {
+    let Some(period) = m
+        .current_period
+        .and_then(|current| period_starting(current.end, &m.cycle()))
+    else {
+        return Ok((None, complete(tx, m, at).await?, None));
+    };
+    let plan = period_invoice(&m.subscription_name, m.price(), m.credit_balance);
+    let paid_by_credit = plan.amount_due == 0;
+    let invoice = invoices::insert(
+        tx,
+        NewInvoice {
+            merchant_id: m.merchant_id,
+            membership_id: m.id,
+            invoice_key: ids::invoice_key(),
+            billing_key: format!("period:{}", period.start.timestamp_micros()),
+            kind: InvoiceKind::Renewal,
+            status: if paid_by_credit {
+                InvoiceStatus::Paid
+            } else {
+                InvoiceStatus::Open
+            },
+            currency: &m.currency,
+            period: Some(period),
+            plan: &plan,
+        },
+        at,
+    )
+    .await?
+    .ok_or_else(|| BillingError::Conflict("this period was already invoiced".into()))?;
+    m.current_period = Some(period);
+    m.credit_balance = plan.credit_after;
+    if paid_by_credit {
+        m.next_action_at = next_scheduled_action(m);
+        save(tx, m, at).await?;
+        let followups = Followups {
+            email: Some(EmailKind::Receipt),
+            ..Followups::default()
+        };
+        return Ok((None, followups, Some(invoice)));
+    }
+    m.recurring_attempts += 1;
+    let charge = pending_charge(tx, m, &invoice, ChargeKind::Renewal, at).await?;
+    if charge.is_none() {
+        // No card to charge: the renewal fails as a decline would.
+        let followups = renewal_failed(m, at);
+        save(tx, m, at).await?;
+        return Ok((None, followups, Some(invoice)));
+    }
+    // The Pending attempt now owns the membership's next step.
+    m.next_action_at = None;
+    save(tx, m, at).await?;
+    Ok((charge, Followups::default(), Some(invoice)))
+}
+
+/// Starts a dunning retry of a PastDue membership's open invoice.
+pub async fn start_retry(
+    tx: &mut Tx,
+    m: &mut Membership,
+    at: DateTime<Utc>,
+) -> Result<(Option<Charge>, Followups), BillingError> {
+    let Some(invoice) = invoices::oldest_open(tx, m.id).await? else {
+        // Nothing is owed any more (paid another way): back in good standing.
+        let changed = apply(m, LifecycleEvent::RetrySucceeded);
+        m.dunning_failed_at = None;
+        m.dunning_retries = 0;
+        m.next_action_at = next_scheduled_action(m);
+        save(tx, m, at).await?;
+        return Ok((
+            None,
+            Followups {
+                status_changed: changed,
+                ..Followups::default()
+            },
+        ));
+    };
+    m.recurring_attempts += 1;
+    let charge = pending_charge(tx, m, &invoice, ChargeKind::Retry, at).await?;
+    if charge.is_none() {
+        let followups = retry_failed(m);
+        save(tx, m, at).await?;
+        return Ok((None, followups));
+    }
+    m.next_action_at = None;
+    save(tx, m, at).await?;
+    Ok((charge, Followups::default()))
+}
+
+/// A renewal charge was declined: PastDue, dunning starts.
+fn renewal_failed(m: &mut Membership, at: DateTime<Utc>) -> Followups {
+    let changed = apply(m, LifecycleEvent::RenewalFailed);
+    m.dunning_failed_at = Some(at);
+    m.dunning_retries = 0;
+    m.next_action_at = earliest(dunning_retry_at(at, 0), m.end_date);
+    Followups {
+        status_changed: changed,
+        updated: None,
+        email: Some(EmailKind::PaymentFailed),
+    }
+}
+
+/// A dunning retry was declined: the next retry, or Unpaid after the last.
+fn retry_failed(m: &mut Membership) -> Followups {
+    m.dunning_retries += 1;
+    let failed_at = m.dunning_failed_at.unwrap_or(m.updated_at);
+    let next_retry = dunning_retry_at(failed_at, u32::try_from(m.dunning_retries).unwrap_or(u32::MAX));
+    let changed = match next_retry {
+        Some(_) => false,
+        None => apply(m, LifecycleEvent::RetriesExhausted),
+    };
+    m.next_action_at = earliest(next_retry, m.end_date);
+    Followups {
+        status_changed: changed,
+        ..Followups::default()
+    }
+}
+
+fn earliest(a: Option<DateTime<Utc>>, b: Option<DateTime<Utc>>) -> Option<DateTime<Utc>> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    }
+}
+
+/// Records the answer to a renewal or retry charge.
+pub async fn recurring_settled(
+    tx: &mut Tx,
+    m: &mut Membership,
+    charge: &Charge,
+    invoice: &Invoice,
+    approved: bool,
+    at: DateTime<Utc>,
+) -> Result<Followups, BillingError> {
+    let in_good_standing = matches!(
+        m.status,
+        MembershipStatus::Active | MembershipStatus::PastDue | MembershipStatus::Unpaid
+    );
+    if approved {
+        invoices::mark_paid(tx, invoice.id, charge.amount, None, at).await?;
+        if !in_good_standing {
+            // Canceled or completed meanwhile: the money is recorded, the status stays.
+            return Ok(Followups::default());
+        }
+        let changed = match charge.kind {
+            ChargeKind::Retry => apply(m, LifecycleEvent::RetrySucceeded),
+            _ => apply(m, LifecycleEvent::RenewalSucceeded),
+        };
+        m.dunning_failed_at = None;
+        m.dunning_retries = 0;
+        m.next_action_at = next_scheduled_action(m);
+        save(tx, m, at).await?;
+        return Ok(Followups {
+            status_changed: changed,
+            updated: None,
+            email: Some(EmailKind::Receipt),
+        });
+    }
+    if !in_good_standing {
+        return Ok(Followups::default());
+    }
+    let followups = match charge.kind {
+        ChargeKind::Retry => retry_failed(m),
+        _ => renewal_failed(m, at),
+    };
+    save(tx, m, at).await?;
+    Ok(followups)
+}
+
+/// When an Incomplete membership created at `created_at` expires.
+pub fn expiry_of(created_at: DateTime<Utc>) -> DateTime<Utc> {
+    incomplete_expires_at(created_at).unwrap_or(created_at)
+}

@@ -1,0 +1,92 @@
+//! The billing engine: it turns the domain's rules (calendar, proration, status machine) into
+//! stored invoices, charge attempts, status changes and outbox rows.
+//!
+//! Money moves in three steps: a transaction writes the invoice and a `Pending` charge attempt
+//! and commits; the processor is called with the attempt's idempotency key; a second
+//! transaction records the answer and everything that follows from it (status, next date,
+//! events, e-mails). A crash between the steps leaves a `Pending` attempt that
+//! [`charging::recover_pending`] completes by asking the processor again with the same key, so a
+//! period is never charged twice. See `docs/billing.md`.
+
+pub mod charging;
+pub mod engine;
+pub mod lifecycle;
+pub mod notify;
+pub mod update;
+
+use chrono::{DateTime, Utc};
+use recur_domain::status::MembershipStatus;
+
+use crate::api::problem::ApiError;
+use crate::app::AppState;
+use crate::store::memberships::Membership;
+use crate::store::test_clocks;
+
+/// Why a billing operation did not happen.
+#[derive(Debug, thiserror::Error)]
+pub enum BillingError {
+    /// No such membership (or customer) for this merchant.
+    #[error("not found")]
+    NotFound,
+    /// The membership's state does not allow the operation.
+    #[error("{0}")]
+    Conflict(String),
+    /// The processor declined the charge; nothing was changed.
+    #[error("payment declined: {reason}")]
+    Declined {
+        /// Machine-readable code.
+        code: String,
+        /// Human-readable reason.
+        reason: String,
+    },
+    /// A database failure.
+    #[error("database: {0}")]
+    Database(#[from] sqlx::Error),
+    /// Anything else unexpected (the processor unreachable, a template failing).
+    #[error(transparent)]
+    Internal(#[from] anyhow::Error),
+}
+
+impl From<BillingError> for ApiError {
+    fn from(error: BillingError) -> Self {
+        match error {
+            BillingError::NotFound => ApiError::NotFound,
+            BillingError::Conflict(why) => ApiError::Conflict(why),
+            BillingError::Declined { code, reason } => ApiError::PaymentDeclined { code, reason },
+            BillingError::Database(e) => ApiError::Internal(e.into()),
+            BillingError::Internal(e) => ApiError::Internal(e),
+        }
+    }
+}
+
+/// The merchant's current time: its test clock when it has one (sandbox), otherwise the
+/// injected clock.
+pub async fn merchant_now(state: &AppState, merchant_id: i64) -> Result<DateTime<Utc>, sqlx::Error> {
+    Ok(test_clocks::get(state.store.pool(), merchant_id)
+        .await?
+        .unwrap_or_else(|| state.clock.now()))
+}
+
+/// When the engine must next act on a membership in good standing: the end of its current
+/// period, or its `endDate` when that comes first.
+pub fn next_scheduled_action(m: &Membership) -> Option<DateTime<Utc>> {
+    match (m.current_period, m.end_date) {
+        (Some(period), Some(end)) => Some(period.end.min(end)),
+        (Some(period), None) => Some(period.end),
+        (None, end) => end,
+    }
+}
+
+/// The date of the next charge attempt, as the membership record shows it: the next renewal of
+/// an Active membership (none once `endDate` stops the cycles), the next dunning retry of a
+/// PastDue one, and none otherwise.
+pub fn next_billing_date(m: &Membership) -> Option<DateTime<Utc>> {
+    match m.status {
+        MembershipStatus::Active => m
+            .current_period
+            .map(|p| p.end)
+            .filter(|end| m.end_date.is_none_or(|e| *end < e)),
+        MembershipStatus::PastDue => m.next_action_at.filter(|at| m.end_date.is_none_or(|e| *at < e)),
+        _ => None,
+    }
+}

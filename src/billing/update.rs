@@ -1,0 +1,461 @@
+//! Changing a membership (`PUT /membership`) with proration (DESIGN §4).
+//!
+//! A change of price, quantity, interval type or count in the middle of a paid period is
+//! prorated. When money is due, the change is written into the `Pending` charge attempt and
+//! applied only once the processor approved it: a decline changes nothing. Negative amounts
+//! become credit; interval changes restart the period now.
+
+use chrono::{DateTime, Utc};
+use recur_domain::calendar::{BillingCycle, IntervalType, Period};
+use recur_domain::invoice::{interval_change_invoice, price_change_invoice, InvoicePlan};
+use recur_domain::membership::Price;
+use recur_domain::money::format_amount;
+use recur_domain::schedule::dunning_retry_at;
+use recur_domain::status::{InvoiceStatus, MembershipStatus};
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use super::charging::{self, Settled};
+use super::lifecycle::Followups;
+use super::{merchant_now, next_scheduled_action, BillingError};
+use crate::api::format_utc;
+use crate::app::AppState;
+use crate::ids;
+use crate::store::charges::{self, Charge, ChargeKind, NewCharge};
+use crate::store::invoices::{self, Invoice, InvoiceKind, NewInvoice};
+use crate::store::memberships::{self, Membership};
+use crate::store::outbox::EmailKind;
+use crate::store::{customers, from_micros, payment_methods, to_micros, Tx};
+
+/// The requested changes, validated; `None` leaves a field as it is.
+#[derive(Debug, Clone, Default)]
+pub struct Changes {
+    /// New `subscriptionName`.
+    pub name: Option<String>,
+    /// New `endDate`.
+    pub end_date: Option<DateTime<Utc>>,
+    /// New price per unit, in minor units of the membership's currency.
+    pub price_per_unit: Option<i64>,
+    /// New quantity.
+    pub quantity: Option<i64>,
+    /// New interval type.
+    pub interval_type: Option<IntervalType>,
+    /// New interval count.
+    pub interval_count: Option<u32>,
+    /// New `returnToWebsiteLink`.
+    pub return_to_website_link: Option<String>,
+    /// New `metadata`.
+    pub metadata: Option<String>,
+}
+
+/// The proration an update produced.
+#[derive(Debug, Clone)]
+pub struct Proration {
+    /// Signed amount in minor units: positive was charged (credit first), negative credited.
+    pub amount: i64,
+    /// ISO 4217 code.
+    pub currency: String,
+    /// The charge attempt, when the payment method was charged.
+    pub transaction_id: Option<i64>,
+}
+
+/// A completed update.
+#[derive(Debug, Clone)]
+pub struct UpdateOutcome {
+    /// The membership after the update.
+    pub membership: Membership,
+    /// The proration, when price or cycle changed during a paid period.
+    pub proration: Option<Proration>,
+}
+
+/// The membership's state after the update, kept in a proration charge until it is approved.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct Target {
+    version: i64,
+    subscription_name: String,
+    metadata: Option<String>,
+    return_to_website_link: Option<String>,
+    end_date: Option<i64>,
+    total_amount: i64,
+    price_per_unit: Option<i64>,
+    quantity: Option<i64>,
+    interval_type: String,
+    interval_count: u32,
+    credit_balance: i64,
+    period: Option<(i64, i64)>,
+    updates: Map<String, Value>,
+}
+
+impl Target {
+    fn apply(&self, m: &mut Membership) -> Result<(), BillingError> {
+        m.subscription_name.clone_from(&self.subscription_name);
+        m.metadata.clone_from(&self.metadata);
+        m.return_to_website_link
+            .clone_from(&self.return_to_website_link);
+        m.end_date = self.end_date.map(from_micros);
+        m.total_amount = self.total_amount;
+        m.price_per_unit = self.price_per_unit;
+        m.quantity = self.quantity;
+        m.interval_type = IntervalType::parse(&self.interval_type)
+            .map_err(|e| BillingError::Internal(anyhow::anyhow!(e.to_string())))?;
+        m.interval_count = self.interval_count;
+        m.credit_balance = self.credit_balance;
+        if let Some((start, end)) = self.period {
+            m.current_period = Some(Period {
+                start: from_micros(start),
+                end: from_micros(end),
+            });
+        }
+        Ok(())
+    }
+}
+
+/// Applies `changes` to the membership `key` of `merchant_id`, prorating as DESIGN §4 says.
+pub async fn update(
+    state: &AppState,
+    merchant_id: i64,
+    key: &str,
+    changes: Changes,
+) -> Result<UpdateOutcome, BillingError> {
+    let at = merchant_now(state, merchant_id).await?;
+    let mut tx = state.store.begin().await?;
+    let mut m = memberships::lock(&mut tx, state.store.backend(), merchant_id, key)
+        .await?
+        .ok_or(BillingError::NotFound)?;
+    if !m.status.can_update() {
+        return Err(BillingError::Conflict(format!(
+            "a {} membership cannot be updated",
+            m.status
+        )));
+    }
+    let old_price = m.price();
+    let old_cycle = m.cycle();
+    let new_price = Price {
+        per_unit: changes.price_per_unit.unwrap_or(old_price.per_unit),
+        quantity: changes.quantity.unwrap_or(old_price.quantity),
+    };
+    let new_total = new_price
+        .per_period()
+        .ok_or_else(|| BillingError::Conflict("the new price is too large".into()))?;
+    let new_cycle = BillingCycle {
+        interval_type: changes.interval_type.unwrap_or(old_cycle.interval_type),
+        interval_count: changes.interval_count.unwrap_or(old_cycle.interval_count),
+    };
+    let updates = changed_keys(&m, &changes, new_price);
+    let price_changed = new_total != old_price.per_period().unwrap_or(i64::MAX);
+    let cycle_changed = new_cycle != old_cycle;
+    let link_changed = changes.return_to_website_link.is_some()
+        && changes.return_to_website_link != m.return_to_website_link;
+    if updates.is_empty() && !link_changed {
+        tx.rollback().await?;
+        return Ok(UpdateOutcome {
+            membership: m,
+            proration: None,
+        });
+    }
+    let mut target = Target {
+        version: m.version,
+        subscription_name: changes.name.clone().unwrap_or_else(|| m.subscription_name.clone()),
+        metadata: changes.metadata.clone().or_else(|| m.metadata.clone()),
+        return_to_website_link: changes
+            .return_to_website_link
+            .clone()
+            .or_else(|| m.return_to_website_link.clone()),
+        end_date: changes.end_date.or(m.end_date).map(to_micros),
+        total_amount: new_total,
+        price_per_unit: if changes.price_per_unit.is_some() || changes.quantity.is_some() {
+            Some(new_price.per_unit)
+        } else {
+            m.price_per_unit
+        },
+        quantity: if changes.price_per_unit.is_some() || changes.quantity.is_some() {
+            Some(new_price.quantity)
+        } else {
+            m.quantity
+        },
+        interval_type: new_cycle.interval_type.as_str().to_string(),
+        interval_count: new_cycle.interval_count,
+        credit_balance: m.credit_balance,
+        period: None,
+        updates,
+    };
+    let paid_period = match (m.status, m.current_period) {
+        (MembershipStatus::Active, Some(period)) if price_changed || cycle_changed => Some(period),
+        _ => None,
+    };
+    let Some(period) = paid_period else {
+        // Nothing of the current period was paid at the old terms: the change applies as is.
+        target.apply(&mut m)?;
+        reschedule(&mut m);
+        save(&mut tx, &mut m, at).await?;
+        followups_of(&target, None)
+            .record_for(&mut tx, state, &m, None, at)
+            .await?;
+        tx.commit().await?;
+        return Ok(UpdateOutcome {
+            membership: m,
+            proration: None,
+        });
+    };
+    let (plan, new_period) = if cycle_changed {
+        let (plan, new_period) = interval_change_invoice(
+            &target.subscription_name,
+            old_price,
+            new_price,
+            period,
+            &new_cycle,
+            at,
+            m.credit_balance,
+        )
+        .ok_or_else(|| BillingError::Conflict("the new billing cycle is out of range".into()))?;
+        (plan, Some(new_period))
+    } else {
+        let plan = price_change_invoice(old_price, new_price, period, at, m.credit_balance);
+        (plan, None)
+    };
+    target.credit_balance = plan.credit_after;
+    target.period = new_period.map(|p| (to_micros(p.start), to_micros(p.end)));
+    let invoice_period = new_period.unwrap_or(Period {
+        start: at,
+        end: period.end,
+    });
+    let invoice = proration_invoice(&mut tx, &m, &plan, invoice_period, at).await?;
+    let currency = m.currency.clone();
+    if plan.amount_due == 0 {
+        target.apply(&mut m)?;
+        reschedule(&mut m);
+        save(&mut tx, &mut m, at).await?;
+        let proration = Proration {
+            amount: plan.subtotal,
+            currency,
+            transaction_id: None,
+        };
+        followups_of(&target, None)
+            .record_for(&mut tx, state, &m, Some(&invoice), at)
+            .await?;
+        tx.commit().await?;
+        return Ok(UpdateOutcome {
+            membership: m,
+            proration: Some(proration),
+        });
+    }
+    let charge = proration_charge(&mut tx, &m, &invoice, &target, at).await?;
+    tx.commit().await?;
+    let transaction_id = charge.id;
+    match charging::execute(state, &charge, at).await? {
+        Settled::Declined(done) => Err(BillingError::Declined {
+            code: done.decline_code.unwrap_or_default(),
+            reason: done.decline_reason.unwrap_or_default(),
+        }),
+        Settled::Approved(_) | Settled::AlreadyRecorded => {
+            let m = memberships::get(state.store.pool(), merchant_id, key)
+                .await?
+                .ok_or(BillingError::NotFound)?;
+            if m.price().per_period() != Some(new_total) || m.cycle() != new_cycle {
+                return Err(BillingError::Conflict(
+                    "the membership changed while the proration was charged; the amount was added to its credit".into(),
+                ));
+            }
+            Ok(UpdateOutcome {
+                proration: Some(Proration {
+                    amount: plan.subtotal,
+                    currency: m.currency.clone(),
+                    transaction_id: Some(transaction_id),
+                }),
+                membership: m,
+            })
+        }
+    }
+}
+
+async fn save(tx: &mut Tx, m: &mut Membership, at: DateTime<Utc>) -> Result<(), BillingError> {
+    if memberships::save(tx, m, at).await? {
+        Ok(())
+    } else {
+        Err(BillingError::Conflict(
+            "the membership changed concurrently; retry".into(),
+        ))
+    }
+}
+
+/// Recomputes the next action after terms changed (an earlier `endDate`, a new period).
+fn reschedule(m: &mut Membership) {
+    m.next_action_at = match m.status {
+        MembershipStatus::Active => next_scheduled_action(m),
+        MembershipStatus::PastDue => {
+            let retry = m.dunning_failed_at.and_then(|failed| {
+                dunning_retry_at(failed, u32::try_from(m.dunning_retries).unwrap_or(u32::MAX))
+            });
+            match (retry, m.end_date) {
+                (Some(retry), Some(end)) => Some(retry.min(end)),
+                (retry, end) => retry.or(end),
+            }
+        }
+        MembershipStatus::Unpaid => m.end_date,
+        _ => m.next_action_at,
+    };
+}
+
+/// The spec's `Updates` keys whose values actually change.
+fn changed_keys(m: &Membership, changes: &Changes, new_price: Price) -> Map<String, Value> {
+    let currency = m.currency();
+    let old_price = m.price();
+    let mut updates = Map::new();
+    if let Some(name) = changes.name.as_ref().filter(|n| **n != m.subscription_name) {
+        updates.insert("Name".into(), name.clone().into());
+    }
+    if changes.price_per_unit.is_some() && new_price.per_unit != old_price.per_unit {
+        updates.insert(
+            "PricePerUnit".into(),
+            format_amount(new_price.per_unit, currency).into(),
+        );
+    }
+    if changes.quantity.is_some() && new_price.quantity != old_price.quantity {
+        updates.insert("Quantity".into(), new_price.quantity.into());
+    }
+    if let Some(end) = changes.end_date.filter(|e| Some(*e) != m.end_date) {
+        updates.insert("EndDate".into(), format_utc(end).into());
+    }
+    if let Some(kind) = changes.interval_type.filter(|t| *t != m.interval_type) {
+        updates.insert("IntervalType".into(), kind.as_str().into());
+    }
+    if let Some(count) = changes.interval_count.filter(|c| *c != m.interval_count) {
+        updates.insert("IntervalCount".into(), count.into());
+    }
+    if let Some(metadata) = changes.metadata.as_ref().filter(|v| Some(*v) != m.metadata.as_ref()) {
+        updates.insert("Metadata".into(), metadata.clone().into());
+    }
+    updates
+}
+
+fn followups_of(target: &Target, email: Option<EmailKind>) -> Followups {
+    Followups {
+        status_changed: false,
+        updated: (!target.updates.is_empty()).then(|| target.updates.clone()),
+        email,
+    }
+}
+
+impl Followups {
+    async fn record_for(
+        self,
+        tx: &mut Tx,
+        state: &AppState,
+        m: &Membership,
+        invoice: Option<&Invoice>,
+        at: DateTime<Utc>,
+    ) -> Result<(), BillingError> {
+        if self.updated.is_none() && self.email.is_none() && !self.status_changed {
+            return Ok(());
+        }
+        let customer = customers::by_id(&mut **tx, m.merchant_id, m.customer_id)
+            .await?
+            .ok_or(BillingError::NotFound)?;
+        self.record(tx, state, m, &customer, invoice, at).await
+    }
+}
+
+async fn proration_invoice(
+    tx: &mut Tx,
+    m: &Membership,
+    plan: &InvoicePlan,
+    period: Period,
+    at: DateTime<Utc>,
+) -> Result<Invoice, BillingError> {
+    let count = invoices::count_of_kind(tx, m.id, InvoiceKind::Proration).await?;
+    invoices::insert(
+        tx,
+        NewInvoice {
+            merchant_id: m.merchant_id,
+            membership_id: m.id,
+            invoice_key: ids::invoice_key(),
+            billing_key: format!("proration:{}", count + 1),
+            kind: InvoiceKind::Proration,
+            status: if plan.amount_due == 0 {
+                InvoiceStatus::Paid
+            } else {
+                InvoiceStatus::Open
+            },
+            currency: &m.currency,
+            period: Some(period),
+            plan,
+        },
+        at,
+    )
+    .await?
+    .ok_or_else(|| BillingError::Conflict("the membership changed concurrently; retry".into()))
+}
+
+async fn proration_charge(
+    tx: &mut Tx,
+    m: &Membership,
+    invoice: &Invoice,
+    target: &Target,
+    at: DateTime<Utc>,
+) -> Result<Charge, BillingError> {
+    let card = payment_methods::current(&mut **tx, m.merchant_id, m.customer_id)
+        .await?
+        .ok_or_else(|| {
+            BillingError::Conflict("the customer has no payment method to charge".into())
+        })?;
+    let pending_update =
+        serde_json::to_string(target).map_err(|e| BillingError::Internal(e.into()))?;
+    Ok(charges::insert_pending(
+        tx,
+        NewCharge {
+            merchant_id: m.merchant_id,
+            membership_id: m.id,
+            invoice_id: invoice.id,
+            idempotency_key: format!("{}:1", invoice.invoice_key),
+            kind: ChargeKind::Proration,
+            recurring_ordinal: None,
+            directive: None,
+            amount: invoice.amount_due,
+            currency: &invoice.currency,
+            payment_method_id: card.id,
+            pending_update: Some(pending_update),
+        },
+        at,
+    )
+    .await?)
+}
+
+/// Records the answer to a proration charge: approved, the change is applied (if the
+/// membership did not change meanwhile; otherwise the amount becomes credit); declined, the
+/// proration invoice is voided and nothing else changes.
+pub async fn proration_settled(
+    tx: &mut Tx,
+    m: &mut Membership,
+    charge: &Charge,
+    invoice: &Invoice,
+    approved: bool,
+    at: DateTime<Utc>,
+) -> Result<Followups, BillingError> {
+    if !approved {
+        invoices::void(tx, invoice.id, at).await?;
+        return Ok(Followups::default());
+    }
+    invoices::mark_paid(tx, invoice.id, charge.amount, None, at).await?;
+    let target: Option<Target> = charge
+        .pending_update
+        .as_deref()
+        .map(serde_json::from_str)
+        .transpose()
+        .map_err(|e| BillingError::Internal(e.into()))?;
+    match target {
+        Some(target) if target.version == m.version && m.status == MembershipStatus::Active => {
+            target.apply(m)?;
+            reschedule(m);
+            save(tx, m, at).await?;
+            Ok(followups_of(&target, Some(EmailKind::Receipt)))
+        }
+        _ => {
+            m.credit_balance += charge.amount;
+            save(tx, m, at).await?;
+            Ok(Followups {
+                email: Some(EmailKind::Receipt),
+                ..Followups::default()
+            })
+        }
+    }
+}

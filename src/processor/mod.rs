@@ -1,0 +1,74 @@
+//! The payment processor boundary (DESIGN §7).
+//!
+//! recur never moves money itself: it asks a [`Processor`] to store a card (getting a token
+//! back) and to charge a stored card. Every charge carries an idempotency key, and a processor
+//! must answer a repeated key with the first answer instead of charging again; that is what
+//! makes a crash between the processor's answer and recur's commit harmless.
+
+pub mod sandbox;
+
+use std::future::Future;
+use std::pin::Pin;
+
+use recur_domain::card::CardNumber;
+use recur_domain::membership::ChargeDirective;
+
+/// A processor call in flight.
+pub type ProcessorFuture<'a, T> = Pin<Box<dyn Future<Output = anyhow::Result<T>> + Send + 'a>>;
+
+/// A charge of a stored card.
+#[derive(Debug, Clone)]
+pub struct ChargeRequest<'a> {
+    /// The merchant on whose behalf the charge runs.
+    pub merchant_id: i64,
+    /// Unique per attempt; repeating it returns the first answer.
+    pub idempotency_key: &'a str,
+    /// The token the processor gave for the card.
+    pub token: &'a str,
+    /// Amount in minor units of `currency`.
+    pub amount: i64,
+    /// ISO 4217 code.
+    pub currency: &'a str,
+    /// Sandbox only: the outcome a `chargeEmitterQueue` item forces. Live processors ignore it.
+    pub directive: Option<&'a ChargeDirective>,
+}
+
+/// The processor's answer to a charge.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ChargeOutcome {
+    /// The money was taken.
+    Approved {
+        /// The processor's transaction reference.
+        reference: String,
+    },
+    /// The charge was refused.
+    Declined {
+        /// The processor's transaction reference.
+        reference: String,
+        /// Machine-readable reason (`card_declined`, `insufficient_funds`, …).
+        code: String,
+        /// Human-readable reason.
+        reason: String,
+    },
+}
+
+impl ChargeOutcome {
+    /// The processor's transaction reference.
+    pub fn reference(&self) -> &str {
+        match self {
+            ChargeOutcome::Approved { reference } | ChargeOutcome::Declined { reference, .. } => {
+                reference
+            }
+        }
+    }
+}
+
+/// A payment processor.
+pub trait Processor: Send + Sync + 'static {
+    /// Stores a card in the processor's vault and returns its token.
+    fn tokenize<'a>(&'a self, merchant_id: i64, card: &'a CardNumber)
+        -> ProcessorFuture<'a, String>;
+
+    /// Charges a stored card. Idempotent on `request.idempotency_key`.
+    fn charge<'a>(&'a self, request: ChargeRequest<'a>) -> ProcessorFuture<'a, ChargeOutcome>;
+}

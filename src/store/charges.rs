@@ -1,0 +1,273 @@
+//! The `charges` table: every attempt to take money for an invoice. An attempt is written
+//! `Pending` (with the idempotency key the processor receives) and committed *before* the
+//! processor is called; the answer is recorded in a second transaction. An attempt left
+//! `Pending` by a crash is completed later by asking the processor again with the same key.
+
+use chrono::{DateTime, Utc};
+use recur_domain::membership::ChargeDirective;
+use sqlx::any::AnyRow;
+use sqlx::{Any, Executor, Row};
+
+use super::{from_micros, to_micros, Tx};
+
+/// Why money is being taken.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ChargeKind {
+    /// The first payment (checkout, or the sandbox pay helper).
+    First,
+    /// A period's renewal charge.
+    Renewal,
+    /// A dunning retry of an open renewal invoice.
+    Retry,
+    /// A mid-period plan change.
+    Proration,
+}
+
+impl ChargeKind {
+    /// The stored name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ChargeKind::First => "first",
+            ChargeKind::Renewal => "renewal",
+            ChargeKind::Retry => "retry",
+            ChargeKind::Proration => "proration",
+        }
+    }
+
+    fn from_db(text: &str) -> ChargeKind {
+        match text {
+            "first" => ChargeKind::First,
+            "retry" => ChargeKind::Retry,
+            "proration" => ChargeKind::Proration,
+            _ => ChargeKind::Renewal,
+        }
+    }
+
+    /// Whether the attempt is a recurring one (consumes a `chargeEmitterQueue` item).
+    pub fn is_recurring(self) -> bool {
+        matches!(self, ChargeKind::Renewal | ChargeKind::Retry)
+    }
+}
+
+/// Outcome of an attempt.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ChargeStatus {
+    /// Written, processor not yet answered (or the answer not yet recorded).
+    Pending,
+    /// Money taken.
+    Success,
+    /// Declined by the processor.
+    Rejected,
+}
+
+impl ChargeStatus {
+    /// The name in the database and in notifications.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ChargeStatus::Pending => "Pending",
+            ChargeStatus::Success => "Success",
+            ChargeStatus::Rejected => "Rejected",
+        }
+    }
+
+    fn from_db(text: &str) -> ChargeStatus {
+        match text {
+            "Success" => ChargeStatus::Success,
+            "Pending" => ChargeStatus::Pending,
+            _ => ChargeStatus::Rejected,
+        }
+    }
+}
+
+/// A stored charge attempt.
+#[derive(Debug, Clone)]
+pub struct Charge {
+    /// Internal id: the notification's `TransactionId`.
+    pub id: i64,
+    /// Owning merchant.
+    pub merchant_id: i64,
+    /// The membership billed.
+    pub membership_id: i64,
+    /// The invoice paid.
+    pub invoice_id: i64,
+    /// Sent to the processor.
+    pub idempotency_key: String,
+    /// Why.
+    pub kind: ChargeKind,
+    /// The forced outcome of a `chargeEmitterQueue` item, when one applied.
+    pub directive: Option<ChargeDirective>,
+    /// Amount in minor units.
+    pub amount: i64,
+    /// ISO 4217 code.
+    pub currency: String,
+    /// The card charged.
+    pub payment_method_id: i64,
+    /// Outcome so far.
+    pub status: ChargeStatus,
+    /// Processor's decline code.
+    pub decline_code: Option<String>,
+    /// Processor's decline text.
+    pub decline_reason: Option<String>,
+    /// Processor's transaction reference.
+    pub processor_reference: Option<String>,
+    /// For proration charges: the change to apply once the charge succeeds (JSON).
+    pub pending_update: Option<String>,
+    /// When the attempt was written.
+    pub created_at: DateTime<Utc>,
+    /// When the answer was recorded.
+    pub completed_at: Option<DateTime<Utc>>,
+}
+
+/// A new attempt.
+#[derive(Debug, Clone)]
+pub struct NewCharge<'a> {
+    /// Owning merchant.
+    pub merchant_id: i64,
+    /// The membership billed.
+    pub membership_id: i64,
+    /// The invoice paid.
+    pub invoice_id: i64,
+    /// Unique; sent to the processor.
+    pub idempotency_key: String,
+    /// Why.
+    pub kind: ChargeKind,
+    /// Ordinal among the membership's recurring attempts.
+    pub recurring_ordinal: Option<i64>,
+    /// Forced outcome.
+    pub directive: Option<&'a ChargeDirective>,
+    /// Amount in minor units.
+    pub amount: i64,
+    /// ISO 4217 code.
+    pub currency: &'a str,
+    /// The card charged.
+    pub payment_method_id: i64,
+    /// Change to apply on success (proration).
+    pub pending_update: Option<String>,
+}
+
+const COLUMNS: &str = "id, merchant_id, membership_id, invoice_id, idempotency_key, kind, \
+    directive, amount, currency, payment_method_id, status, decline_code, decline_reason, \
+    processor_reference, pending_update, created_at, completed_at";
+
+fn decode(row: &AnyRow) -> Result<Charge, sqlx::Error> {
+    let directive: Option<String> = row.try_get("directive")?;
+    Ok(Charge {
+        id: row.try_get("id")?,
+        merchant_id: row.try_get("merchant_id")?,
+        membership_id: row.try_get("membership_id")?,
+        invoice_id: row.try_get("invoice_id")?,
+        idempotency_key: row.try_get("idempotency_key")?,
+        kind: ChargeKind::from_db(&row.try_get::<String, _>("kind")?),
+        directive: directive
+            .map(|d| serde_json::from_str(&d))
+            .transpose()
+            .map_err(|e| sqlx::Error::Decode(Box::new(e)))?,
+        amount: row.try_get("amount")?,
+        currency: row.try_get("currency")?,
+        payment_method_id: row.try_get("payment_method_id")?,
+        status: ChargeStatus::from_db(&row.try_get::<String, _>("status")?),
+        decline_code: row.try_get("decline_code")?,
+        decline_reason: row.try_get("decline_reason")?,
+        processor_reference: row.try_get("processor_reference")?,
+        pending_update: row.try_get("pending_update")?,
+        created_at: from_micros(row.try_get("created_at")?),
+        completed_at: row
+            .try_get::<Option<i64>, _>("completed_at")?
+            .map(from_micros),
+    })
+}
+
+/// Writes a Pending attempt.
+pub async fn insert_pending(
+    tx: &mut Tx,
+    new: NewCharge<'_>,
+    now: DateTime<Utc>,
+) -> Result<Charge, sqlx::Error> {
+    let directive = new
+        .directive
+        .map(serde_json::to_string)
+        .transpose()
+        .map_err(|e| sqlx::Error::Encode(Box::new(e)))?;
+    let sql = format!(
+        "INSERT INTO charges (merchant_id, membership_id, invoice_id, idempotency_key, kind, \
+         recurring_ordinal, directive, amount, currency, payment_method_id, status, \
+         pending_update, created_at) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, 'Pending', $11, $12) RETURNING {COLUMNS}"
+    );
+    let row = sqlx::query(&sql)
+        .bind(new.merchant_id)
+        .bind(new.membership_id)
+        .bind(new.invoice_id)
+        .bind(&new.idempotency_key)
+        .bind(new.kind.as_str())
+        .bind(new.recurring_ordinal)
+        .bind(directive)
+        .bind(new.amount)
+        .bind(new.currency)
+        .bind(new.payment_method_id)
+        .bind(&new.pending_update)
+        .bind(to_micros(now))
+        .fetch_one(&mut **tx)
+        .await?;
+    decode(&row)
+}
+
+/// Records the processor's answer on a Pending attempt. Returns the completed attempt, or
+/// `None` when it was no longer Pending (another process recorded the answer first).
+pub async fn complete(
+    tx: &mut Tx,
+    id: i64,
+    status: ChargeStatus,
+    reference: &str,
+    decline: Option<(&str, &str)>,
+    now: DateTime<Utc>,
+) -> Result<Option<Charge>, sqlx::Error> {
+    let sql = format!(
+        "UPDATE charges SET status = $1, processor_reference = $2, decline_code = $3, \
+         decline_reason = $4, completed_at = $5 WHERE id = $6 AND status = 'Pending' \
+         RETURNING {COLUMNS}"
+    );
+    let row = sqlx::query(&sql)
+        .bind(status.as_str())
+        .bind(reference)
+        .bind(decline.map(|d| d.0))
+        .bind(decline.map(|d| d.1))
+        .bind(to_micros(now))
+        .bind(id)
+        .fetch_optional(&mut **tx)
+        .await?;
+    row.as_ref().map(decode).transpose()
+}
+
+/// Pending attempts written at or before `before`, oldest first: of one merchant, or of all.
+pub async fn pending<'c, E: Executor<'c, Database = Any>>(
+    executor: E,
+    merchant_id: Option<i64>,
+    before: DateTime<Utc>,
+) -> Result<Vec<Charge>, sqlx::Error> {
+    let sql = format!(
+        "SELECT {COLUMNS} FROM charges WHERE status = 'Pending' AND created_at <= $1 \
+         AND ($2 = 0 OR merchant_id = $2) ORDER BY id LIMIT 100"
+    );
+    let rows = sqlx::query(&sql)
+        .bind(to_micros(before))
+        .bind(merchant_id.unwrap_or(0))
+        .fetch_all(executor)
+        .await?;
+    rows.iter().map(decode).collect()
+}
+
+/// How many attempts an invoice has had, and whether one of them is still `Pending`.
+pub async fn attempts_for_invoice(tx: &mut Tx, invoice_id: i64) -> Result<(i64, bool), sqlx::Error> {
+    let row = sqlx::query(
+        "SELECT COUNT(*) AS total, \
+         COALESCE(SUM(CASE WHEN status = 'Pending' THEN 1 ELSE 0 END), 0) AS pending \
+         FROM charges WHERE invoice_id = $1",
+    )
+    .bind(invoice_id)
+    .fetch_one(&mut **tx)
+    .await?;
+    let total: i64 = row.try_get("total")?;
+    let pending: i64 = row.try_get("pending")?;
+    Ok((total, pending > 0))
+}

@@ -1,0 +1,412 @@
+//! The `memberships` table. Every query is scoped by merchant id, or by a membership id that was
+//! read under one.
+//!
+//! The engine changes a membership by locking its row ([`lock`]), changing the struct in memory
+//! and writing it back with [`save`], which also checks the row's `version`: a write based on a
+//! stale read fails instead of overwriting someone else's change.
+
+use chrono::{DateTime, Utc};
+use recur_domain::calendar::{BillingCycle, IntervalType, Period};
+use recur_domain::membership::{ChargeDirective, Price};
+use recur_domain::money::Currency;
+use recur_domain::status::MembershipStatus;
+use sqlx::any::AnyRow;
+use sqlx::{Any, Executor, Row};
+
+use super::customers::Created;
+use super::{from_micros, to_micros, Backend, Tx};
+
+/// A membership as stored.
+#[derive(Debug, Clone)]
+pub struct Membership {
+    /// Internal id.
+    pub id: i64,
+    /// Owning merchant.
+    pub merchant_id: i64,
+    /// Owning customer's internal id.
+    pub customer_id: i64,
+    /// Owning customer's key.
+    pub customer_key: String,
+    /// Public key, `mmbrshp_…`.
+    pub membership_key: String,
+    /// `productInfo.orderId`, unique per customer.
+    pub order_id: String,
+    /// `productInfo.description`.
+    pub order_description: Option<String>,
+    /// `subscriptionName`.
+    pub subscription_name: String,
+    /// Merchant's free-form string.
+    pub metadata: Option<String>,
+    /// Where events are posted.
+    pub webhook_url: String,
+    /// Where the customer is sent after an update or checkout.
+    pub return_to_website_link: Option<String>,
+    /// No cycle starts at or after this instant.
+    pub end_date: Option<DateTime<Utc>>,
+    /// ISO 4217 code.
+    pub currency: String,
+    /// `totalAmount` in minor units: the price per period.
+    pub total_amount: i64,
+    /// `pricePerUnit` in minor units, when given.
+    pub price_per_unit: Option<i64>,
+    /// `quantity`, when given.
+    pub quantity: Option<i64>,
+    /// Daily, Weekly, Monthly or Annually.
+    pub interval_type: IntervalType,
+    /// Units of `interval_type` per cycle.
+    pub interval_count: u32,
+    /// Forced outcomes of recurring attempts (sandbox testing).
+    pub charge_emitter_queue: Option<Vec<ChargeDirective>>,
+    /// Recurring charge attempts made so far (the queue's position).
+    pub recurring_attempts: i64,
+    /// Lifecycle status.
+    pub status: MembershipStatus,
+    /// Current billing period, once the first payment started it.
+    pub current_period: Option<Period>,
+    /// Credit in minor units, applied first at every charge.
+    pub credit_balance: i64,
+    /// When the renewal charge that started dunning failed.
+    pub dunning_failed_at: Option<DateTime<Utc>>,
+    /// Dunning retries made since then.
+    pub dunning_retries: i64,
+    /// When the engine must next look at this membership; `None` when nothing is scheduled.
+    pub next_action_at: Option<DateTime<Utc>>,
+    /// Optimistic-concurrency counter, bumped by every [`save`].
+    pub version: i64,
+    /// Creation time.
+    pub created_at: DateTime<Utc>,
+    /// Last change.
+    pub updated_at: DateTime<Utc>,
+    /// When it was canceled.
+    pub canceled_at: Option<DateTime<Utc>>,
+}
+
+impl Membership {
+    /// The plan's price: explicit unit price and quantity, or the total as one unit.
+    pub fn price(&self) -> Price {
+        match (self.price_per_unit, self.quantity) {
+            (Some(per_unit), Some(quantity)) => Price { per_unit, quantity },
+            (Some(per_unit), None) => Price {
+                per_unit,
+                quantity: 1,
+            },
+            (None, Some(quantity)) if quantity > 0 => Price {
+                per_unit: self.total_amount / quantity,
+                quantity,
+            },
+            _ => Price {
+                per_unit: self.total_amount,
+                quantity: 1,
+            },
+        }
+    }
+
+    /// The billing cycle.
+    pub fn cycle(&self) -> BillingCycle {
+        BillingCycle {
+            interval_type: self.interval_type,
+            interval_count: self.interval_count,
+        }
+    }
+
+    /// The currency (stored codes were validated on the way in).
+    pub fn currency(&self) -> Currency {
+        Currency::parse(&self.currency).unwrap_or_else(|_| {
+            Currency::parse("USD").expect("USD is an ISO 4217 currency")
+        })
+    }
+}
+
+/// What a membership is created with, already validated.
+#[derive(Debug, Clone)]
+pub struct NewMembership {
+    /// Owning merchant.
+    pub merchant_id: i64,
+    /// Owning customer.
+    pub customer_id: i64,
+    /// Fresh key.
+    pub membership_key: String,
+    /// `productInfo.orderId`.
+    pub order_id: String,
+    /// `productInfo.description`.
+    pub order_description: Option<String>,
+    /// `subscriptionName`.
+    pub subscription_name: String,
+    /// `metadata`.
+    pub metadata: Option<String>,
+    /// `webhookUrl`.
+    pub webhook_url: String,
+    /// `endDate`.
+    pub end_date: Option<DateTime<Utc>>,
+    /// Currency code.
+    pub currency: String,
+    /// `totalAmount` in minor units.
+    pub total_amount: i64,
+    /// `pricePerUnit` in minor units.
+    pub price_per_unit: Option<i64>,
+    /// `quantity`.
+    pub quantity: Option<i64>,
+    /// Billing cycle.
+    pub cycle: BillingCycle,
+    /// `chargeEmitterQueue`.
+    pub charge_emitter_queue: Option<Vec<ChargeDirective>>,
+    /// When an unpaid (Incomplete) membership expires.
+    pub expires_at: DateTime<Utc>,
+}
+
+const COLUMNS: &str = "m.id, m.merchant_id, m.customer_id, c.customer_key, m.membership_key, \
+    m.order_id, m.order_description, m.subscription_name, m.metadata, m.webhook_url, \
+    m.return_to_website_link, m.end_date, m.currency, m.total_amount, m.price_per_unit, \
+    m.quantity, m.interval_type, m.interval_count, m.charge_emitter_queue, m.recurring_attempts, \
+    m.status, m.current_period_start, m.current_period_end, m.credit_balance, \
+    m.dunning_failed_at, m.dunning_retries, m.next_action_at, m.version, m.created_at, \
+    m.updated_at, m.canceled_at";
+
+const FROM: &str = "FROM memberships m JOIN customers c ON c.id = m.customer_id";
+
+fn decode_error(message: String) -> sqlx::Error {
+    sqlx::Error::Decode(message.into())
+}
+
+fn decode(row: &AnyRow) -> Result<Membership, sqlx::Error> {
+    let time = |name: &str| -> Result<Option<DateTime<Utc>>, sqlx::Error> {
+        Ok(row.try_get::<Option<i64>, _>(name)?.map(from_micros))
+    };
+    let interval_type: String = row.try_get("interval_type")?;
+    let status: String = row.try_get("status")?;
+    let queue: Option<String> = row.try_get("charge_emitter_queue")?;
+    let current_period = match (time("current_period_start")?, time("current_period_end")?) {
+        (Some(start), Some(end)) => Some(Period { start, end }),
+        _ => None,
+    };
+    Ok(Membership {
+        id: row.try_get("id")?,
+        merchant_id: row.try_get("merchant_id")?,
+        customer_id: row.try_get("customer_id")?,
+        customer_key: row.try_get("customer_key")?,
+        membership_key: row.try_get("membership_key")?,
+        order_id: row.try_get("order_id")?,
+        order_description: row.try_get("order_description")?,
+        subscription_name: row.try_get("subscription_name")?,
+        metadata: row.try_get("metadata")?,
+        webhook_url: row.try_get("webhook_url")?,
+        return_to_website_link: row.try_get("return_to_website_link")?,
+        end_date: time("end_date")?,
+        currency: row.try_get("currency")?,
+        total_amount: row.try_get("total_amount")?,
+        price_per_unit: row.try_get("price_per_unit")?,
+        quantity: row.try_get("quantity")?,
+        interval_type: IntervalType::parse(&interval_type)
+            .map_err(|e| decode_error(e.to_string()))?,
+        interval_count: u32::try_from(row.try_get::<i64, _>("interval_count")?)
+            .map_err(|e| decode_error(e.to_string()))?,
+        charge_emitter_queue: queue
+            .map(|q| serde_json::from_str(&q))
+            .transpose()
+            .map_err(|e| decode_error(e.to_string()))?,
+        recurring_attempts: row.try_get("recurring_attempts")?,
+        status: MembershipStatus::parse(&status)
+            .ok_or_else(|| decode_error(format!("unknown status {status}")))?,
+        current_period,
+        credit_balance: row.try_get("credit_balance")?,
+        dunning_failed_at: time("dunning_failed_at")?,
+        dunning_retries: row.try_get("dunning_retries")?,
+        next_action_at: time("next_action_at")?,
+        version: row.try_get("version")?,
+        created_at: from_micros(row.try_get("created_at")?),
+        updated_at: from_micros(row.try_get("updated_at")?),
+        canceled_at: time("canceled_at")?,
+    })
+}
+
+fn queue_json(queue: &Option<Vec<ChargeDirective>>) -> Result<Option<String>, sqlx::Error> {
+    queue
+        .as_ref()
+        .map(serde_json::to_string)
+        .transpose()
+        .map_err(|e| sqlx::Error::Encode(Box::new(e)))
+}
+
+/// Stores a new Incomplete membership unless the customer already has one with this order id,
+/// in which case that one is returned. Safe under concurrent identical creates.
+pub async fn create_or_get(
+    tx: &mut Tx,
+    new: &NewMembership,
+    now: DateTime<Utc>,
+) -> Result<(Membership, Created), sqlx::Error> {
+    let inserted = sqlx::query(
+        "INSERT INTO memberships (merchant_id, customer_id, membership_key, order_id, \
+         order_description, subscription_name, metadata, webhook_url, end_date, currency, \
+         total_amount, price_per_unit, quantity, interval_type, interval_count, \
+         charge_emitter_queue, recurring_attempts, status, credit_balance, dunning_retries, \
+         next_action_at, version, created_at, updated_at) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, 0, \
+         'Incomplete', 0, 0, $17, 1, $18, $18) \
+         ON CONFLICT (customer_id, order_id) DO NOTHING",
+    )
+    .bind(new.merchant_id)
+    .bind(new.customer_id)
+    .bind(&new.membership_key)
+    .bind(&new.order_id)
+    .bind(&new.order_description)
+    .bind(&new.subscription_name)
+    .bind(&new.metadata)
+    .bind(&new.webhook_url)
+    .bind(new.end_date.map(to_micros))
+    .bind(&new.currency)
+    .bind(new.total_amount)
+    .bind(new.price_per_unit)
+    .bind(new.quantity)
+    .bind(new.cycle.interval_type.as_str())
+    .bind(i64::from(new.cycle.interval_count))
+    .bind(queue_json(&new.charge_emitter_queue)?)
+    .bind(to_micros(new.expires_at))
+    .bind(to_micros(now))
+    .execute(&mut **tx)
+    .await?
+    .rows_affected();
+    let sql = format!("SELECT {COLUMNS} {FROM} WHERE m.customer_id = $1 AND m.order_id = $2");
+    let row = sqlx::query(&sql)
+        .bind(new.customer_id)
+        .bind(&new.order_id)
+        .fetch_one(&mut **tx)
+        .await?;
+    let created = if inserted == 1 {
+        Created::New
+    } else {
+        Created::Existing
+    };
+    Ok((decode(&row)?, created))
+}
+
+/// The membership with this key, if it belongs to `merchant_id`.
+pub async fn get<'c, E: Executor<'c, Database = Any>>(
+    executor: E,
+    merchant_id: i64,
+    membership_key: &str,
+) -> Result<Option<Membership>, sqlx::Error> {
+    let sql = format!("SELECT {COLUMNS} {FROM} WHERE m.merchant_id = $1 AND m.membership_key = $2");
+    let row = sqlx::query(&sql)
+        .bind(merchant_id)
+        .bind(membership_key)
+        .fetch_optional(executor)
+        .await?;
+    row.as_ref().map(decode).transpose()
+}
+
+/// Reads the membership with this key for change, locking its row until the transaction ends
+/// (PostgreSQL; on SQLite the transaction already holds the database's write lock).
+pub async fn lock(
+    tx: &mut Tx,
+    backend: Backend,
+    merchant_id: i64,
+    membership_key: &str,
+) -> Result<Option<Membership>, sqlx::Error> {
+    let lock = match backend {
+        Backend::Postgres => " FOR UPDATE OF m",
+        Backend::Sqlite => "",
+    };
+    let sql = format!(
+        "SELECT {COLUMNS} {FROM} WHERE m.merchant_id = $1 AND m.membership_key = $2{lock}"
+    );
+    let row = sqlx::query(&sql)
+        .bind(merchant_id)
+        .bind(membership_key)
+        .fetch_optional(&mut **tx)
+        .await?;
+    row.as_ref().map(decode).transpose()
+}
+
+/// Reads the membership with this internal id for change, locking its row like [`lock`].
+pub async fn lock_by_id(
+    tx: &mut Tx,
+    backend: Backend,
+    merchant_id: i64,
+    id: i64,
+) -> Result<Option<Membership>, sqlx::Error> {
+    let lock = match backend {
+        Backend::Postgres => " FOR UPDATE OF m",
+        Backend::Sqlite => "",
+    };
+    let sql = format!("SELECT {COLUMNS} {FROM} WHERE m.merchant_id = $1 AND m.id = $2{lock}");
+    let row = sqlx::query(&sql)
+        .bind(merchant_id)
+        .bind(id)
+        .fetch_optional(&mut **tx)
+        .await?;
+    row.as_ref().map(decode).transpose()
+}
+
+/// Writes back every changeable column of `m` if the row still has `m.version`, and bumps the
+/// version. Returns `false` (and writes nothing) when the row changed since it was read.
+pub async fn save(tx: &mut Tx, m: &mut Membership, now: DateTime<Utc>) -> Result<bool, sqlx::Error> {
+    let updated = sqlx::query(
+        "UPDATE memberships SET subscription_name = $1, metadata = $2, return_to_website_link = $3, \
+         end_date = $4, total_amount = $5, price_per_unit = $6, quantity = $7, interval_type = $8, \
+         interval_count = $9, recurring_attempts = $10, status = $11, current_period_start = $12, \
+         current_period_end = $13, credit_balance = $14, dunning_failed_at = $15, \
+         dunning_retries = $16, next_action_at = $17, canceled_at = $18, updated_at = $19, \
+         version = version + 1 \
+         WHERE id = $20 AND merchant_id = $21 AND version = $22",
+    )
+    .bind(&m.subscription_name)
+    .bind(&m.metadata)
+    .bind(&m.return_to_website_link)
+    .bind(m.end_date.map(to_micros))
+    .bind(m.total_amount)
+    .bind(m.price_per_unit)
+    .bind(m.quantity)
+    .bind(m.interval_type.as_str())
+    .bind(i64::from(m.interval_count))
+    .bind(m.recurring_attempts)
+    .bind(m.status.as_str())
+    .bind(m.current_period.map(|p| to_micros(p.start)))
+    .bind(m.current_period.map(|p| to_micros(p.end)))
+    .bind(m.credit_balance)
+    .bind(m.dunning_failed_at.map(to_micros))
+    .bind(m.dunning_retries)
+    .bind(m.next_action_at.map(to_micros))
+    .bind(m.canceled_at.map(to_micros))
+    .bind(to_micros(now))
+    .bind(m.id)
+    .bind(m.merchant_id)
+    .bind(m.version)
+    .execute(&mut **tx)
+    .await?
+    .rows_affected();
+    if updated == 1 {
+        m.version += 1;
+        m.updated_at = now;
+    }
+    Ok(updated == 1)
+}
+
+/// Claims the membership whose next action is earliest and due at `until`: of one merchant, or
+/// (with `None`) of every merchant that runs on real time (no test clock). On PostgreSQL the row
+/// is locked and rows locked by another process are skipped, so several `recur` processes share
+/// the work without waiting on each other.
+pub async fn claim_due(
+    tx: &mut Tx,
+    backend: Backend,
+    merchant_id: Option<i64>,
+    until: DateTime<Utc>,
+) -> Result<Option<Membership>, sqlx::Error> {
+    let scope = match merchant_id {
+        Some(_) => "m.merchant_id = $2",
+        None => "$2 = 0 AND NOT EXISTS (SELECT 1 FROM test_clocks t WHERE t.merchant_id = m.merchant_id)",
+    };
+    let lock = match backend {
+        Backend::Postgres => " FOR UPDATE OF m SKIP LOCKED",
+        Backend::Sqlite => "",
+    };
+    let sql = format!(
+        "SELECT {COLUMNS} {FROM} WHERE m.next_action_at IS NOT NULL AND m.next_action_at <= $1 \
+         AND {scope} ORDER BY m.next_action_at, m.id LIMIT 1{lock}"
+    );
+    let row = sqlx::query(&sql)
+        .bind(to_micros(until))
+        .bind(merchant_id.unwrap_or(0))
+        .fetch_optional(&mut **tx)
+        .await?;
+    row.as_ref().map(decode).transpose()
+}

@@ -1,0 +1,116 @@
+//! The outboxes: webhook events and e-mails, written in the same transaction as the change they
+//! report, so a change is never committed without them (DESIGN §5). The dispatcher and the
+//! mailer deliver them.
+
+use chrono::{DateTime, Utc};
+use serde_json::Value;
+
+use super::{to_micros, Tx};
+
+/// A webhook event to record.
+#[derive(Debug, Clone)]
+pub struct NewEvent<'a> {
+    /// Owning merchant.
+    pub merchant_id: i64,
+    /// The membership it reports on, if any.
+    pub membership_id: Option<i64>,
+    /// `ActionId`: a UUID, stable across delivery attempts.
+    pub action_id: String,
+    /// `Action`.
+    pub action: &'a str,
+    /// `OrderId`.
+    pub order_id: &'a str,
+    /// Where it goes.
+    pub webhook_url: &'a str,
+    /// The payload without `Signature` (added at delivery from the merchant secret).
+    pub payload: &'a Value,
+}
+
+/// Records an event, due for delivery at `now`.
+pub async fn insert_event(
+    tx: &mut Tx,
+    event: NewEvent<'_>,
+    now: DateTime<Utc>,
+) -> Result<(), sqlx::Error> {
+    sqlx::query(
+        "INSERT INTO events (merchant_id, membership_id, action_id, action, order_id, webhook_url, \
+         payload, status, attempts, next_attempt_at, created_at) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, 'Pending', 0, $8, $8)",
+    )
+    .bind(event.merchant_id)
+    .bind(event.membership_id)
+    .bind(&event.action_id)
+    .bind(event.action)
+    .bind(event.order_id)
+    .bind(event.webhook_url)
+    .bind(event.payload.to_string())
+    .bind(to_micros(now))
+    .execute(&mut **tx)
+    .await?;
+    Ok(())
+}
+
+/// Kinds of customer e-mail.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EmailKind {
+    /// An invoice was paid.
+    Receipt,
+    /// A renewal charge was declined; carries the amount due.
+    PaymentFailed,
+    /// The membership was canceled.
+    Canceled,
+}
+
+impl EmailKind {
+    /// The stored name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EmailKind::Receipt => "receipt",
+            EmailKind::PaymentFailed => "payment_failed",
+            EmailKind::Canceled => "canceled",
+        }
+    }
+}
+
+/// A rendered e-mail to record.
+#[derive(Debug, Clone)]
+pub struct NewEmail<'a> {
+    /// Owning merchant.
+    pub merchant_id: i64,
+    /// Recipient customer.
+    pub customer_id: i64,
+    /// What it is.
+    pub kind: EmailKind,
+    /// Recipient address.
+    pub to_address: &'a str,
+    /// Subject line.
+    pub subject: &'a str,
+    /// Plain-text body.
+    pub text_body: &'a str,
+    /// HTML body.
+    pub html_body: &'a str,
+}
+
+/// Records an e-mail, due for sending at `now`.
+pub async fn insert_email(
+    tx: &mut Tx,
+    email: NewEmail<'_>,
+    now: DateTime<Utc>,
+) -> Result<(), sqlx::Error> {
+    sqlx::query(
+        "INSERT INTO emails (merchant_id, customer_id, kind, to_address, subject, text_body, \
+         html_body, status, attempts, next_attempt_at, created_at) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, 'Pending', 0, $8, $8)",
+    )
+    .bind(email.merchant_id)
+    .bind(email.customer_id)
+    .bind(email.kind.as_str())
+    .bind(email.to_address)
+    .bind(email.subject)
+    .bind(email.text_body)
+    .bind(email.html_body)
+    .bind(to_micros(now))
+    .execute(&mut **tx)
+    .await?;
+    Ok(())
+}

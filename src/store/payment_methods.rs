@@ -1,0 +1,132 @@
+//! The `payment_methods` table: cards saved with a processor, as token, brand, BIN, last four
+//! digits and a keyed fingerprint. Never the card number.
+
+use chrono::{DateTime, Utc};
+use sqlx::any::AnyRow;
+use sqlx::{Any, Executor, Row};
+
+use super::{from_micros, to_micros, Tx};
+
+/// A saved card.
+#[derive(Debug, Clone)]
+pub struct PaymentMethod {
+    /// Internal id.
+    pub id: i64,
+    /// Public key, `pm_…`.
+    pub payment_method_key: String,
+    /// The processor's token for the card.
+    pub processor_token: String,
+    /// Card network (`Visa`, …).
+    pub brand: String,
+    /// First six digits.
+    pub bin: String,
+    /// Last four digits.
+    pub last4: String,
+    /// Keyed HMAC of the card number: the same card gives the same value.
+    pub fingerprint: String,
+    /// When it was saved.
+    pub created_at: DateTime<Utc>,
+}
+
+impl PaymentMethod {
+    /// BIN, asterisks, last four (`424242******4242`), for notifications.
+    pub fn masked_pan(&self) -> String {
+        format!("{}******{}", self.bin, self.last4)
+    }
+}
+
+/// A card to save.
+#[derive(Debug, Clone)]
+pub struct NewPaymentMethod<'a> {
+    /// Owning merchant.
+    pub merchant_id: i64,
+    /// Owning customer.
+    pub customer_id: i64,
+    /// Fresh key.
+    pub payment_method_key: String,
+    /// Processor token.
+    pub processor_token: &'a str,
+    /// Card network.
+    pub brand: &'a str,
+    /// First six digits.
+    pub bin: &'a str,
+    /// Last four digits.
+    pub last4: &'a str,
+    /// Keyed fingerprint.
+    pub fingerprint: &'a str,
+}
+
+const COLUMNS: &str =
+    "id, payment_method_key, processor_token, brand, bin, last4, fingerprint, created_at";
+
+fn decode(row: &AnyRow) -> Result<PaymentMethod, sqlx::Error> {
+    Ok(PaymentMethod {
+        id: row.try_get("id")?,
+        payment_method_key: row.try_get("payment_method_key")?,
+        processor_token: row.try_get("processor_token")?,
+        brand: row.try_get("brand")?,
+        bin: row.try_get("bin")?,
+        last4: row.try_get("last4")?,
+        fingerprint: row.try_get("fingerprint")?,
+        created_at: from_micros(row.try_get("created_at")?),
+    })
+}
+
+/// Saves a card; it becomes the customer's payment method (the newest one is used).
+pub async fn insert(
+    tx: &mut Tx,
+    new: NewPaymentMethod<'_>,
+    now: DateTime<Utc>,
+) -> Result<PaymentMethod, sqlx::Error> {
+    let sql = format!(
+        "INSERT INTO payment_methods (merchant_id, customer_id, payment_method_key, \
+         processor_token, brand, bin, last4, fingerprint, created_at) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING {COLUMNS}"
+    );
+    let row = sqlx::query(&sql)
+        .bind(new.merchant_id)
+        .bind(new.customer_id)
+        .bind(&new.payment_method_key)
+        .bind(new.processor_token)
+        .bind(new.brand)
+        .bind(new.bin)
+        .bind(new.last4)
+        .bind(new.fingerprint)
+        .bind(to_micros(now))
+        .fetch_one(&mut **tx)
+        .await?;
+    decode(&row)
+}
+
+/// The customer's current payment method: the newest card not detached.
+pub async fn current<'c, E: Executor<'c, Database = Any>>(
+    executor: E,
+    merchant_id: i64,
+    customer_id: i64,
+) -> Result<Option<PaymentMethod>, sqlx::Error> {
+    let sql = format!(
+        "SELECT {COLUMNS} FROM payment_methods WHERE merchant_id = $1 AND customer_id = $2 \
+         AND detached_at IS NULL ORDER BY id DESC LIMIT 1"
+    );
+    let row = sqlx::query(&sql)
+        .bind(merchant_id)
+        .bind(customer_id)
+        .fetch_optional(executor)
+        .await?;
+    row.as_ref().map(decode).transpose()
+}
+
+/// The payment method with this id, if it belongs to `merchant_id`.
+pub async fn get<'c, E: Executor<'c, Database = Any>>(
+    executor: E,
+    merchant_id: i64,
+    id: i64,
+) -> Result<Option<PaymentMethod>, sqlx::Error> {
+    let sql = format!("SELECT {COLUMNS} FROM payment_methods WHERE merchant_id = $1 AND id = $2");
+    let row = sqlx::query(&sql)
+        .bind(merchant_id)
+        .bind(id)
+        .fetch_optional(executor)
+        .await?;
+    row.as_ref().map(decode).transpose()
+}
