@@ -15,11 +15,11 @@ use crate::clock::{Clock, SystemClock};
 use crate::config::Config;
 use crate::keys::ServerKeys;
 use crate::merchants;
-use crate::workers::Workers;
 use crate::pages::i18n::Strings;
 use crate::processor::sandbox::SandboxProcessor;
 use crate::processor::Processor;
 use crate::store::Store;
+use crate::workers::Workers;
 
 /// State shared by every request handler and worker.
 #[derive(Clone)]

@@ -226,7 +226,8 @@ pub struct InvoiceRecord {
 impl From<&Invoice> for InvoiceRecord {
     fn from(invoice: &Invoice) -> Self {
         let currency = Currency::parse(&invoice.currency).ok();
-        let money = |minor: i64| currency.map_or_else(|| minor.to_string(), |c| format_amount(minor, c));
+        let money =
+            |minor: i64| currency.map_or_else(|| minor.to_string(), |c| format_amount(minor, c));
         InvoiceRecord {
             invoice_key: invoice.invoice_key.clone(),
             kind: invoice.kind.as_str().to_string(),
@@ -420,7 +421,9 @@ pub async fn create_membership(
                     field_rules::bounded_text(v, MAX_ORDER_ID_CHARS)
                 }
             });
-            let description = p.description.optional("productInfo.description", &mut errors);
+            let description = p
+                .description
+                .optional("productInfo.description", &mut errors);
             (order_id, description)
         });
     let pricing = body
@@ -516,16 +519,24 @@ type Pricing = (Currency, i64, Option<i64>, Option<i64>);
 
 fn pricing(p: PricingInfoInput, errors: &mut FieldErrors) -> Option<Pricing> {
     let currency = required_text(p.currency, "pricingInfo.currency", errors, |code| {
-        Currency::parse(code).map(|c| c.code().to_string()).map_err(|e| e.to_string())
+        Currency::parse(code)
+            .map(|c| c.code().to_string())
+            .map_err(|e| e.to_string())
     })
     .and_then(|code| Currency::parse(&code).ok());
     let total_text = p.total_amount.required("pricingInfo.totalAmount", errors);
-    let per_unit = p.price_per_unit.optional("pricingInfo.pricePerUnit", errors);
+    let per_unit = p
+        .price_per_unit
+        .optional("pricingInfo.pricePerUnit", errors);
     let quantity = p.quantity.optional("pricingInfo.quantity", errors);
     let quantity = quantity.and_then(|q| {
         errors.check(
             "pricingInfo.quantity",
-            if q > 0 { Ok(q) } else { Err("must be greater than 0".to_string()) },
+            if q > 0 {
+                Ok(q)
+            } else {
+                Err("must be greater than 0".to_string())
+            },
         )
     });
     let currency = currency?;
@@ -577,7 +588,10 @@ fn billing_cycle(c: BillingCycleInput, errors: &mut FieldErrors) -> Option<Billi
             .map_err(|e| e.to_string())
     })
     .and_then(|v| IntervalType::parse(&v).ok());
-    let count = match c.interval_count.optional("billingCycle.intervalCount", errors) {
+    let count = match c
+        .interval_count
+        .optional("billingCycle.intervalCount", errors)
+    {
         Some(value) => errors.check("billingCycle.intervalCount", interval_count(&value))?,
         None => 1,
     };
@@ -808,7 +822,8 @@ fn decimal_value(value: &serde_json::Value) -> Result<Decimal, String> {
         serde_json::Value::String(s) => s.trim().to_string(),
         _ => return Err("must be a number".into()),
     };
-    text.parse::<Decimal>().map_err(|_| "must be a number".to_string())
+    text.parse::<Decimal>()
+        .map_err(|_| "must be a number".to_string())
 }
 
 /// An integer > 0 given as a JSON integer or a string of digits.

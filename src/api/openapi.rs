@@ -11,7 +11,7 @@ use utoipa::openapi::Ref;
 use utoipa::{Modify, OpenApi};
 
 use super::problem::ApiError;
-use super::{auth, customers, health, hosted_page};
+use super::{auth, customers, health, hosted_page, memberships, test_helpers};
 use crate::app::AppState;
 
 /// The API description.
@@ -26,6 +26,14 @@ use crate::app::AppState;
         customers::create_customer,
         customers::get_customer,
         customers::update_phone,
+        memberships::create_membership,
+        memberships::get_membership,
+        memberships::update_membership,
+        memberships::cancel_membership,
+        test_helpers::attach_card,
+        test_helpers::pay_membership,
+        test_helpers::advance_clock,
+        test_helpers::get_clock,
         hosted_page::create_session,
         health::healthz,
         health::readyz,
@@ -34,6 +42,8 @@ use crate::app::AppState;
     tags(
         (name = "auth", description = "Access tokens"),
         (name = "customers", description = "Customers of a merchant"),
+        (name = "memberships", description = "Subscriptions: create, read, update with proration, cancel"),
+        (name = "sandbox", description = "Test cards and test clocks for sandbox merchants"),
         (name = "hosted page", description = "Cashier sessions for single orders"),
         (name = "operations", description = "Probes for operators"),
     )

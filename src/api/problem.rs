@@ -141,7 +141,11 @@ impl IntoResponse for ApiError {
             ApiError::PaymentDeclined { code, reason } => {
                 let mut errors = BTreeMap::new();
                 errors.insert("payment".to_string(), vec![format!("{reason} ({code})")]);
-                ("payment-declined", "The payment was declined.".into(), errors)
+                (
+                    "payment-declined",
+                    "The payment was declined.".into(),
+                    errors,
+                )
             }
             ApiError::Conflict(why) => ("conflict", why, BTreeMap::new()),
             ApiError::PayloadTooLarge => (

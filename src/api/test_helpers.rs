@@ -83,7 +83,9 @@ pub async fn attach_card(
 ) -> Result<(StatusCode, Json<PaymentMethodRecord>), ApiError> {
     require_sandbox(&state, auth.merchant_id).await?;
     let mut errors = FieldErrors::new();
-    let customer_key = required_text(body.customer_key, "customerKey", &mut errors, |k| Ok(k.to_string()));
+    let customer_key = required_text(body.customer_key, "customerKey", &mut errors, |k| {
+        Ok(k.to_string())
+    });
     let card = body
         .card_number
         .required("cardNumber", &mut errors)
@@ -177,9 +179,7 @@ pub struct ClockRecord {
 fn parse_instant(text: &str) -> Result<DateTime<Utc>, String> {
     DateTime::parse_from_rfc3339(text)
         .map(|d| d.with_timezone(&Utc))
-        .or_else(|_| {
-            NaiveDateTime::parse_from_str(text, "%Y-%m-%dT%H:%M:%S").map(|d| d.and_utc())
-        })
+        .or_else(|_| NaiveDateTime::parse_from_str(text, "%Y-%m-%dT%H:%M:%S").map(|d| d.and_utc()))
         .map_err(|_| "must be a UTC ISO-8601 date and time".to_string())
 }
 
@@ -216,7 +216,10 @@ pub async fn advance_clock(
                 if to >= now {
                     Ok(to)
                 } else {
-                    Err(format!("must not be before the clock's current time {}", format_utc(now)))
+                    Err(format!(
+                        "must not be before the clock's current time {}",
+                        format_utc(now)
+                    ))
                 },
             )
         });
@@ -224,11 +227,17 @@ pub async fn advance_clock(
         return Err(ApiError::Validation(errors));
     };
     advance(&state, auth.merchant_id, to).await?;
-    Ok(Json(ClockRecord { now: format_utc(to) }))
+    Ok(Json(ClockRecord {
+        now: format_utc(to),
+    }))
 }
 
 /// Sets the merchant's test clock to `to` and catches the engine up. Shared with the CLI.
-pub async fn advance(state: &AppState, merchant_id: i64, to: DateTime<Utc>) -> Result<u64, ApiError> {
+pub async fn advance(
+    state: &AppState,
+    merchant_id: i64,
+    to: DateTime<Utc>,
+) -> Result<u64, ApiError> {
     let mut tx = state.store.begin().await?;
     test_clocks::set(&mut tx, merchant_id, to).await?;
     tx.commit().await?;
@@ -253,5 +262,7 @@ pub async fn get_clock(
 ) -> Result<Json<ClockRecord>, ApiError> {
     require_sandbox(&state, auth.merchant_id).await?;
     let now = merchant_now(&state, auth.merchant_id).await?;
-    Ok(Json(ClockRecord { now: format_utc(now) }))
+    Ok(Json(ClockRecord {
+        now: format_utc(now),
+    }))
 }

@@ -29,9 +29,13 @@ pub async fn execute(
     charge: &Charge,
     at: DateTime<Utc>,
 ) -> Result<Settled, BillingError> {
-    let card = payment_methods::get(state.store.pool(), charge.merchant_id, charge.payment_method_id)
-        .await?
-        .ok_or_else(|| BillingError::Internal(anyhow::anyhow!("charge without payment method")))?;
+    let card = payment_methods::get(
+        state.store.pool(),
+        charge.merchant_id,
+        charge.payment_method_id,
+    )
+    .await?
+    .ok_or_else(|| BillingError::Internal(anyhow::anyhow!("charge without payment method")))?;
     let outcome = state
         .processor
         .charge(ChargeRequest {
@@ -55,9 +59,10 @@ async fn finish(
 ) -> Result<Settled, BillingError> {
     let (status, decline) = match outcome {
         ChargeOutcome::Approved { .. } => (ChargeStatus::Success, None),
-        ChargeOutcome::Declined { code, reason, .. } => {
-            (ChargeStatus::Rejected, Some((code.as_str(), reason.as_str())))
-        }
+        ChargeOutcome::Declined { code, reason, .. } => (
+            ChargeStatus::Rejected,
+            Some((code.as_str(), reason.as_str())),
+        ),
     };
     let mut tx = state.store.begin().await?;
     let Some(done) =

@@ -54,7 +54,11 @@ async fn save(tx: &mut Tx, m: &mut Membership, at: DateTime<Utc>) -> Result<(), 
 }
 
 /// An Incomplete membership reached 23 hours without payment: Expired, open invoice Void.
-pub async fn expire(tx: &mut Tx, m: &mut Membership, at: DateTime<Utc>) -> Result<Followups, BillingError> {
+pub async fn expire(
+    tx: &mut Tx,
+    m: &mut Membership,
+    at: DateTime<Utc>,
+) -> Result<Followups, BillingError> {
     let changed = apply(m, LifecycleEvent::IncompleteTimedOut);
     invoices::void_open(tx, m.id, at).await?;
     m.next_action_at = None;
@@ -66,7 +70,11 @@ pub async fn expire(tx: &mut Tx, m: &mut Membership, at: DateTime<Utc>) -> Resul
 }
 
 /// The membership's `endDate` arrived: Completed, no new cycle.
-pub async fn complete(tx: &mut Tx, m: &mut Membership, at: DateTime<Utc>) -> Result<Followups, BillingError> {
+pub async fn complete(
+    tx: &mut Tx,
+    m: &mut Membership,
+    at: DateTime<Utc>,
+) -> Result<Followups, BillingError> {
     let changed = apply(m, LifecycleEvent::EndDateReached);
     m.next_action_at = None;
     save(tx, m, at).await?;
@@ -78,7 +86,11 @@ pub async fn complete(tx: &mut Tx, m: &mut Membership, at: DateTime<Utc>) -> Res
 
 /// Cancels a membership now: open invoices Void, no retries, no new cycles. Canceling a
 /// Canceled membership changes nothing; a Completed or Expired one is a conflict.
-pub async fn cancel(state: &AppState, merchant_id: i64, key: &str) -> Result<Membership, BillingError> {
+pub async fn cancel(
+    state: &AppState,
+    merchant_id: i64,
+    key: &str,
+) -> Result<Membership, BillingError> {
     let at = merchant_now(state, merchant_id).await?;
     let mut tx = state.store.begin().await?;
     let mut m = memberships::lock(&mut tx, state.store.backend(), merchant_id, key)
@@ -122,14 +134,15 @@ async fn pending_charge(
     kind: ChargeKind,
     at: DateTime<Utc>,
 ) -> Result<Option<Charge>, BillingError> {
-    let Some(card) = payment_methods::current(&mut **tx, m.merchant_id, m.customer_id).await? else {
+    let Some(card) = payment_methods::current(&mut **tx, m.merchant_id, m.customer_id).await?
+    else {
         return Ok(None);
     };
     let (attempts, _) = charges::attempts_for_invoice(tx, invoice.id).await?;
     let directive = if kind.is_recurring() {
-        m.charge_emitter_queue
-            .as_deref()
-            .and_then(|queue| directive_for(queue, u64::try_from(m.recurring_attempts).unwrap_or(0)))
+        m.charge_emitter_queue.as_deref().and_then(|queue| {
+            directive_for(queue, u64::try_from(m.recurring_attempts).unwrap_or(0))
+        })
     } else {
         None
     };
@@ -156,7 +169,11 @@ async fn pending_charge(
 
 /// Charges the first invoice of an Incomplete membership with the customer's saved card (the
 /// sandbox pay helper, and checkout once the card is saved). Declines leave it Incomplete.
-pub async fn pay_first(state: &AppState, merchant_id: i64, key: &str) -> Result<Membership, BillingError> {
+pub async fn pay_first(
+    state: &AppState,
+    merchant_id: i64,
+    key: &str,
+) -> Result<Membership, BillingError> {
     let at = merchant_now(state, merchant_id).await?;
     let mut tx = state.store.begin().await?;
     let m = memberships::lock(&mut tx, state.store.backend(), merchant_id, key)
@@ -171,14 +188,14 @@ pub async fn pay_first(state: &AppState, merchant_id: i64, key: &str) -> Result<
     let invoice = first_invoice(&mut tx, &m, at).await?;
     let (_, in_flight) = charges::attempts_for_invoice(&mut tx, invoice.id).await?;
     if in_flight {
-        return Err(BillingError::Conflict("a payment for this membership is in progress".into()));
+        return Err(BillingError::Conflict(
+            "a payment for this membership is in progress".into(),
+        ));
     }
     let charge = pending_charge(&mut tx, &m, &invoice, ChargeKind::First, at)
         .await?
         .ok_or_else(|| {
-            BillingError::Conflict(
-                "the customer has no payment method; attach a card first".into(),
-            )
+            BillingError::Conflict("the customer has no payment method; attach a card first".into())
         })?;
     tx.commit().await?;
     match charging::execute(state, &charge, at).await? {
@@ -196,7 +213,11 @@ pub async fn pay_first(state: &AppState, merchant_id: i64, key: &str) -> Result<
 
 /// The Open first invoice at the current price, creating it (and voiding a stale one whose
 /// price changed since) as needed.
-async fn first_invoice(tx: &mut Tx, m: &Membership, at: DateTime<Utc>) -> Result<Invoice, BillingError> {
+async fn first_invoice(
+    tx: &mut Tx,
+    m: &Membership,
+    at: DateTime<Utc>,
+) -> Result<Invoice, BillingError> {
     let plan = period_invoice(&m.subscription_name, m.price(), m.credit_balance);
     let existing = invoices::oldest_open(tx, m.id).await?;
     if let Some(invoice) = existing {
@@ -364,7 +385,10 @@ fn renewal_failed(m: &mut Membership, at: DateTime<Utc>) -> Followups {
 fn retry_failed(m: &mut Membership) -> Followups {
     m.dunning_retries += 1;
     let failed_at = m.dunning_failed_at.unwrap_or(m.updated_at);
-    let next_retry = dunning_retry_at(failed_at, u32::try_from(m.dunning_retries).unwrap_or(u32::MAX));
+    let next_retry = dunning_retry_at(
+        failed_at,
+        u32::try_from(m.dunning_retries).unwrap_or(u32::MAX),
+    );
     let changed = match next_retry {
         Some(_) => false,
         None => apply(m, LifecycleEvent::RetriesExhausted),

@@ -61,7 +61,10 @@ impl From<BillingError> for ApiError {
 
 /// The merchant's current time: its test clock when it has one (sandbox), otherwise the
 /// injected clock.
-pub async fn merchant_now(state: &AppState, merchant_id: i64) -> Result<DateTime<Utc>, sqlx::Error> {
+pub async fn merchant_now(
+    state: &AppState,
+    merchant_id: i64,
+) -> Result<DateTime<Utc>, sqlx::Error> {
     Ok(test_clocks::get(state.store.pool(), merchant_id)
         .await?
         .unwrap_or_else(|| state.clock.now()))
@@ -86,7 +89,9 @@ pub fn next_billing_date(m: &Membership) -> Option<DateTime<Utc>> {
             .current_period
             .map(|p| p.end)
             .filter(|end| m.end_date.is_none_or(|e| *end < e)),
-        MembershipStatus::PastDue => m.next_action_at.filter(|at| m.end_date.is_none_or(|e| *at < e)),
+        MembershipStatus::PastDue => m
+            .next_action_at
+            .filter(|at| m.end_date.is_none_or(|e| *at < e)),
         _ => None,
     }
 }

@@ -41,7 +41,8 @@ fn time(at: Option<DateTime<Utc>>) -> Value {
 
 fn invoice_json(invoice: &Invoice) -> Value {
     let currency = Currency::parse(&invoice.currency).ok();
-    let money = |minor: i64| currency.map_or(Value::Null, |c| Value::String(format_amount(minor, c)));
+    let money =
+        |minor: i64| currency.map_or(Value::Null, |c| Value::String(format_amount(minor, c)));
     json!({
         "InvoiceId": invoice.invoice_key,
         "Status": invoice.status.as_str(),
@@ -113,7 +114,11 @@ async fn record(
 
 /// Records a `SUBSCRIPTION_STATUS_CHANGED` event with the membership's new status and recent
 /// invoices.
-pub async fn status_changed(tx: &mut Tx, m: &Membership, at: DateTime<Utc>) -> Result<(), BillingError> {
+pub async fn status_changed(
+    tx: &mut Tx,
+    m: &Membership,
+    at: DateTime<Utc>,
+) -> Result<(), BillingError> {
     let mut payload = Map::new();
     payload.insert("Membership".into(), membership_json(tx, m).await?);
     record(tx, m, STATUS_CHANGED, payload, at).await
@@ -215,13 +220,19 @@ pub async fn transaction(
     put("TransactionType", "PayIn".into());
     put("TransactionStatus", status.into());
     put("Amount", amount_number(charge.amount, currency));
-    put("InitialAmount", amount_number(invoice.subtotal.max(0), currency));
+    put(
+        "InitialAmount",
+        amount_number(invoice.subtotal.max(0), currency),
+    );
     put("Currency", m.currency.clone().into());
     put("TransactionId", charge.id.into());
     put("ExternalTransactionId", reference.clone().into());
     put("PaymentProcessor", processor_name.clone().into());
     put("PaymentProcessorId", processor_id.into());
-    put("PaymentProcessorTitleForSync", processor_name.clone().into());
+    put(
+        "PaymentProcessorTitleForSync",
+        processor_name.clone().into(),
+    );
     put("DeclineReasonText", charge.decline_reason.clone().into());
     put("DeclineReasonCode", charge.decline_code.clone().into());
     put("CardType", card.brand.clone().into());

@@ -155,7 +155,10 @@ pub async fn update(
     }
     let mut target = Target {
         version: m.version,
-        subscription_name: changes.name.clone().unwrap_or_else(|| m.subscription_name.clone()),
+        subscription_name: changes
+            .name
+            .clone()
+            .unwrap_or_else(|| m.subscription_name.clone()),
         metadata: changes.metadata.clone().or_else(|| m.metadata.clone()),
         return_to_website_link: changes
             .return_to_website_link
@@ -322,7 +325,11 @@ fn changed_keys(m: &Membership, changes: &Changes, new_price: Price) -> Map<Stri
     if let Some(count) = changes.interval_count.filter(|c| *c != m.interval_count) {
         updates.insert("IntervalCount".into(), count.into());
     }
-    if let Some(metadata) = changes.metadata.as_ref().filter(|v| Some(*v) != m.metadata.as_ref()) {
+    if let Some(metadata) = changes
+        .metadata
+        .as_ref()
+        .filter(|v| Some(*v) != m.metadata.as_ref())
+    {
         updates.insert("Metadata".into(), metadata.clone().into());
     }
     updates

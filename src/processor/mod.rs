@@ -66,8 +66,11 @@ impl ChargeOutcome {
 /// A payment processor.
 pub trait Processor: Send + Sync + 'static {
     /// Stores a card in the processor's vault and returns its token.
-    fn tokenize<'a>(&'a self, merchant_id: i64, card: &'a CardNumber)
-        -> ProcessorFuture<'a, String>;
+    fn tokenize<'a>(
+        &'a self,
+        merchant_id: i64,
+        card: &'a CardNumber,
+    ) -> ProcessorFuture<'a, String>;
 
     /// Charges a stored card. Idempotent on `request.idempotency_key`.
     fn charge<'a>(&'a self, request: ChargeRequest<'a>) -> ProcessorFuture<'a, ChargeOutcome>;

@@ -128,7 +128,9 @@ impl SandboxProcessor {
         } else {
             ChargeOutcome::Declined {
                 reference,
-                code: row.try_get::<Option<String>, _>("decline_code")?.unwrap_or_default(),
+                code: row
+                    .try_get::<Option<String>, _>("decline_code")?
+                    .unwrap_or_default(),
                 reason: row
                     .try_get::<Option<String>, _>("decline_reason")?
                     .unwrap_or_default(),

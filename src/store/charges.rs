@@ -258,7 +258,10 @@ pub async fn pending<'c, E: Executor<'c, Database = Any>>(
 }
 
 /// How many attempts an invoice has had, and whether one of them is still `Pending`.
-pub async fn attempts_for_invoice(tx: &mut Tx, invoice_id: i64) -> Result<(i64, bool), sqlx::Error> {
+pub async fn attempts_for_invoice(
+    tx: &mut Tx,
+    invoice_id: i64,
+) -> Result<(i64, bool), sqlx::Error> {
     let row = sqlx::query(
         "SELECT COUNT(*) AS total, \
          COALESCE(SUM(CASE WHEN status = 'Pending' THEN 1 ELSE 0 END), 0) AS pending \

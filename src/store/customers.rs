@@ -69,7 +69,8 @@ pub enum Created {
     Existing,
 }
 
-const COLUMNS: &str = "id, customer_key, processor_key, first_name, last_name, email, email_identity, \
+const COLUMNS: &str =
+    "id, customer_key, processor_key, first_name, last_name, email, email_identity, \
                        phone, country_code, address1, address2, city, state, zip_code, tax_ids, \
                        created_at, updated_at";
 

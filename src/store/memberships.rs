@@ -111,9 +111,8 @@ impl Membership {
 
     /// The currency (stored codes were validated on the way in).
     pub fn currency(&self) -> Currency {
-        Currency::parse(&self.currency).unwrap_or_else(|_| {
-            Currency::parse("USD").expect("USD is an ISO 4217 currency")
-        })
+        Currency::parse(&self.currency)
+            .unwrap_or_else(|_| Currency::parse("USD").expect("USD is an ISO 4217 currency"))
     }
 }
 
@@ -306,9 +305,8 @@ pub async fn lock(
         Backend::Postgres => " FOR UPDATE OF m",
         Backend::Sqlite => "",
     };
-    let sql = format!(
-        "SELECT {COLUMNS} {FROM} WHERE m.merchant_id = $1 AND m.membership_key = $2{lock}"
-    );
+    let sql =
+        format!("SELECT {COLUMNS} {FROM} WHERE m.merchant_id = $1 AND m.membership_key = $2{lock}");
     let row = sqlx::query(&sql)
         .bind(merchant_id)
         .bind(membership_key)
@@ -339,7 +337,11 @@ pub async fn lock_by_id(
 
 /// Writes back every changeable column of `m` if the row still has `m.version`, and bumps the
 /// version. Returns `false` (and writes nothing) when the row changed since it was read.
-pub async fn save(tx: &mut Tx, m: &mut Membership, now: DateTime<Utc>) -> Result<bool, sqlx::Error> {
+pub async fn save(
+    tx: &mut Tx,
+    m: &mut Membership,
+    now: DateTime<Utc>,
+) -> Result<bool, sqlx::Error> {
     let updated = sqlx::query(
         "UPDATE memberships SET subscription_name = $1, metadata = $2, return_to_website_link = $3, \
          end_date = $4, total_amount = $5, price_per_unit = $6, quantity = $7, interval_type = $8, \

@@ -101,6 +101,19 @@ impl TestServer {
 
     /// Like [`TestServer::start`], with extra `RECUR_*` settings.
     pub async fn start_with(backend: Backend, extra: &[(&str, &str)]) -> Self {
+        let url = match backend {
+            Backend::Postgres => Some(fresh_postgres_database().await),
+            Backend::Sqlite => None,
+        };
+        Self::start_on(url, extra).await
+    }
+
+    async fn start_with_database(url: String, extra: &[(&str, &str)]) -> Self {
+        Self::start_on(Some(url), extra).await
+    }
+
+    /// A server on `url` (`None`: SQLite in its own data directory).
+    async fn start_on(url: Option<String>, extra: &[(&str, &str)]) -> Self {
         let data_dir = tempfile::tempdir().expect("temp dir");
         let mut env: HashMap<String, String> = HashMap::new();
         env.insert("RECUR_LISTEN".into(), "127.0.0.1:0".into());
@@ -109,8 +122,8 @@ impl TestServer {
             data_dir.path().display().to_string(),
         );
         env.insert("RECUR_DEMO_MERCHANT".into(), "false".into());
-        if backend == Backend::Postgres {
-            env.insert("RECUR_DATABASE_URL".into(), fresh_postgres_database().await);
+        if let Some(url) = url {
+            env.insert("RECUR_DATABASE_URL".into(), url);
         }
         for (key, value) in extra {
             env.insert(key.to_string(), value.to_string());
@@ -238,6 +251,161 @@ impl TestServer {
             .await;
         assert_eq!(reply.status, StatusCode::CREATED, "{}", reply.body);
         reply.body["customerKey"].as_str().expect("key").to_string()
+    }
+}
+
+/// Memberships and the sandbox helpers.
+impl TestServer {
+    /// A valid membership body: Monthly, EUR 9.99 × 3.
+    pub fn membership_body(&self, customer_key: &str, order_id: &str) -> Value {
+        serde_json::json!({
+            "customerKey": customer_key,
+            "subscriptionName": "Gold plan",
+            "webhookUrl": "https://merchant.example/hooks",
+            "metadata": "crm-42",
+            "productInfo": {"orderId": order_id, "description": "Gold, three seats"},
+            "pricingInfo": {"currency": "EUR", "totalAmount": "29.97", "pricePerUnit": 9.99, "quantity": 3},
+            "billingCycle": {"intervalType": "Monthly", "intervalCount": 1}
+        })
+    }
+
+    /// Creates a membership from `body` (expects 201) and returns its record.
+    pub async fn create_membership(&self, token: &str, body: Value) -> Value {
+        let reply = self
+            .call(
+                Method::POST,
+                "/api/subscriptions/v1/membership",
+                Some(token),
+                Some(body),
+            )
+            .await;
+        assert_eq!(reply.status, StatusCode::CREATED, "{}", reply.body);
+        reply.body
+    }
+
+    /// Reads a membership (expects 200).
+    pub async fn membership(&self, token: &str, key: &str) -> Value {
+        let reply = self
+            .call(
+                Method::GET,
+                &format!("/api/subscriptions/v1/membership/{key}"),
+                Some(token),
+                None,
+            )
+            .await;
+        assert_eq!(reply.status, StatusCode::OK, "{}", reply.body);
+        reply.body
+    }
+
+    /// Attaches a test card to a customer (expects 201).
+    pub async fn attach_card(&self, token: &str, customer_key: &str, card: &str) {
+        let reply = self
+            .call(
+                Method::POST,
+                "/api/subscriptions/v1/test-helpers/payment-method",
+                Some(token),
+                Some(serde_json::json!({"customerKey": customer_key, "cardNumber": card})),
+            )
+            .await;
+        assert_eq!(reply.status, StatusCode::CREATED, "{}", reply.body);
+    }
+
+    /// Pays a membership's first invoice with the saved card.
+    pub async fn pay(&self, token: &str, membership_key: &str) -> Reply {
+        self.call(
+            Method::POST,
+            &format!("/api/subscriptions/v1/test-helpers/membership/{membership_key}/pay"),
+            Some(token),
+            None,
+        )
+        .await
+    }
+
+    /// Moves the merchant's test clock to `to` (expects 200).
+    pub async fn advance(&self, token: &str, to: &str) {
+        let reply = self
+            .call(
+                Method::POST,
+                "/api/subscriptions/v1/test-clock/advance",
+                Some(token),
+                Some(serde_json::json!({"to": to})),
+            )
+            .await;
+        assert_eq!(reply.status, StatusCode::OK, "{}", reply.body);
+    }
+
+    /// Customer with a success card and an Active membership made from `body`, at test-clock
+    /// time `start`. Returns the membership record.
+    pub async fn active_membership(&self, token: &str, start: &str, body: Value) -> Value {
+        self.advance(token, start).await;
+        let customer_key = body["customerKey"]
+            .as_str()
+            .expect("customerKey")
+            .to_string();
+        self.attach_card(token, &customer_key, "4242424242424242")
+            .await;
+        let created = self.create_membership(token, body).await;
+        let key = created["membershipKey"].as_str().expect("key");
+        let paid = self.pay(token, key).await;
+        assert_eq!(paid.status, StatusCode::OK, "{}", paid.body);
+        assert_eq!(paid.body["status"], "Active");
+        paid.body
+    }
+
+    /// One number from the database (for checks the API does not show, like outbox rows).
+    pub async fn count(&self, sql: &str, key: &str) -> i64 {
+        sqlx::query_scalar(sql)
+            .bind(key)
+            .fetch_one(self.server.state.store.pool())
+            .await
+            .expect("count query")
+    }
+}
+
+/// Looking inside, for what the API does not show.
+impl TestServer {
+    /// Start of every invoiced period of a membership, oldest first, as `YYYY-MM-DD`.
+    pub async fn invoice_periods(&self, membership_key: &str) -> Vec<String> {
+        let starts: Vec<Option<i64>> = sqlx::query_scalar(
+            "SELECT i.period_start FROM invoices i JOIN memberships m ON m.id = i.membership_id \
+             WHERE m.membership_key = $1 ORDER BY i.id",
+        )
+        .bind(membership_key)
+        .fetch_all(self.server.state.store.pool())
+        .await
+        .expect("invoice query");
+        starts
+            .into_iter()
+            .map(|start| {
+                start
+                    .and_then(chrono::DateTime::from_timestamp_micros)
+                    .map(|d| d.format("%Y-%m-%d").to_string())
+                    .unwrap_or_default()
+            })
+            .collect()
+    }
+
+    /// Every webhook event recorded for an order, oldest first.
+    pub async fn events(&self, order_id: &str) -> Vec<Value> {
+        let payloads: Vec<String> =
+            sqlx::query_scalar("SELECT payload FROM events WHERE order_id = $1 ORDER BY id")
+                .bind(order_id)
+                .fetch_all(self.server.state.store.pool())
+                .await
+                .expect("event query");
+        payloads
+            .iter()
+            .map(|p| serde_json::from_str(p).expect("payload is JSON"))
+            .collect()
+    }
+
+    /// A second `recur` process on the same database and server key (PostgreSQL: several
+    /// processes may share one database).
+    pub async fn second_process(&self) -> TestServer {
+        let key = std::fs::read_to_string(self._data_dir.path().join("server.key"))
+            .expect("the first server wrote its key");
+        let url = self.server.state.config.database_url.clone();
+        Self::start_with_database(url, &[("RECUR_SECRET_KEY", key.trim())]).await
     }
 }
 

@@ -3,9 +3,11 @@
 mod harness;
 
 mod auth;
+mod billing;
 mod cli;
 mod customers;
 mod errors;
 mod hosted_page;
 mod idempotency;
+mod memberships;
 mod operations;

@@ -42,7 +42,8 @@ impl CardBrand {
     /// The brand of a number (digits only), if its prefix is known.
     pub fn of(digits: &str) -> Option<CardBrand> {
         let prefix = |n: usize| digits.get(..n).and_then(|p| p.parse::<u32>().ok());
-        let in_range = |n: usize, low: u32, high: u32| prefix(n).is_some_and(|p| (low..=high).contains(&p));
+        let in_range =
+            |n: usize, low: u32, high: u32| prefix(n).is_some_and(|p| (low..=high).contains(&p));
         Some(if in_range(4, 2200, 2204) {
             CardBrand::Mir
         } else if in_range(2, 51, 55) || in_range(4, 2221, 2720) {
@@ -89,10 +90,7 @@ impl CardNumber {
     /// Parses a number typed by a person: digits with optional spaces or hyphens between groups;
     /// 12 to 19 digits, passing the Luhn check, of a recognised brand.
     pub fn parse(input: &str) -> Result<CardNumber, String> {
-        let digits: String = input
-            .chars()
-            .filter(|c| *c != ' ' && *c != '-')
-            .collect();
+        let digits: String = input.chars().filter(|c| *c != ' ' && *c != '-').collect();
         if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
             return Err("must contain only digits".into());
         }
@@ -190,7 +188,11 @@ mod tests {
             ("6200000000000005", CardBrand::UnionPayChina),
             ("2200000000000004", CardBrand::Mir),
         ] {
-            assert_eq!(CardNumber::parse(number).map(|c| c.brand()), Ok(brand), "{number}");
+            assert_eq!(
+                CardNumber::parse(number).map(|c| c.brand()),
+                Ok(brand),
+                "{number}"
+            );
         }
     }
 

@@ -200,9 +200,16 @@ mod tests {
     fn interval_change_credits_unused_time() {
         let now = Utc.with_ymd_and_hms(2026, 4, 16, 0, 0, 0).unwrap();
         let weekly = BillingCycle::new(IntervalType::Weekly, 1).unwrap();
-        let (plan, new_period) =
-            interval_change_invoice("Gold", price(3000, 1), price(800, 1), period(), &weekly, now, 0)
-                .unwrap();
+        let (plan, new_period) = interval_change_invoice(
+            "Gold",
+            price(3000, 1),
+            price(800, 1),
+            period(),
+            &weekly,
+            now,
+            0,
+        )
+        .unwrap();
         assert_eq!(new_period.start, now);
         assert_eq!(new_period.seconds(), 7 * 86_400);
         // 15 of 30 days unused: 1500 credit against 800 due leaves 700 credit.

@@ -49,7 +49,10 @@ pub const DEFAULT_REJECTION: &str = "Insufficient funds.";
 
 /// One `chargeEmitterQueue` item: `transactionStatus` `Success` or `Rejected` in any letter case;
 /// `description` optional, defaulting to [`DEFAULT_REJECTION`] for rejections.
-pub fn charge_directive(status: &str, description: Option<&str>) -> Result<ChargeDirective, String> {
+pub fn charge_directive(
+    status: &str,
+    description: Option<&str>,
+) -> Result<ChargeDirective, String> {
     let succeed = match status.to_ascii_lowercase().as_str() {
         "success" => true,
         "rejected" => false,

@@ -27,11 +27,7 @@ pub fn prorate(
 /// The credit for the unused part of a period that ends early (an interval change):
 /// `period_price × remaining / period`, rounded half away from zero, with the same clamping
 /// as [`prorate`].
-pub fn unused_credit(
-    period_price: i64,
-    remaining_seconds: i64,
-    period_seconds: i64,
-) -> i64 {
+pub fn unused_credit(period_price: i64, remaining_seconds: i64, period_seconds: i64) -> i64 {
     scale_by_time(i128::from(period_price), remaining_seconds, period_seconds)
 }
 
@@ -84,7 +80,6 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
-
     #[test]
     fn jpy_half_way_rounds_away_from_zero_both_directions() {
         // ¥1000 → ¥1005 with half the period left: 2.5 yen → 3, and back: -2.5 → -3.
@@ -115,10 +110,7 @@ mod tests {
         assert_eq!(prorate(1000, 2000, 50, 0), 0);
         assert_eq!(prorate(1000, 2000, 50, -10), 0);
         assert_eq!(prorate(i64::MIN, i64::MAX, 1, 1), i64::MAX);
-        assert_eq!(
-            prorate(i64::MAX, i64::MIN, i64::MAX, i64::MAX),
-            i64::MIN
-        );
+        assert_eq!(prorate(i64::MAX, i64::MIN, i64::MAX, i64::MAX), i64::MIN);
     }
 
     #[test]

@@ -1,0 +1,686 @@
+//! The engine end to end over HTTP, driven by the sandbox test clock: first payment, renewals on
+//! the calendar, dunning, expiry, completion, cancellation, proration, credit, and the
+//! guarantees against double charges.
+
+use reqwest::Method;
+use serde_json::{json, Value};
+
+use crate::backend_test;
+use crate::harness::TestServer;
+
+const MEMBERSHIP: &str = "/api/subscriptions/v1/membership";
+
+/// A customer (with the success card attached by `active_membership`) and a body for `order`.
+async fn body_for(server: &TestServer, token: &str, email: &str, order: &str) -> Value {
+    let customer = server.create_customer(token, email).await;
+    server.membership_body(&customer, order)
+}
+
+fn key(record: &Value) -> String {
+    record["membershipKey"]
+        .as_str()
+        .expect("membershipKey")
+        .to_string()
+}
+
+async fn update(server: &TestServer, token: &str, body: Value) -> crate::harness::Reply {
+    server
+        .call(Method::PUT, MEMBERSHIP, Some(token), Some(body))
+        .await
+}
+
+fn actions(events: &[Value]) -> Vec<String> {
+    events
+        .iter()
+        .map(|e| {
+            let action = e["Action"].as_str().unwrap_or_default();
+            match action {
+                "SUBSCRIPTION_STATUS_CHANGED" => format!(
+                    "status:{}",
+                    e["Membership"]["Status"].as_str().unwrap_or_default()
+                ),
+                "TRANSACTION_DATA_UPDATE" => format!(
+                    "charge:{}{}",
+                    e["TransactionStatus"].as_str().unwrap_or_default(),
+                    if e["Retried"] == true { ":retried" } else { "" }
+                ),
+                other => other.to_string(),
+            }
+        })
+        .collect()
+}
+
+backend_test!(first_payment_activates, |server: TestServer| async move {
+    let token = server.token().await;
+    let body = body_for(&server, &token, "b1@example.com", "order-b1").await;
+    let record = server
+        .active_membership(&token, "2027-03-10T12:00:00Z", body)
+        .await;
+    assert_eq!(record["currentPeriodStart"], "2027-03-10T12:00:00Z");
+    assert_eq!(record["currentPeriodEnd"], "2027-04-10T12:00:00Z");
+    assert_eq!(record["nextBillingDate"], "2027-04-10T12:00:00Z");
+    let invoice = &record["invoices"][0];
+    assert_eq!(invoice["status"], "Paid");
+    assert_eq!(invoice["kind"], "first");
+    assert_eq!(invoice["amountPaid"], "29.97");
+    assert_eq!(invoice["lines"][0]["description"], "Gold plan × 3");
+    let events = server.events("order-b1").await;
+    assert_eq!(actions(&events), ["charge:Success", "status:Active"]);
+    let charge = &events[0];
+    assert_eq!(charge["IsSubscriptionTransaction"], true);
+    assert_eq!(charge["PlanKey"], key(&record).as_str());
+    assert_eq!(charge["SubscriptionInvoiceId"], invoice["invoiceKey"]);
+    assert_eq!(charge["Amount"], json!(29.97));
+    assert_eq!(charge["MaskedPan"], "424242******4242");
+    assert_eq!(charge["CardType"], "Visa");
+    assert_eq!(charge["OrderId"], "order-b1");
+    assert!(
+        charge["ActionId"].as_str().unwrap().len() == 36,
+        "ActionId is a UUID"
+    );
+    let receipts = server
+        .count(
+            "SELECT COUNT(*) FROM emails WHERE kind = 'receipt' AND to_address = $1",
+            "b1@example.com",
+        )
+        .await;
+    assert_eq!(receipts, 1);
+    // Paying again is refused: the membership is no longer Incomplete.
+    server.pay(&token, &key(&record)).await.problem(409);
+});
+
+backend_test!(
+    declined_first_payment_can_be_retried,
+    |server: TestServer| async move {
+        let token = server.token().await;
+        let body = body_for(&server, &token, "b2@example.com", "order-b2").await;
+        let customer = body["customerKey"].as_str().unwrap().to_string();
+        server.advance(&token, "2027-03-01T00:00:00Z").await;
+        let record = server.create_membership(&token, body).await;
+        let key = key(&record);
+        // No card yet.
+        server.pay(&token, &key).await.problem(409);
+        server
+            .attach_card(&token, &customer, "4000000000009995")
+            .await;
+        let declined = server.pay(&token, &key).await;
+        let errors = declined.problem(402);
+        assert!(errors["payment"][0]
+            .as_str()
+            .unwrap()
+            .contains("Insufficient funds"));
+        assert_eq!(
+            server.membership(&token, &key).await["status"],
+            "Incomplete"
+        );
+        server
+            .attach_card(&token, &customer, "4242424242424242")
+            .await;
+        let paid = server.pay(&token, &key).await;
+        assert_eq!(paid.status, 200, "{}", paid.body);
+        assert_eq!(paid.body["status"], "Active");
+        // One invoice, paid by the second attempt.
+        assert_eq!(paid.body["invoices"].as_array().unwrap().len(), 1);
+        assert_eq!(
+            actions(&server.events("order-b2").await),
+            ["charge:Rejected", "charge:Success", "status:Active"]
+        );
+    }
+);
+
+backend_test!(
+    monthly_from_jan_31_of_a_leap_year,
+    |server: TestServer| async move {
+        let token = server.token().await;
+        let body = body_for(&server, &token, "b3@example.com", "order-b3").await;
+        let record = server
+            .active_membership(&token, "2028-01-31T10:00:00Z", body)
+            .await;
+        let key = key(&record);
+        server.advance(&token, "2029-01-31T00:00:00Z").await;
+        assert_eq!(
+            server.invoice_periods(&key).await,
+            [
+                "2028-01-31",
+                "2028-02-29",
+                "2028-03-29",
+                "2028-04-29",
+                "2028-05-29",
+                "2028-06-29",
+                "2028-07-29",
+                "2028-08-29",
+                "2028-09-29",
+                "2028-10-29",
+                "2028-11-29",
+                "2028-12-29",
+                "2029-01-29",
+            ]
+        );
+        let now = server.membership(&token, &key).await;
+        assert_eq!(now["status"], "Active");
+        assert_eq!(
+            now["currentPeriodEnd"], "2029-02-28T10:00:00Z",
+            "Jan 29 + 1 month, clamped"
+        );
+        assert_eq!(
+            now["invoices"].as_array().unwrap().len(),
+            10,
+            "the record carries the latest 10"
+        );
+        assert!(now["invoices"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|i| i["status"] == "Paid"));
+        let receipts = server
+            .count(
+                "SELECT COUNT(*) FROM emails WHERE kind = 'receipt' AND to_address = $1",
+                "b3@example.com",
+            )
+            .await;
+        assert_eq!(receipts, 13);
+    }
+);
+
+backend_test!(
+    rejected_rejected_success_goes_past_due_and_back,
+    |server: TestServer| async move {
+        let token = server.token().await;
+        let mut body = body_for(&server, &token, "b4@example.com", "order-b4").await;
+        body["chargeEmitterQueue"] = json!([
+            {"transactionStatus": "Rejected"},
+            {"transactionStatus": "Rejected", "description": "Do not honor."},
+            {"transactionStatus": "Success"}
+        ]);
+        let record = server
+            .active_membership(&token, "2027-03-01T00:00:00Z", body)
+            .await;
+        let key = key(&record);
+        server.advance(&token, "2027-04-01T00:00:00Z").await;
+        let m = server.membership(&token, &key).await;
+        assert_eq!(m["status"], "PastDue");
+        assert_eq!(
+            m["nextBillingDate"], "2027-04-02T00:00:00Z",
+            "first retry a day later"
+        );
+        assert_eq!(m["invoices"][0]["status"], "Open");
+        server.advance(&token, "2027-04-02T00:00:00Z").await;
+        let m = server.membership(&token, &key).await;
+        assert_eq!(m["status"], "PastDue");
+        assert_eq!(
+            m["nextBillingDate"], "2027-04-04T00:00:00Z",
+            "second retry 3 days after the failure"
+        );
+        server.advance(&token, "2027-04-04T00:00:00Z").await;
+        let m = server.membership(&token, &key).await;
+        assert_eq!(m["status"], "Active");
+        assert_eq!(m["invoices"][0]["status"], "Paid");
+        assert_eq!(m["nextBillingDate"], "2027-05-01T00:00:00Z");
+        let events = server.events("order-b4").await;
+        assert_eq!(
+            actions(&events),
+            [
+                "charge:Success",
+                "status:Active",
+                "charge:Rejected",
+                "status:PastDue",
+                "charge:Rejected:retried",
+                "charge:Success:retried",
+                "status:Active",
+            ]
+        );
+        assert_eq!(events[2]["DeclineReasonText"], "Insufficient funds.");
+        assert_eq!(events[4]["DeclineReasonText"], "Do not honor.");
+        let failed_notices = server
+            .count(
+                "SELECT COUNT(*) FROM emails WHERE kind = 'payment_failed' AND to_address = $1",
+                "b4@example.com",
+            )
+            .await;
+        assert_eq!(failed_notices, 1);
+        // The queue is used up: later renewals succeed.
+        server.advance(&token, "2027-05-01T00:00:00Z").await;
+        assert_eq!(server.membership(&token, &key).await["status"], "Active");
+    }
+);
+
+backend_test!(
+    exhausted_retries_leave_it_unpaid,
+    |server: TestServer| async move {
+        let token = server.token().await;
+        let mut body = body_for(&server, &token, "b5@example.com", "order-b5").await;
+        body["chargeEmitterQueue"] = json!([
+            {"transactionStatus": "Rejected"}, {"transactionStatus": "Rejected"},
+            {"transactionStatus": "Rejected"}, {"transactionStatus": "Rejected"}
+        ]);
+        let record = server
+            .active_membership(&token, "2027-03-01T00:00:00Z", body)
+            .await;
+        let key = key(&record);
+        server.advance(&token, "2027-04-05T23:59:59Z").await;
+        assert_eq!(server.membership(&token, &key).await["status"], "PastDue");
+        server.advance(&token, "2027-04-06T00:00:00Z").await;
+        let m = server.membership(&token, &key).await;
+        assert_eq!(m["status"], "Unpaid");
+        assert_eq!(m["nextBillingDate"], Value::Null);
+        // No further cycles while unpaid.
+        server.advance(&token, "2027-07-01T00:00:00Z").await;
+        assert_eq!(
+            server.invoice_periods(&key).await,
+            ["2027-03-01", "2027-04-01"]
+        );
+        let attempts = server
+        .count("SELECT COUNT(*) FROM charges c JOIN memberships m ON m.id = c.membership_id WHERE m.membership_key = $1", &key)
+        .await;
+        assert_eq!(attempts, 5, "first payment, renewal, three retries");
+    }
+);
+
+backend_test!(
+    cancel_voids_open_invoices_and_stops_retries,
+    |server: TestServer| async move {
+        let token = server.token().await;
+        let mut body = body_for(&server, &token, "b6@example.com", "order-b6").await;
+        body["chargeEmitterQueue"] = json!([{"transactionStatus": "Rejected"}]);
+        let record = server
+            .active_membership(&token, "2027-03-01T00:00:00Z", body)
+            .await;
+        let key = key(&record);
+        server.advance(&token, "2027-04-01T00:00:00Z").await;
+        let canceled = server
+            .call(
+                Method::POST,
+                &format!("{MEMBERSHIP}/cancel/{key}"),
+                Some(&token),
+                None,
+            )
+            .await;
+        assert_eq!(canceled.status, 200);
+        assert_eq!(canceled.body["status"], "Canceled");
+        let invoices = canceled.body["invoices"].as_array().unwrap();
+        assert_eq!(invoices[0]["status"], "Void", "the open renewal invoice");
+        assert_eq!(invoices[1]["status"], "Paid", "paid invoices stay");
+        server.advance(&token, "2027-06-01T00:00:00Z").await;
+        let attempts = server
+        .count("SELECT COUNT(*) FROM charges c JOIN memberships m ON m.id = c.membership_id WHERE m.membership_key = $1", &key)
+        .await;
+        assert_eq!(attempts, 2, "no retries and no new cycles after cancel");
+        assert_eq!(server.invoice_periods(&key).await.len(), 2);
+        let notices = server
+            .count(
+                "SELECT COUNT(*) FROM emails WHERE kind = 'canceled' AND to_address = $1",
+                "b6@example.com",
+            )
+            .await;
+        assert_eq!(notices, 1);
+    }
+);
+
+backend_test!(
+    incomplete_expires_after_23_hours,
+    |server: TestServer| async move {
+        let token = server.token().await;
+        let body = body_for(&server, &token, "b7@example.com", "order-b7").await;
+        server.advance(&token, "2027-03-01T08:00:00Z").await;
+        let key = key(&server.create_membership(&token, body).await);
+        server.advance(&token, "2027-03-02T06:59:59Z").await;
+        assert_eq!(
+            server.membership(&token, &key).await["status"],
+            "Incomplete"
+        );
+        server.advance(&token, "2027-03-02T07:00:00Z").await;
+        assert_eq!(server.membership(&token, &key).await["status"], "Expired");
+        assert_eq!(
+            actions(&server.events("order-b7").await),
+            ["status:Expired"]
+        );
+        server.pay(&token, &key).await.problem(409);
+        server
+            .call(
+                Method::POST,
+                &format!("{MEMBERSHIP}/cancel/{key}"),
+                Some(&token),
+                None,
+            )
+            .await
+            .problem(409);
+    }
+);
+
+backend_test!(
+    end_date_completes_without_a_new_cycle,
+    |server: TestServer| async move {
+        let token = server.token().await;
+        let mut body = body_for(&server, &token, "b8@example.com", "order-b8").await;
+        body["endDate"] = json!("2027-08-15T00:00:00");
+        let record = server
+            .active_membership(&token, "2027-06-01T00:00:00Z", body)
+            .await;
+        let key = key(&record);
+        server.advance(&token, "2027-08-14T23:59:59Z").await;
+        let m = server.membership(&token, &key).await;
+        assert_eq!(m["status"], "Active");
+        assert_eq!(
+            m["nextBillingDate"],
+            Value::Null,
+            "no cycle starts at or after endDate"
+        );
+        server.advance(&token, "2027-10-01T00:00:00Z").await;
+        assert_eq!(server.membership(&token, &key).await["status"], "Completed");
+        assert_eq!(
+            server.invoice_periods(&key).await,
+            ["2027-06-01", "2027-07-01", "2027-08-01"]
+        );
+    }
+);
+
+backend_test!(
+    proration_rounds_half_up_in_jpy_and_bhd,
+    |server: TestServer| async move {
+        let token = server.token().await;
+        for (currency, price, up, cent, email, year) in [
+            ("JPY", "1000", "1001", "1", "b9@example.com", 2027),
+            ("BHD", "10.000", "10.001", "0.001", "b10@example.com", 2028),
+        ] {
+            let order = format!("order-{currency}");
+            let mut body = body_for(&server, &token, email, &order).await;
+            body["pricingInfo"] = json!({"currency": currency, "totalAmount": price, "pricePerUnit": price, "quantity": 1});
+            let start = format!("{year}-04-01T00:00:00Z");
+            let record = server.active_membership(&token, &start, body).await;
+            let key = key(&record);
+            // Half of the 30-day April period is left.
+            server
+                .advance(&token, &format!("{year}-04-16T00:00:00Z"))
+                .await;
+            let up_reply = update(
+                &server,
+                &token,
+                json!({"membershipKey": key, "pricePerUnit": up}),
+            )
+            .await;
+            assert_eq!(up_reply.status, 200, "{}", up_reply.body);
+            assert_eq!(
+                up_reply.body["proration"]["amount"], cent,
+                "{currency}: half a minor unit rounds up"
+            );
+            assert!(up_reply.body["proration"]["transactionId"].is_i64());
+            assert_eq!(
+                up_reply.body["membership"]["pricingInfo"]["pricePerUnit"],
+                up
+            );
+            let down = update(
+                &server,
+                &token,
+                json!({"membershipKey": key, "pricePerUnit": price}),
+            )
+            .await;
+            assert_eq!(down.status, 200, "{}", down.body);
+            assert_eq!(
+                down.body["proration"]["amount"],
+                format!("-{cent}"),
+                "{currency}: and down, away from zero"
+            );
+            assert_eq!(down.body["proration"]["transactionId"], Value::Null);
+            assert_eq!(down.body["membership"]["creditBalance"], cent);
+            let events = server.events(&order).await;
+            let updates: Vec<&Value> = events
+                .iter()
+                .filter(|e| e["Action"] == "SUBSCRIPTION_UPDATED")
+                .map(|e| &e["Membership"]["Updates"])
+                .collect();
+            assert_eq!(
+                updates,
+                [
+                    &json!({"PricePerUnit": up}),
+                    &json!({"PricePerUnit": price})
+                ]
+            );
+            if currency == "JPY" {
+                // Three seats: the difference for half a period, credit first, the rest charged.
+                let reply = update(
+                    &server,
+                    &token,
+                    json!({"membershipKey": key, "quantity": 3}),
+                )
+                .await;
+                assert_eq!(reply.status, 200, "{}", reply.body);
+                assert_eq!(reply.body["proration"]["amount"], "1000");
+                let invoice = &reply.body["membership"]["invoices"][0];
+                assert_eq!(invoice["kind"], "proration");
+                assert_eq!(invoice["creditApplied"], "1");
+                assert_eq!(invoice["amountPaid"], "999");
+                assert_eq!(reply.body["membership"]["creditBalance"], "0");
+                assert_eq!(
+                    reply.body["membership"]["pricingInfo"]["totalAmount"],
+                    "3000"
+                );
+            }
+        }
+    }
+);
+
+backend_test!(
+    interval_change_credit_covers_whole_cycles,
+    |server: TestServer| async move {
+        let token = server.token().await;
+        let mut body = body_for(&server, &token, "b11@example.com", "order-b11").await;
+        body["pricingInfo"] = json!({"currency": "USD", "totalAmount": "100.00"});
+        let record = server
+            .active_membership(&token, "2027-04-01T00:00:00Z", body)
+            .await;
+        let key = key(&record);
+        server.advance(&token, "2027-04-16T00:00:00Z").await;
+        let reply = update(
+            &server,
+            &token,
+            json!({"membershipKey": key, "intervalType": "Weekly", "pricePerUnit": "10.00"}),
+        )
+        .await;
+        assert_eq!(reply.status, 200, "{}", reply.body);
+        // Half of 100.00 unused, less a full new week of 10.00: 40.00 of credit, nothing charged.
+        assert_eq!(reply.body["proration"]["amount"], "-40.00");
+        let m = &reply.body["membership"];
+        assert_eq!(m["creditBalance"], "40.00");
+        assert_eq!(m["currentPeriodStart"], "2027-04-16T00:00:00Z");
+        assert_eq!(m["currentPeriodEnd"], "2027-04-23T00:00:00Z");
+        server.advance(&token, "2027-05-14T00:00:00Z").await;
+        let m = server.membership(&token, &key).await;
+        assert_eq!(m["creditBalance"], "0.00");
+        for invoice in m["invoices"].as_array().unwrap().iter().take(4) {
+            assert_eq!(invoice["status"], "Paid");
+            assert_eq!(invoice["creditApplied"], "10.00");
+            assert_eq!(invoice["amountPaid"], "0.00");
+            assert_eq!(invoice["lines"][1]["description"], "Credit applied");
+        }
+        let charges = server
+        .count("SELECT COUNT(*) FROM charges c JOIN memberships m ON m.id = c.membership_id WHERE m.membership_key = $1", &key)
+        .await;
+        assert_eq!(
+            charges, 1,
+            "credit paid four weeks without touching the card"
+        );
+        server.advance(&token, "2027-05-21T00:00:00Z").await;
+        let m = server.membership(&token, &key).await;
+        assert_eq!(m["invoices"][0]["amountPaid"], "10.00");
+    }
+);
+
+backend_test!(
+    declined_proration_changes_nothing,
+    |server: TestServer| async move {
+        let token = server.token().await;
+        let body = body_for(&server, &token, "b12@example.com", "order-b12").await;
+        let customer = body["customerKey"].as_str().unwrap().to_string();
+        let record = server
+            .active_membership(&token, "2027-04-01T00:00:00Z", body)
+            .await;
+        let key = key(&record);
+        server.advance(&token, "2027-04-16T00:00:00Z").await;
+        server
+            .attach_card(&token, &customer, "4000000000000002")
+            .await;
+        let reply = update(
+            &server,
+            &token,
+            json!({"membershipKey": key, "quantity": 5, "name": "Bigger"}),
+        )
+        .await;
+        reply.problem(402);
+        let m = server.membership(&token, &key).await;
+        assert_eq!(m["pricingInfo"]["totalAmount"], "29.97");
+        assert_eq!(m["subscriptionName"], "Gold plan");
+        assert_eq!(
+            m["invoices"][0]["status"], "Void",
+            "the proration invoice is voided"
+        );
+        let actions = actions(&server.events("order-b12").await);
+        assert_eq!(actions.last().map(String::as_str), Some("charge:Rejected"));
+        assert!(!actions.iter().any(|a| a == "SUBSCRIPTION_UPDATED"));
+    }
+);
+
+backend_test!(
+    concurrent_catch_ups_charge_each_period_once,
+    |server: TestServer| async move {
+        let token = server.token().await;
+        let mut keys = Vec::new();
+        for i in 0..4 {
+            let mut body = body_for(
+                &server,
+                &token,
+                &format!("race{i}@example.com"),
+                &format!("order-race-{i}"),
+            )
+            .await;
+            body["billingCycle"] = json!({"intervalType": "Daily"});
+            keys.push(key(&server
+                .active_membership(&token, "2027-03-01T00:00:00Z", body)
+                .await));
+        }
+        // Two processes on PostgreSQL; on SQLite (one process per file) two concurrent requests.
+        let second = match server.server.state.store.backend() {
+            recur::store::Backend::Postgres => Some(server.second_process().await),
+            recur::store::Backend::Sqlite => None,
+        };
+        let other = second.as_ref().unwrap_or(&server);
+        let advance = |s: &TestServer| {
+            let token = token.clone();
+            let s = s.base_url.clone();
+            async move {
+                reqwest::Client::new()
+                    .post(format!("{s}/api/subscriptions/v1/test-clock/advance"))
+                    .bearer_auth(token)
+                    .json(&json!({"to": "2027-03-31T00:00:00Z"}))
+                    .send()
+                    .await
+                    .expect("advance")
+                    .status()
+            }
+        };
+        let (a, b) = tokio::join!(advance(&server), advance(other));
+        assert!(a.is_success() && b.is_success(), "{a} {b}");
+        for key in &keys {
+            let periods = server.invoice_periods(key).await;
+            assert_eq!(periods.len(), 31, "{key}: {periods:?}");
+        }
+        let doubled = server
+            .count(
+                "SELECT COUNT(*) FROM (SELECT invoice_id FROM charges WHERE status = 'Success' \
+             GROUP BY invoice_id HAVING COUNT(*) > 1) d WHERE $1 = $1",
+                "",
+            )
+            .await;
+        assert_eq!(doubled, 0, "no invoice was paid twice");
+        let processor_charges = server
+            .count(
+                "SELECT COUNT(*) FROM sandbox_charges WHERE outcome = $1",
+                "approved",
+            )
+            .await;
+        assert_eq!(
+            processor_charges,
+            4 * 31,
+            "the processor saw one charge per period"
+        );
+    }
+);
+
+backend_test!(
+    a_crash_after_the_processor_answered_never_charges_twice,
+    |server: TestServer| async move {
+        use recur::billing::lifecycle;
+        use recur::processor::{ChargeOutcome, ChargeRequest};
+        use recur::store::{memberships, payment_methods};
+
+        let token = server.token().await;
+        let body = body_for(&server, &token, "b13@example.com", "order-b13").await;
+        let record = server
+            .active_membership(&token, "2027-03-01T00:00:00Z", body)
+            .await;
+        let key = key(&record);
+        let state = &server.server.state;
+        let merchant_id = server.merchant.merchant_id;
+        let at: chrono::DateTime<chrono::Utc> = "2027-04-01T00:00:00Z".parse().unwrap();
+
+        // Step 1 of the renewal commits: the period's invoice and a Pending attempt.
+        let mut tx = state.store.begin().await.unwrap();
+        let mut m = memberships::claim_due(&mut tx, state.store.backend(), Some(merchant_id), at)
+            .await
+            .unwrap()
+            .expect("the renewal is due");
+        let (charge, _, _) = lifecycle::start_renewal(&mut tx, &mut m, at).await.unwrap();
+        tx.commit().await.unwrap();
+        let charge = charge.expect("the card is charged");
+        // Step 2: the processor takes the money, and the process dies before recording it.
+        let card = payment_methods::get(state.store.pool(), merchant_id, charge.payment_method_id)
+            .await
+            .unwrap()
+            .unwrap();
+        let outcome = state
+            .processor
+            .charge(ChargeRequest {
+                merchant_id,
+                idempotency_key: &charge.idempotency_key,
+                token: &card.processor_token,
+                amount: charge.amount,
+                currency: &charge.currency,
+                directive: None,
+            })
+            .await
+            .unwrap();
+        assert!(matches!(outcome, ChargeOutcome::Approved { .. }));
+
+        // A restarted process (on PostgreSQL, another process) finishes the attempt.
+        let restarted = match state.store.backend() {
+            recur::store::Backend::Postgres => Some(server.second_process().await),
+            recur::store::Backend::Sqlite => None,
+        };
+        restarted
+            .as_ref()
+            .unwrap_or(&server)
+            .advance(&token, "2027-04-01T00:00:00Z")
+            .await;
+        let m = server.membership(&token, &key).await;
+        assert_eq!(m["status"], "Active");
+        assert_eq!(m["currentPeriodStart"], "2027-04-01T00:00:00Z");
+        assert_eq!(m["invoices"][0]["status"], "Paid");
+        let processor_charges = server
+            .count(
+                "SELECT COUNT(*) FROM sandbox_charges WHERE idempotency_key = $1",
+                &charge.idempotency_key,
+            )
+            .await;
+        assert_eq!(
+            processor_charges, 1,
+            "asked again with the same key, charged once"
+        );
+        let attempts = server
+        .count("SELECT COUNT(*) FROM charges c JOIN memberships m ON m.id = c.membership_id WHERE m.membership_key = $1", &key)
+        .await;
+        assert_eq!(attempts, 2, "first payment and one renewal attempt");
+        assert_eq!(
+            actions(&server.events("order-b13").await),
+            ["charge:Success", "status:Active", "charge:Success"]
+        );
+    }
+);
