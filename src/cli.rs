@@ -5,12 +5,15 @@ use std::sync::Arc;
 
 use clap::{Parser, Subcommand};
 
+use crate::api::format_utc;
+use crate::api::test_helpers::parse_instant;
 use crate::app::{self, AppState};
+use crate::billing::engine;
 use crate::clock::SystemClock;
 use crate::config::Config;
 use crate::merchants;
 use crate::store::merchants::Mode;
-use crate::store::Store;
+use crate::store::{self, Store};
 
 /// Self-hostable subscription billing and hosted payments.
 #[derive(Debug, Parser)]
@@ -34,6 +37,24 @@ pub enum Command {
     /// Manage merchants.
     #[command(subcommand)]
     Merchant(MerchantCommand),
+    /// Sandbox test clocks.
+    #[command(subcommand)]
+    TestClock(TestClockCommand),
+}
+
+/// `recur test-clock …`.
+#[derive(Debug, Subcommand)]
+pub enum TestClockCommand {
+    /// Move a sandbox merchant's clock forward and run every renewal, retry and expiry that
+    /// falls due on the way.
+    Advance {
+        /// The merchant's user name.
+        #[arg(long)]
+        user_name: String,
+        /// The new time, UTC (`2027-01-31T10:00:00Z`).
+        #[arg(long)]
+        to: String,
+    },
 }
 
 /// `recur merchant …`.
@@ -93,6 +114,22 @@ pub async fn run(cli: Cli, config: Config) -> anyhow::Result<()> {
                         .replacen("demo merchant", "merchant", 1)
                 );
             }
+            Ok(())
+        }
+        Command::TestClock(TestClockCommand::Advance { user_name, to }) => {
+            let to = parse_instant(&to).map_err(|why| anyhow::anyhow!("--to {why}"))?;
+            let state = AppState::build(config, Arc::new(SystemClock), None).await?;
+            let merchant = store::merchants::by_user_name(&state.store, &user_name)
+                .await?
+                .ok_or_else(|| anyhow::anyhow!("no merchant with user name {user_name}"))?;
+            if merchant.mode != Mode::Sandbox {
+                anyhow::bail!("test clocks are only available to sandbox merchants");
+            }
+            let actions = engine::advance_test_clock(&state, merchant.id, to).await?;
+            println!(
+                "test clock of {user_name} at {}; {actions} billing actions ran",
+                format_utc(to)
+            );
             Ok(())
         }
         Command::Merchant(MerchantCommand::RotateSecret { user_name, json }) => {

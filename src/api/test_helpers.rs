@@ -18,9 +18,9 @@ use super::problem::{ApiError, Problem};
 use crate::app::AppState;
 use crate::billing::{engine, lifecycle, merchant_now};
 use crate::ids;
+use crate::store::customers;
 use crate::store::merchants::{self, Mode};
 use crate::store::payment_methods::{self, NewPaymentMethod};
-use crate::store::{customers, test_clocks};
 
 /// Refuses live merchants.
 async fn require_sandbox(state: &AppState, merchant_id: i64) -> Result<(), ApiError> {
@@ -176,7 +176,8 @@ pub struct ClockRecord {
     pub now: String,
 }
 
-fn parse_instant(text: &str) -> Result<DateTime<Utc>, String> {
+/// A UTC instant: RFC 3339 (`2027-01-31T10:00:00Z`) or `YYYY-MM-DDTHH:mm:ss` read as UTC.
+pub fn parse_instant(text: &str) -> Result<DateTime<Utc>, String> {
     DateTime::parse_from_rfc3339(text)
         .map(|d| d.with_timezone(&Utc))
         .or_else(|_| NaiveDateTime::parse_from_str(text, "%Y-%m-%dT%H:%M:%S").map(|d| d.and_utc()))
@@ -226,22 +227,10 @@ pub async fn advance_clock(
     let Some(to) = to else {
         return Err(ApiError::Validation(errors));
     };
-    advance(&state, auth.merchant_id, to).await?;
+    engine::advance_test_clock(&state, auth.merchant_id, to).await?;
     Ok(Json(ClockRecord {
         now: format_utc(to),
     }))
-}
-
-/// Sets the merchant's test clock to `to` and catches the engine up. Shared with the CLI.
-pub async fn advance(
-    state: &AppState,
-    merchant_id: i64,
-    to: DateTime<Utc>,
-) -> Result<u64, ApiError> {
-    let mut tx = state.store.begin().await?;
-    test_clocks::set(&mut tx, merchant_id, to).await?;
-    tx.commit().await?;
-    Ok(engine::catch_up(state, merchant_id, to).await?)
 }
 
 /// The merchant's test-clock time (the real time until it first advances). Sandbox only.

@@ -9,8 +9,8 @@ use super::charging;
 use super::lifecycle::{self, Followups};
 use super::BillingError;
 use crate::app::AppState;
-use crate::store::customers;
 use crate::store::memberships::{self, Membership};
+use crate::store::{customers, test_clocks};
 
 /// How long a `Pending` attempt may wait for its answer before the worker asks the processor
 /// again (a crash between the processor's answer and the commit leaves it so).
@@ -126,4 +126,23 @@ pub async fn tick(state: &AppState, batch: u32) -> Result<u32, BillingError> {
         actions += 1;
     }
     Ok(actions)
+}
+
+/// Moves a sandbox merchant's test clock to `to` (never backwards) and catches the engine up.
+/// Returns how many actions ran.
+pub async fn advance_test_clock(
+    state: &AppState,
+    merchant_id: i64,
+    to: DateTime<Utc>,
+) -> Result<u64, BillingError> {
+    let now = super::merchant_now(state, merchant_id).await?;
+    if to < now {
+        return Err(BillingError::Conflict(format!(
+            "a test clock only moves forward; it shows {now}"
+        )));
+    }
+    let mut tx = state.store.begin().await?;
+    test_clocks::set(&mut tx, merchant_id, to).await?;
+    tx.commit().await?;
+    catch_up(state, merchant_id, to).await
 }

@@ -139,3 +139,69 @@ fn serve_creates_the_demo_merchant_once_and_announces_its_address() {
     child.kill().unwrap();
     child.wait().unwrap();
 }
+
+#[test]
+fn test_clock_advance_moves_a_sandbox_merchant_and_refuses_live_ones() {
+    let dir = tempfile::tempdir().unwrap();
+    let create = |live: bool| -> serde_json::Value {
+        let mut args = vec!["merchant", "create", "--name", "Clocked", "--json"];
+        if live {
+            args.push("--live");
+        }
+        let out = recur(dir.path()).args(&args).output().unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice(&out.stdout).unwrap()
+    };
+    let sandbox = create(false);
+    let user = sandbox["userName"].as_str().unwrap();
+    let out = recur(dir.path())
+        .args([
+            "test-clock",
+            "advance",
+            "--user-name",
+            user,
+            "--to",
+            "2031-01-31T10:00:00Z",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("at 2031-01-31T10:00:00Z"), "{stdout}");
+    // Backwards is refused.
+    let back = recur(dir.path())
+        .args([
+            "test-clock",
+            "advance",
+            "--user-name",
+            user,
+            "--to",
+            "2030-01-01T00:00:00Z",
+        ])
+        .output()
+        .unwrap();
+    assert!(!back.status.success());
+    assert!(String::from_utf8_lossy(&back.stderr).contains("only moves forward"));
+    let live = create(true);
+    let refused = recur(dir.path())
+        .args([
+            "test-clock",
+            "advance",
+            "--user-name",
+            live["userName"].as_str().unwrap(),
+            "--to",
+            "2031-01-31T10:00:00Z",
+        ])
+        .output()
+        .unwrap();
+    assert!(!refused.status.success());
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("sandbox"));
+}
