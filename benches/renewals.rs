@@ -1,0 +1,283 @@
+//! Renewals the billing engine completes per second, against the raw single-row insert rate of
+//! the same database, in one run.
+//!
+//! `cargo bench --bench renewals -- [--memberships N] [--backend sqlite|postgres|both]`
+//!
+//! For each backend it seeds N Active memberships whose period ended a minute ago (customer,
+//! saved sandbox card, membership), then runs the engine's real-time pass until all are renewed:
+//! each renewal is an invoice, a charge attempt through the sandbox processor, the answer,
+//! a transaction event and a rendered receipt e-mail, in the engine's three steps. It does so
+//! with 1 and with 4 concurrent workers (on PostgreSQL, workers skip each other's rows; SQLite
+//! serialises writers). The raw rate is one-row insert transactions on the same pool settings.
+//! PostgreSQL needs `RECUR_TEST_POSTGRES_URL`, as the tests do.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use chrono::Utc;
+use recur::app::AppState;
+use recur::billing::engine;
+use recur::clock::SystemClock;
+use recur::config::Config;
+use recur::merchants;
+use recur::store::customers::{self, NewCustomer};
+use recur::store::memberships::{self, NewMembership};
+use recur::store::merchants::Mode;
+use recur::store::payment_methods::{self, NewPaymentMethod};
+use recur::store::{to_micros, Store};
+use recur_domain::calendar::{BillingCycle, IntervalType};
+use recur_domain::card::CardNumber;
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Backend {
+    Sqlite,
+    Postgres,
+}
+
+/// A fresh database URL for `backend`.
+async fn fresh_database(backend: Backend, dir: &std::path::Path, tag: &str) -> String {
+    match backend {
+        Backend::Sqlite => format!("sqlite://{}/{tag}.sqlite3?mode=rwc", dir.display()),
+        Backend::Postgres => {
+            use sqlx::{Connection, Executor};
+            let admin = std::env::var("RECUR_TEST_POSTGRES_URL")
+                .expect("RECUR_TEST_POSTGRES_URL is needed for the PostgreSQL benchmark");
+            let name = format!("recur_t_{}_bench_{tag}", Utc::now().timestamp());
+            let mut conn = sqlx::PgConnection::connect(&admin).await.expect("connect");
+            conn.execute(format!("CREATE DATABASE {name}").as_str())
+                .await
+                .expect("create db");
+            let (base, _) = admin.rsplit_once('/').expect("URL with a database");
+            format!("{base}/{name}")
+        }
+    }
+}
+
+/// One-row insert transactions per second, `n` of them, from `workers` tasks.
+async fn raw_insert_rate(url: &str, n: usize, workers: usize) -> f64 {
+    let store = Store::connect(url).await.expect("connect");
+    sqlx::query("CREATE TABLE IF NOT EXISTS bench_raw (k TEXT PRIMARY KEY, v TEXT NOT NULL)")
+        .execute(store.pool())
+        .await
+        .expect("create table");
+    let started = Instant::now();
+    let tasks: Vec<_> = (0..workers)
+        .map(|w| {
+            let store = store.clone();
+            tokio::spawn(async move {
+                for i in (w..n).step_by(workers) {
+                    let mut tx = store.begin().await.expect("begin");
+                    sqlx::query("INSERT INTO bench_raw (k, v) VALUES ($1, $2)")
+                        .bind(format!("{workers}-{i}"))
+                        .bind("value")
+                        .execute(&mut *tx)
+                        .await
+                        .expect("insert");
+                    tx.commit().await.expect("commit");
+                }
+            })
+        })
+        .collect();
+    for task in tasks {
+        task.await.expect("task");
+    }
+    let rate = n as f64 / started.elapsed().as_secs_f64();
+    store.pool().close().await;
+    rate
+}
+
+/// Builds recur on `url` with one sandbox merchant and `n` memberships due a minute ago.
+async fn seeded(url: &str, dir: &std::path::Path, n: usize) -> AppState {
+    let mut env: HashMap<&str, String> = HashMap::new();
+    env.insert("RECUR_DATA_DIR", dir.display().to_string());
+    env.insert("RECUR_DATABASE_URL", url.to_string());
+    env.insert("RECUR_DEMO_MERCHANT", "false".into());
+    let config = Config::from_sources(None, |k| env.get(k).cloned()).expect("config");
+    let state = AppState::build(config, Arc::new(SystemClock), None)
+        .await
+        .expect("state");
+    let merchant = merchants::create(&state, "Bench", Mode::Sandbox)
+        .await
+        .expect("merchant");
+    let card = CardNumber::parse("4242424242424242").expect("test card");
+    let token = state
+        .processor
+        .tokenize(merchant.merchant_id, &card)
+        .await
+        .expect("token");
+    let now = Utc::now();
+    let due = now - chrono::TimeDelta::minutes(1);
+    let start = due - chrono::TimeDelta::days(30);
+    let cycle = BillingCycle::new(IntervalType::Monthly, 1).expect("cycle");
+    let mut tx = state.store.begin().await.expect("begin");
+    for i in 0..n {
+        let (customer, _) = customers::create_or_get(
+            &mut tx,
+            merchant.merchant_id,
+            &recur::ids::customer_key(),
+            &NewCustomer {
+                processor_key: merchant.processor_key.clone(),
+                first_name: "Ada".into(),
+                last_name: "Lovelace".into(),
+                email: format!("bench{i}@example.com"),
+                email_identity: format!("bench{i}@example.com"),
+                phone: "+4915112345678".into(),
+                country_code: "DE".into(),
+                address1: None,
+                address2: None,
+                city: None,
+                state: None,
+                zip_code: None,
+                tax_ids: Vec::new(),
+            },
+            start,
+        )
+        .await
+        .expect("customer");
+        payment_methods::insert(
+            &mut tx,
+            NewPaymentMethod {
+                merchant_id: merchant.merchant_id,
+                customer_id: customer.id,
+                payment_method_key: recur::ids::payment_method_key(),
+                processor_token: &token,
+                brand: "Visa",
+                bin: card.bin(),
+                last4: card.last4(),
+                fingerprint: "bench",
+            },
+            start,
+        )
+        .await
+        .expect("card");
+        memberships::create_or_get(
+            &mut tx,
+            &NewMembership {
+                merchant_id: merchant.merchant_id,
+                customer_id: customer.id,
+                membership_key: recur::ids::membership_key(),
+                order_id: format!("bench-{i}"),
+                order_description: None,
+                subscription_name: "Gold plan".into(),
+                metadata: None,
+                webhook_url: "https://merchant.example/hooks".into(),
+                end_date: None,
+                currency: "EUR".into(),
+                total_amount: 2997,
+                price_per_unit: Some(999),
+                quantity: Some(3),
+                cycle,
+                charge_emitter_queue: None,
+                expires_at: due,
+            },
+            start,
+        )
+        .await
+        .expect("membership");
+    }
+    sqlx::query(
+        "UPDATE memberships SET status = 'Active', current_period_start = $1, \
+         current_period_end = $2, next_action_at = $2",
+    )
+    .bind(to_micros(start))
+    .bind(to_micros(due))
+    .execute(&mut *tx)
+    .await
+    .expect("activate");
+    tx.commit().await.expect("commit");
+    state
+}
+
+/// Renewals per second with `workers` concurrent engine passes.
+async fn renewal_rate(state: &AppState, n: usize, workers: usize) -> f64 {
+    let started = Instant::now();
+    let tasks: Vec<_> = (0..workers)
+        .map(|_| {
+            let state = state.clone();
+            tokio::spawn(async move {
+                loop {
+                    match engine::tick(&state, 100).await {
+                        Ok(0) => break,
+                        Ok(_) => {}
+                        Err(error) => {
+                            // A worker that lost a race on SQLite's lock retries.
+                            eprintln!("pass failed, retrying: {error}");
+                            tokio::time::sleep(Duration::from_millis(5)).await;
+                        }
+                    }
+                }
+            })
+        })
+        .collect();
+    for task in tasks {
+        task.await.expect("worker");
+    }
+    let elapsed = started.elapsed();
+    let renewed: i64 = sqlx::query_scalar(
+        "SELECT COUNT(*) FROM invoices WHERE kind = 'renewal' AND status = 'Paid'",
+    )
+    .fetch_one(state.store.pool())
+    .await
+    .expect("count");
+    assert_eq!(
+        renewed as usize, n,
+        "every membership was renewed exactly once"
+    );
+    n as f64 / elapsed.as_secs_f64()
+}
+
+async fn bench_backend(backend: Backend, n: usize) -> Vec<String> {
+    let mut rows = Vec::new();
+    for workers in [1usize, 4] {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let raw_url = fresh_database(backend, dir.path(), &format!("raw{workers}")).await;
+        let raw = raw_insert_rate(&raw_url, n, workers).await;
+        let url = fresh_database(backend, dir.path(), &format!("engine{workers}")).await;
+        let state = seeded(&url, dir.path(), n).await;
+        let rate = renewal_rate(&state, n, workers).await;
+        state.store.pool().close().await;
+        rows.push(format!(
+            "| {backend:?} | {n} | {workers} | {rate:.0} | {raw:.0} | {:.0}% |",
+            100.0 * rate / raw
+        ));
+    }
+    rows
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let value = |flag: &str| {
+        args.iter()
+            .position(|a| a == flag)
+            .and_then(|i| args.get(i + 1))
+            .cloned()
+    };
+    let n: usize = value("--memberships")
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(2000);
+    let backends = match value("--backend").as_deref() {
+        Some("sqlite") => vec![Backend::Sqlite],
+        Some("postgres") => vec![Backend::Postgres],
+        _ => vec![Backend::Sqlite, Backend::Postgres],
+    };
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let mut rows = Vec::new();
+    for backend in backends {
+        rows.extend(runtime.block_on(bench_backend(backend, n)));
+    }
+    println!(
+        "\nrenewals completed by the billing engine vs raw one-row insert transactions, {} cores\n",
+        std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(1)
+    );
+    println!("| backend | memberships | workers | renewals/s | raw inserts/s | renewals / raw |");
+    println!("|---|---|---|---|---|---|");
+    for row in rows {
+        println!("{row}");
+    }
+}
