@@ -153,15 +153,18 @@ CREATE TABLE sandbox_cards (
     created_at      INTEGER NOT NULL
 );
 
+-- Charges, refunds and payouts, each answered once per idempotency key.
 CREATE TABLE sandbox_charges (
     idempotency_key TEXT PRIMARY KEY,
     merchant_id     INTEGER NOT NULL REFERENCES merchants (id),
+    kind            TEXT NOT NULL CHECK (kind IN ('charge', 'refund', 'payout')),
+    refunded_reference TEXT,
     token           TEXT NOT NULL,
     amount          INTEGER NOT NULL,
     currency        TEXT NOT NULL,
     outcome         TEXT NOT NULL,
     decline_code    TEXT,
     decline_reason  TEXT,
-    reference       TEXT NOT NULL,
+    reference       TEXT NOT NULL UNIQUE,
     created_at      INTEGER NOT NULL
 );

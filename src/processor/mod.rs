@@ -33,15 +33,45 @@ pub struct ChargeRequest<'a> {
     pub directive: Option<&'a ChargeDirective>,
 }
 
-/// The processor's answer to a charge.
+/// A refund of (part of) an approved charge.
+#[derive(Debug, Clone)]
+pub struct RefundRequest<'a> {
+    /// The merchant on whose behalf the refund runs.
+    pub merchant_id: i64,
+    /// Unique per refund; repeating it returns the first answer.
+    pub idempotency_key: &'a str,
+    /// The processor's reference of the charge to refund.
+    pub charge_reference: &'a str,
+    /// Amount in minor units; at most what is left of the charge.
+    pub amount: i64,
+    /// ISO 4217 code of the charge.
+    pub currency: &'a str,
+}
+
+/// A payout: money sent to a stored card.
+#[derive(Debug, Clone)]
+pub struct PayoutRequest<'a> {
+    /// The merchant on whose behalf the payout runs.
+    pub merchant_id: i64,
+    /// Unique per payout; repeating it returns the first answer.
+    pub idempotency_key: &'a str,
+    /// The token the processor gave for the card.
+    pub token: &'a str,
+    /// Amount in minor units.
+    pub amount: i64,
+    /// ISO 4217 code.
+    pub currency: &'a str,
+}
+
+/// The processor's answer to a charge, refund or payout.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ChargeOutcome {
-    /// The money was taken.
+    /// The money moved.
     Approved {
         /// The processor's transaction reference.
         reference: String,
     },
-    /// The charge was refused.
+    /// The processor refused.
     Declined {
         /// The processor's transaction reference.
         reference: String,
@@ -74,4 +104,10 @@ pub trait Processor: Send + Sync + 'static {
 
     /// Charges a stored card. Idempotent on `request.idempotency_key`.
     fn charge<'a>(&'a self, request: ChargeRequest<'a>) -> ProcessorFuture<'a, ChargeOutcome>;
+
+    /// Refunds (part of) an approved charge. Idempotent on `request.idempotency_key`.
+    fn refund<'a>(&'a self, request: RefundRequest<'a>) -> ProcessorFuture<'a, ChargeOutcome>;
+
+    /// Sends money to a stored card. Idempotent on `request.idempotency_key`.
+    fn payout<'a>(&'a self, request: PayoutRequest<'a>) -> ProcessorFuture<'a, ChargeOutcome>;
 }

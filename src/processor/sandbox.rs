@@ -7,10 +7,12 @@ use std::sync::Arc;
 
 use recur_domain::card::CardNumber;
 
-use super::{ChargeOutcome, ChargeRequest, Processor, ProcessorFuture};
+use super::{
+    ChargeOutcome, ChargeRequest, PayoutRequest, Processor, ProcessorFuture, RefundRequest,
+};
 use crate::clock::Clock;
 use crate::ids;
-use crate::store::{to_micros, Store};
+use crate::store::{to_micros, Backend, Store, Tx};
 
 /// How a sandbox test card behaves when charged.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -77,66 +79,222 @@ impl SandboxProcessor {
         Self { store, clock }
     }
 
-    async fn charge_once(&self, request: ChargeRequest<'_>) -> anyhow::Result<ChargeOutcome> {
+    /// The first answer recorded for `key`, if any.
+    async fn recorded<'c, E: sqlx::Executor<'c, Database = sqlx::Any>>(
+        executor: E,
+        merchant_id: i64,
+        key: &str,
+    ) -> anyhow::Result<Option<ChargeOutcome>> {
         use sqlx::Row;
-        let behaviour: Option<String> = sqlx::query_scalar(
-            "SELECT behaviour FROM sandbox_cards WHERE token = $1 AND merchant_id = $2",
-        )
-        .bind(request.token)
-        .bind(request.merchant_id)
-        .fetch_optional(self.store.pool())
-        .await?;
-        let decline = match (request.directive, behaviour.as_deref()) {
-            (Some(directive), _) if directive.succeed => None,
-            (Some(directive), _) => Some(("emitter_rejected", directive.description.as_str())),
-            (None, Some(behaviour)) => Behaviour::from_db(behaviour).decline(),
-            (None, None) => Some(("invalid_payment_method", "Unknown payment method.")),
-        };
-        let (outcome, code, reason) = match decline {
-            None => ("approved", None, None),
-            Some((code, reason)) => ("declined", Some(code), Some(reason)),
-        };
-        // The first answer for a key wins; a repeated key reads it back.
-        sqlx::query(
-            "INSERT INTO sandbox_charges (idempotency_key, merchant_id, token, amount, currency, \
-             outcome, decline_code, decline_reason, reference, created_at) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) ON CONFLICT (idempotency_key) DO NOTHING",
-        )
-        .bind(request.idempotency_key)
-        .bind(request.merchant_id)
-        .bind(request.token)
-        .bind(request.amount)
-        .bind(request.currency)
-        .bind(outcome)
-        .bind(code)
-        .bind(reason)
-        .bind(ids::prefixed("sbx_ch_", 24))
-        .bind(to_micros(self.clock.now()))
-        .execute(self.store.pool())
-        .await?;
         let row = sqlx::query(
             "SELECT outcome, decline_code, decline_reason, reference FROM sandbox_charges \
              WHERE idempotency_key = $1 AND merchant_id = $2",
         )
-        .bind(request.idempotency_key)
-        .bind(request.merchant_id)
-        .fetch_one(self.store.pool())
+        .bind(key)
+        .bind(merchant_id)
+        .fetch_optional(executor)
         .await?;
+        let Some(row) = row else { return Ok(None) };
         let reference: String = row.try_get("reference")?;
-        Ok(if row.try_get::<String, _>("outcome")? == "approved" {
-            ChargeOutcome::Approved { reference }
-        } else {
-            ChargeOutcome::Declined {
-                reference,
-                code: row
-                    .try_get::<Option<String>, _>("decline_code")?
-                    .unwrap_or_default(),
-                reason: row
-                    .try_get::<Option<String>, _>("decline_reason")?
-                    .unwrap_or_default(),
-            }
-        })
+        Ok(Some(
+            if row.try_get::<String, _>("outcome")? == "approved" {
+                ChargeOutcome::Approved { reference }
+            } else {
+                ChargeOutcome::Declined {
+                    reference,
+                    code: row
+                        .try_get::<Option<String>, _>("decline_code")?
+                        .unwrap_or_default(),
+                    reason: row
+                        .try_get::<Option<String>, _>("decline_reason")?
+                        .unwrap_or_default(),
+                }
+            },
+        ))
     }
+
+    /// Records an answer for `entry.key` unless one exists, and returns the recorded one: the
+    /// first answer for a key wins.
+    async fn record_once(&self, tx: &mut Tx, entry: Entry<'_>) -> anyhow::Result<ChargeOutcome> {
+        let (outcome, code, reason) = match entry.decline {
+            None => ("approved", None, None),
+            Some((code, reason)) => ("declined", Some(code), Some(reason)),
+        };
+        sqlx::query(
+            "INSERT INTO sandbox_charges (idempotency_key, merchant_id, kind, refunded_reference, \
+             token, amount, currency, outcome, decline_code, decline_reason, reference, created_at) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) \
+             ON CONFLICT (idempotency_key) DO NOTHING",
+        )
+        .bind(entry.key)
+        .bind(entry.merchant_id)
+        .bind(entry.kind)
+        .bind(entry.refunded_reference)
+        .bind(entry.token)
+        .bind(entry.amount)
+        .bind(entry.currency)
+        .bind(outcome)
+        .bind(code)
+        .bind(reason)
+        .bind(ids::prefixed("sbx_", 28))
+        .bind(to_micros(self.clock.now()))
+        .execute(&mut **tx)
+        .await?;
+        Self::recorded(&mut **tx, entry.merchant_id, entry.key)
+            .await?
+            .ok_or_else(|| anyhow::anyhow!("the sandbox ledger lost an entry"))
+    }
+
+    async fn behaviour(&self, merchant_id: i64, token: &str) -> anyhow::Result<Option<Behaviour>> {
+        let behaviour: Option<String> = sqlx::query_scalar(
+            "SELECT behaviour FROM sandbox_cards WHERE token = $1 AND merchant_id = $2",
+        )
+        .bind(token)
+        .bind(merchant_id)
+        .fetch_optional(self.store.pool())
+        .await?;
+        Ok(behaviour.as_deref().map(Behaviour::from_db))
+    }
+
+    async fn charge_once(&self, request: ChargeRequest<'_>) -> anyhow::Result<ChargeOutcome> {
+        let behaviour = self.behaviour(request.merchant_id, request.token).await?;
+        let decline = match (request.directive, behaviour) {
+            (Some(directive), _) if directive.succeed => None,
+            (Some(directive), _) => Some(("emitter_rejected", directive.description.as_str())),
+            (None, Some(behaviour)) => behaviour.decline(),
+            (None, None) => Some(UNKNOWN_CARD),
+        };
+        let mut tx = self.store.begin().await?;
+        let outcome = self
+            .record_once(
+                &mut tx,
+                Entry {
+                    key: request.idempotency_key,
+                    merchant_id: request.merchant_id,
+                    kind: "charge",
+                    refunded_reference: None,
+                    token: request.token,
+                    amount: request.amount,
+                    currency: request.currency,
+                    decline,
+                },
+            )
+            .await?;
+        tx.commit().await?;
+        Ok(outcome)
+    }
+
+    async fn refund_once(&self, request: RefundRequest<'_>) -> anyhow::Result<ChargeOutcome> {
+        use sqlx::Row;
+        let mut tx = self.store.begin().await?;
+        if let Some(answer) =
+            Self::recorded(&mut *tx, request.merchant_id, request.idempotency_key).await?
+        {
+            return Ok(answer);
+        }
+        let lock = match self.store.backend() {
+            Backend::Postgres => " FOR UPDATE",
+            Backend::Sqlite => "",
+        };
+        let original = sqlx::query(&format!(
+            "SELECT token, amount, currency, outcome FROM sandbox_charges \
+             WHERE reference = $1 AND merchant_id = $2 AND kind = 'charge'{lock}"
+        ))
+        .bind(request.charge_reference)
+        .bind(request.merchant_id)
+        .fetch_optional(&mut *tx)
+        .await?;
+        let refunded: i64 = sqlx::query_scalar(
+            "SELECT CAST(COALESCE(SUM(amount), 0) AS BIGINT) FROM sandbox_charges WHERE kind = 'refund' \
+             AND refunded_reference = $1 AND merchant_id = $2 AND outcome = 'approved'",
+        )
+        .bind(request.charge_reference)
+        .bind(request.merchant_id)
+        .fetch_one(&mut *tx)
+        .await?;
+        let token = original
+            .as_ref()
+            .map(|row| row.try_get::<String, _>("token"))
+            .transpose()?
+            .unwrap_or_default();
+        let decline = match &original {
+            None => Some(("charge_not_found", "No such charge.")),
+            Some(row) if row.try_get::<String, _>("outcome")? != "approved" => Some((
+                "charge_not_refundable",
+                "Only approved charges can be refunded.",
+            )),
+            Some(row) if row.try_get::<String, _>("currency")? != request.currency => Some((
+                "currency_mismatch",
+                "The refund's currency differs from the charge's.",
+            )),
+            Some(row) if refunded + request.amount > row.try_get::<i64, _>("amount")? => Some((
+                "amount_too_large",
+                "The refund exceeds what is left to refund of the charge.",
+            )),
+            Some(_) if request.amount <= 0 => {
+                Some(("invalid_amount", "The amount must be positive."))
+            }
+            Some(_) => None,
+        };
+        let outcome = self
+            .record_once(
+                &mut tx,
+                Entry {
+                    key: request.idempotency_key,
+                    merchant_id: request.merchant_id,
+                    kind: "refund",
+                    refunded_reference: Some(request.charge_reference),
+                    token: &token,
+                    amount: request.amount,
+                    currency: request.currency,
+                    decline,
+                },
+            )
+            .await?;
+        tx.commit().await?;
+        Ok(outcome)
+    }
+
+    async fn payout_once(&self, request: PayoutRequest<'_>) -> anyhow::Result<ChargeOutcome> {
+        let decline = match self.behaviour(request.merchant_id, request.token).await? {
+            None => Some(UNKNOWN_CARD),
+            Some(Behaviour::Decline) => Behaviour::Decline.decline(),
+            Some(_) => None,
+        };
+        let mut tx = self.store.begin().await?;
+        let outcome = self
+            .record_once(
+                &mut tx,
+                Entry {
+                    key: request.idempotency_key,
+                    merchant_id: request.merchant_id,
+                    kind: "payout",
+                    refunded_reference: None,
+                    token: request.token,
+                    amount: request.amount,
+                    currency: request.currency,
+                    decline,
+                },
+            )
+            .await?;
+        tx.commit().await?;
+        Ok(outcome)
+    }
+}
+
+/// Decline of a token the vault does not know.
+const UNKNOWN_CARD: (&str, &str) = ("invalid_payment_method", "Unknown payment method.");
+
+/// One ledger entry to record.
+struct Entry<'a> {
+    key: &'a str,
+    merchant_id: i64,
+    kind: &'static str,
+    refunded_reference: Option<&'a str>,
+    token: &'a str,
+    amount: i64,
+    currency: &'a str,
+    decline: Option<(&'a str, &'a str)>,
 }
 
 impl Processor for SandboxProcessor {
@@ -163,5 +321,13 @@ impl Processor for SandboxProcessor {
 
     fn charge<'a>(&'a self, request: ChargeRequest<'a>) -> ProcessorFuture<'a, ChargeOutcome> {
         Box::pin(self.charge_once(request))
+    }
+
+    fn refund<'a>(&'a self, request: RefundRequest<'a>) -> ProcessorFuture<'a, ChargeOutcome> {
+        Box::pin(self.refund_once(request))
+    }
+
+    fn payout<'a>(&'a self, request: PayoutRequest<'a>) -> ProcessorFuture<'a, ChargeOutcome> {
+        Box::pin(self.payout_once(request))
     }
 }

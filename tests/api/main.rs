@@ -11,3 +11,4 @@ mod hosted_page;
 mod idempotency;
 mod memberships;
 mod operations;
+mod processor;
