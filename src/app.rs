@@ -13,6 +13,8 @@ use crate::auth::jwt::TokenService;
 use crate::auth::login_limiter::LoginLimiter;
 use crate::clock::{Clock, SystemClock};
 use crate::config::Config;
+use crate::delivery::mail::Mailer;
+use crate::delivery::webhooks::Dispatcher;
 use crate::keys::ServerKeys;
 use crate::merchants;
 use crate::pages::i18n::Strings;
@@ -45,6 +47,10 @@ pub struct Shared {
     pub templates: minijinja::Environment<'static>,
     /// The hosted pages' strings by language.
     pub strings: Strings,
+    /// The webhook dispatcher.
+    pub webhooks: Dispatcher,
+    /// The e-mail sender.
+    pub mailer: Mailer,
     /// The payment processor (the built-in sandbox, DESIGN §7).
     pub processor: Arc<dyn Processor>,
     /// Base URL of links handed to browsers: `RECUR_PUBLIC_URL`, or `http://` and the bound address.
@@ -79,9 +85,13 @@ impl AppState {
             .clone()
             .unwrap_or_else(|| format!("http://{}", bound.unwrap_or(config.listen)));
         let processor = Arc::new(SandboxProcessor::new(store.clone(), clock.clone()));
+        let webhooks = Dispatcher::new(&config.webhooks)?;
+        let mailer = Mailer::new(&config)?;
         Ok(Self(Arc::new(Shared {
             public_url,
             processor,
+            webhooks,
+            mailer,
             config,
             store,
             keys,

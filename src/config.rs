@@ -1,7 +1,7 @@
 //! Configuration: built-in defaults, then an optional TOML file, then `RECUR_*` environment
 //! variables, each layer overriding the one before.
 
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context};
@@ -29,6 +29,38 @@ pub struct Config {
     /// Whether `recur serve` creates a demo sandbox merchant when the database has none
     /// (`RECUR_DEMO_MERCHANT`, default true).
     pub demo_merchant: bool,
+    /// Outgoing webhooks.
+    pub webhooks: WebhookConfig,
+    /// Outgoing e-mail.
+    pub mail: MailConfig,
+}
+
+/// Outgoing webhook settings.
+#[derive(Debug, Clone)]
+pub struct WebhookConfig {
+    /// Whether webhooks may reach loopback, private, link-local, CGNAT and metadata addresses
+    /// (`RECUR_WEBHOOK_ALLOW_PRIVATE`, default false): for tests and local development only.
+    pub allow_private: bool,
+    /// PEM file of extra trusted CA certificates (`RECUR_WEBHOOK_EXTRA_ROOTS`).
+    pub extra_roots: Option<PathBuf>,
+    /// Local address deliveries are sent from, so merchants can allow-list it
+    /// (`RECUR_WEBHOOK_SOURCE_ADDRESS`).
+    pub source_address: Option<IpAddr>,
+    /// Time-out of one delivery attempt in seconds (`RECUR_WEBHOOK_TIMEOUT_SECONDS`, default 15).
+    pub timeout_seconds: u64,
+    /// Deliveries in flight at once (`RECUR_WEBHOOK_CONCURRENCY`, default 16).
+    pub concurrency: usize,
+}
+
+/// Outgoing e-mail settings.
+#[derive(Debug, Clone)]
+pub struct MailConfig {
+    /// SMTP server as a URL (`RECUR_SMTP_URL`): `smtps://user:pass@host:465` (TLS),
+    /// `smtp://user:pass@host:587?tls=required` (STARTTLS) or `smtp://host:25` (plain). When
+    /// unset, messages are written as `.eml` files to `<data_dir>/mail`.
+    pub smtp_url: Option<String>,
+    /// Sender address (`RECUR_MAIL_FROM`, default `recur <billing@localhost>`).
+    pub from: String,
 }
 
 /// Access-token settings.
@@ -73,6 +105,13 @@ struct FileConfig {
     jwt_keys: Option<Vec<JwtKeyConfig>>,
     log_format: Option<LogFormat>,
     demo_merchant: Option<bool>,
+    webhook_allow_private: Option<bool>,
+    webhook_extra_roots: Option<PathBuf>,
+    webhook_source_address: Option<String>,
+    webhook_timeout_seconds: Option<u64>,
+    webhook_concurrency: Option<usize>,
+    smtp_url: Option<String>,
+    mail_from: Option<String>,
 }
 
 impl Config {
@@ -132,11 +171,41 @@ impl Config {
             Some(other) => bail!("RECUR_LOG_FORMAT must be text or json, not {other:?}"),
             None => file_config.log_format.unwrap_or(LogFormat::Text),
         };
-        let demo_merchant = match env("RECUR_DEMO_MERCHANT").as_deref() {
-            Some("true" | "1") => true,
-            Some("false" | "0") => false,
-            Some(other) => bail!("RECUR_DEMO_MERCHANT must be true or false, not {other:?}"),
-            None => file_config.demo_merchant.unwrap_or(true),
+        let demo_merchant =
+            flag(&env, "RECUR_DEMO_MERCHANT")?.unwrap_or(file_config.demo_merchant.unwrap_or(true));
+        let source_address = match pick(
+            "RECUR_WEBHOOK_SOURCE_ADDRESS",
+            file_config.webhook_source_address,
+        ) {
+            Some(text) => Some(text.parse::<IpAddr>().with_context(|| {
+                format!("RECUR_WEBHOOK_SOURCE_ADDRESS {text:?} is not an IP address")
+            })?),
+            None => None,
+        };
+        let timeout_seconds = number(&env, "RECUR_WEBHOOK_TIMEOUT_SECONDS")?
+            .or(file_config.webhook_timeout_seconds)
+            .unwrap_or(15);
+        let concurrency = number(&env, "RECUR_WEBHOOK_CONCURRENCY")?
+            .or(file_config.webhook_concurrency)
+            .unwrap_or(16);
+        if timeout_seconds == 0 || concurrency == 0 {
+            bail!("RECUR_WEBHOOK_TIMEOUT_SECONDS and RECUR_WEBHOOK_CONCURRENCY must be at least 1");
+        }
+        let webhooks = WebhookConfig {
+            allow_private: flag(&env, "RECUR_WEBHOOK_ALLOW_PRIVATE")?
+                .or(file_config.webhook_allow_private)
+                .unwrap_or(false),
+            extra_roots: env("RECUR_WEBHOOK_EXTRA_ROOTS")
+                .map(PathBuf::from)
+                .or(file_config.webhook_extra_roots),
+            source_address,
+            timeout_seconds,
+            concurrency,
+        };
+        let mail = MailConfig {
+            smtp_url: pick("RECUR_SMTP_URL", file_config.smtp_url),
+            from: pick("RECUR_MAIL_FROM", file_config.mail_from)
+                .unwrap_or_else(|| "recur <billing@localhost>".into()),
         };
         Ok(Self {
             listen,
@@ -147,6 +216,8 @@ impl Config {
             jwt: JwtConfig { ttl_seconds, keys },
             log_format,
             demo_merchant,
+            webhooks,
+            mail,
         })
     }
 
@@ -154,6 +225,29 @@ impl Config {
     pub fn is_sqlite(&self) -> bool {
         self.database_url.starts_with("sqlite:")
     }
+}
+
+/// A boolean variable: `true`/`1` or `false`/`0`.
+fn flag(env: &impl Fn(&str) -> Option<String>, name: &str) -> anyhow::Result<Option<bool>> {
+    match env(name).as_deref() {
+        Some("true" | "1") => Ok(Some(true)),
+        Some("false" | "0") => Ok(Some(false)),
+        Some(other) => bail!("{name} must be true or false, not {other:?}"),
+        None => Ok(None),
+    }
+}
+
+/// A whole-number variable.
+fn number<T: std::str::FromStr>(
+    env: &impl Fn(&str) -> Option<String>,
+    name: &str,
+) -> anyhow::Result<Option<T>> {
+    env(name)
+        .map(|text| {
+            text.parse::<T>()
+                .map_err(|_| anyhow::anyhow!("{name} must be a whole number, not {text:?}"))
+        })
+        .transpose()
 }
 
 fn default_sqlite_url(data_dir: &Path) -> String {

@@ -12,6 +12,7 @@ pub mod billing;
 pub mod cli;
 pub mod clock;
 pub mod config;
+pub mod delivery;
 pub mod ids;
 pub mod keys;
 pub mod merchants;

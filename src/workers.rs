@@ -1,5 +1,6 @@
-//! Background work inside `recur serve` (DESIGN §1): the billing engine on real time. Several
-//! processes may run it against one PostgreSQL; claims skip rows another process holds.
+//! Background work inside `recur serve` (DESIGN §1): the billing engine, the webhook dispatcher
+//! and the mailer, on real time. Several processes may run them against one PostgreSQL: due
+//! work is claimed row by row, so each item goes to one process.
 
 use std::time::Duration;
 
@@ -7,26 +8,34 @@ use tokio::task::JoinHandle;
 
 use crate::app::AppState;
 use crate::billing::engine;
+use crate::delivery::mail::Mailer;
+use crate::delivery::webhooks::Dispatcher;
 
 /// How often the billing worker looks for due memberships.
 const BILLING_INTERVAL: Duration = Duration::from_secs(1);
 
 /// The running background tasks.
 pub struct Workers {
-    billing: JoinHandle<()>,
+    tasks: Vec<JoinHandle<()>>,
 }
 
 impl Workers {
     /// Starts every worker.
     pub fn start(state: &AppState) -> Self {
         Self {
-            billing: tokio::spawn(run_billing(state.clone())),
+            tasks: vec![
+                tokio::spawn(run_billing(state.clone())),
+                tokio::spawn(Dispatcher::run(state.clone())),
+                tokio::spawn(Mailer::run(state.clone())),
+            ],
         }
     }
 
     /// Stops every worker at once.
     pub fn abort(&self) {
-        self.billing.abort();
+        for task in &self.tasks {
+            task.abort();
+        }
     }
 }
 

@@ -3,6 +3,7 @@
 
 pub mod auth;
 pub mod customers;
+pub mod events;
 pub mod extract;
 pub mod health;
 pub mod hosted_page;
@@ -44,6 +45,11 @@ pub fn router(state: AppState) -> Router {
             "/membership/{membership_key}",
             get(memberships::get_membership),
         )
+        .route(
+            "/membership/{membership_key}/events",
+            get(events::list_events),
+        )
+        .route("/events/{action_id}/resend", post(events::resend_event))
         .route(
             "/membership/cancel/{membership_key}",
             post(memberships::cancel_membership),

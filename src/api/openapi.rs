@@ -11,7 +11,7 @@ use utoipa::openapi::Ref;
 use utoipa::{Modify, OpenApi};
 
 use super::problem::ApiError;
-use super::{auth, customers, health, hosted_page, memberships, test_helpers};
+use super::{auth, customers, events, health, hosted_page, memberships, test_helpers};
 use crate::app::AppState;
 
 /// The API description.
@@ -30,6 +30,8 @@ use crate::app::AppState;
         memberships::get_membership,
         memberships::update_membership,
         memberships::cancel_membership,
+        events::list_events,
+        events::resend_event,
         test_helpers::attach_card,
         test_helpers::pay_membership,
         test_helpers::advance_clock,
@@ -43,6 +45,7 @@ use crate::app::AppState;
         (name = "auth", description = "Access tokens"),
         (name = "customers", description = "Customers of a merchant"),
         (name = "memberships", description = "Subscriptions: create, read, update with proration, cancel"),
+        (name = "events", description = "Webhook events and their delivery attempts"),
         (name = "sandbox", description = "Test cards and test clocks for sandbox merchants"),
         (name = "hosted page", description = "Cashier sessions for single orders"),
         (name = "operations", description = "Probes for operators"),

@@ -9,6 +9,7 @@ use super::charging;
 use super::lifecycle::{self, Followups};
 use super::BillingError;
 use crate::app::AppState;
+use crate::delivery::webhooks::Dispatcher;
 use crate::store::memberships::{self, Membership};
 use crate::store::{customers, test_clocks};
 
@@ -128,8 +129,8 @@ pub async fn tick(state: &AppState, batch: u32) -> Result<u32, BillingError> {
     Ok(actions)
 }
 
-/// Moves a sandbox merchant's test clock to `to` (never backwards) and catches the engine up.
-/// Returns how many actions ran.
+/// Moves a sandbox merchant's test clock to `to` (never backwards), catches the engine up and
+/// delivers the webhook events that are due by then. Returns how many billing actions ran.
 pub async fn advance_test_clock(
     state: &AppState,
     merchant_id: i64,
@@ -144,5 +145,7 @@ pub async fn advance_test_clock(
     let mut tx = state.store.begin().await?;
     test_clocks::set(&mut tx, merchant_id, to).await?;
     tx.commit().await?;
-    catch_up(state, merchant_id, to).await
+    let actions = catch_up(state, merchant_id, to).await?;
+    Dispatcher::deliver_due_now(state, merchant_id).await?;
+    Ok(actions)
 }

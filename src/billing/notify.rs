@@ -363,6 +363,7 @@ pub async fn email(
             html_body: &html_body,
         },
         at,
+        state.clock.now(),
     )
     .await?;
     Ok(())

@@ -6,6 +6,8 @@
 
 pub mod charges;
 pub mod customers;
+pub mod emails;
+pub mod events;
 pub mod hosted_sessions;
 pub mod idempotency;
 pub mod invoices;

@@ -91,16 +91,19 @@ pub struct NewEmail<'a> {
     pub html_body: &'a str,
 }
 
-/// Records an e-mail, due for sending at `now`.
+/// Records an e-mail written at `created_at` (the merchant's time, a test clock's for sandbox
+/// merchants that use one), due for sending at `due_at` (real time: mail is never held back by
+/// a test clock).
 pub async fn insert_email(
     tx: &mut Tx,
     email: NewEmail<'_>,
-    now: DateTime<Utc>,
+    created_at: DateTime<Utc>,
+    due_at: DateTime<Utc>,
 ) -> Result<(), sqlx::Error> {
     sqlx::query(
         "INSERT INTO emails (merchant_id, customer_id, kind, to_address, subject, text_body, \
          html_body, status, attempts, next_attempt_at, created_at) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, 'Pending', 0, $8, $8)",
+         VALUES ($1, $2, $3, $4, $5, $6, $7, 'Pending', 0, $8, $9)",
     )
     .bind(email.merchant_id)
     .bind(email.customer_id)
@@ -109,7 +112,8 @@ pub async fn insert_email(
     .bind(email.subject)
     .bind(email.text_body)
     .bind(email.html_body)
-    .bind(to_micros(now))
+    .bind(to_micros(due_at))
+    .bind(to_micros(created_at))
     .execute(&mut **tx)
     .await?;
     Ok(())

@@ -47,6 +47,28 @@ macro_rules! backend_test {
     };
 }
 
+/// Like [`backend_test!`] for tests that start their own server(s): the body gets the
+/// [`Backend`].
+#[macro_export]
+macro_rules! backend_matrix {
+    ($name:ident, $body:expr) => {
+        mod $name {
+            #[allow(unused_imports)]
+            use super::*;
+
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn sqlite() {
+                ($body)($crate::harness::Backend::Sqlite).await;
+            }
+
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn postgres() {
+                ($body)($crate::harness::Backend::Postgres).await;
+            }
+        }
+    };
+}
+
 /// A running server with one sandbox merchant.
 pub struct TestServer {
     pub base_url: String,
@@ -140,6 +162,17 @@ impl TestServer {
             server,
             _data_dir: data_dir,
         }
+    }
+
+    /// The server's data directory.
+    pub fn data_dir(&self) -> &std::path::Path {
+        self._data_dir.path()
+    }
+
+    /// Starts a server on `backend` with `settings` given as owned values.
+    pub async fn start_with_owned(backend: Backend, settings: &[(&str, String)]) -> Self {
+        let borrowed: Vec<(&str, &str)> = settings.iter().map(|(k, v)| (*k, v.as_str())).collect();
+        Self::start_with(backend, &borrowed).await
     }
 
     /// Creates another merchant on the same server.

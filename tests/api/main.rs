@@ -1,6 +1,7 @@
 //! HTTP-level tests: the real server on a random port, on SQLite and on PostgreSQL.
 
 mod harness;
+mod receivers;
 
 mod auth;
 mod billing;
@@ -9,6 +10,8 @@ mod customers;
 mod errors;
 mod hosted_page;
 mod idempotency;
+mod mail;
 mod memberships;
 mod operations;
 mod processor;
+mod webhooks;

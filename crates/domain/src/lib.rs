@@ -9,6 +9,7 @@ pub mod card;
 pub mod invoice;
 pub mod membership;
 pub mod money;
+pub mod network;
 pub mod proration;
 pub mod schedule;
 pub mod signature;

@@ -61,6 +61,26 @@ pub fn incomplete_expires_at(created_at: DateTime<Utc>) -> Option<DateTime<Utc>>
     created_at.checked_add_signed(INCOMPLETE_EXPIRY)
 }
 
+/// Delays before re-sending an e-mail after failed attempt 1, 2, …: 1 min, 5 min, 30 min, 2 h,
+/// 6 h; after the sixth failure the e-mail is given up.
+const EMAIL_RETRY_DELAYS: [TimeDelta; 5] = [
+    TimeDelta::minutes(1),
+    TimeDelta::minutes(5),
+    TimeDelta::minutes(30),
+    TimeDelta::hours(2),
+    TimeDelta::hours(6),
+];
+
+/// When to try an e-mail again after send attempt `failed_attempt_number` (1-based) failed at
+/// `failed_at`; `None` when it is given up.
+pub fn email_retry_at(
+    failed_attempt_number: u32,
+    failed_at: DateTime<Utc>,
+) -> Option<DateTime<Utc>> {
+    let index = usize::try_from(failed_attempt_number.checked_sub(1)?).ok()?;
+    failed_at.checked_add_signed(*EMAIL_RETRY_DELAYS.get(index)?)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -139,5 +159,14 @@ mod tests {
             let _ = dunning_retry_at(at, n);
             let _ = webhook_next_attempt(n, DateTime::<Utc>::MAX_UTC);
         }
+    }
+
+    #[test]
+    fn email_backoff_gives_up_after_six_attempts() {
+        let t = t0();
+        assert_eq!(email_retry_at(1, t), Some(t + TimeDelta::minutes(1)));
+        assert_eq!(email_retry_at(5, t), Some(t + TimeDelta::hours(6)));
+        assert_eq!(email_retry_at(6, t), None);
+        assert_eq!(email_retry_at(0, t), None);
     }
 }

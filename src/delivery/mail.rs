@@ -1,0 +1,158 @@
+//! The mailer: sends the `emails` outbox over SMTP (TLS, STARTTLS or plain, with authentication,
+//! as `RECUR_SMTP_URL` says), or without SMTP writes each message as an `.eml` file in
+//! `<data dir>/mail`. Failed sends are retried with backoff.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use anyhow::Context;
+use chrono::TimeDelta;
+use lettre::message::header::ContentType;
+use lettre::message::{Mailbox, MultiPart, SinglePart};
+use lettre::{AsyncSmtpTransport, AsyncTransport, Message, Tokio1Executor};
+use recur_domain::schedule::email_retry_at;
+
+use crate::app::AppState;
+use crate::config::Config;
+use crate::store::emails::{self, OutgoingEmail};
+
+/// How long a mailer holds an e-mail it is sending.
+const LEASE: TimeDelta = TimeDelta::minutes(2);
+
+/// How often the mailer looks for e-mails when idle.
+const IDLE_POLL: Duration = Duration::from_millis(500);
+
+/// Where messages go.
+enum Transport {
+    /// An SMTP server.
+    Smtp(AsyncSmtpTransport<Tokio1Executor>),
+    /// `.eml` files in a directory (no SMTP configured).
+    Files(PathBuf),
+}
+
+/// Sends e-mails.
+pub struct Mailer {
+    transport: Transport,
+    from: Mailbox,
+    /// Right-hand side of generated `Message-ID`s.
+    domain: String,
+}
+
+impl Mailer {
+    /// A mailer for `config`: SMTP when `RECUR_SMTP_URL` is set, `.eml` files otherwise.
+    pub fn new(config: &Config) -> anyhow::Result<Self> {
+        let from: Mailbox = config.mail.from.parse().with_context(|| {
+            format!(
+                "RECUR_MAIL_FROM {:?} is not an e-mail address",
+                config.mail.from
+            )
+        })?;
+        let transport = match &config.mail.smtp_url {
+            Some(url) => Transport::Smtp(
+                AsyncSmtpTransport::<Tokio1Executor>::from_url(url)
+                    .context("RECUR_SMTP_URL is not a valid smtp:// or smtps:// URL")?
+                    .timeout(Some(Duration::from_secs(30)))
+                    .build(),
+            ),
+            None => Transport::Files(config.data_dir.join("mail")),
+        };
+        let domain = from.email.domain().to_string();
+        Ok(Self {
+            transport,
+            from,
+            domain,
+        })
+    }
+
+    /// Where messages go, for the start-up log line.
+    pub fn destination(&self) -> String {
+        match &self.transport {
+            Transport::Smtp(_) => "SMTP (RECUR_SMTP_URL)".into(),
+            Transport::Files(dir) => format!(".eml files in {}", dir.display()),
+        }
+    }
+
+    /// Sends every due e-mail once; returns how many were sent.
+    pub async fn run_pass(state: &AppState) -> anyhow::Result<usize> {
+        let now = state.clock.now();
+        let mut sent = 0;
+        for email in emails::due(&state.store, now, 50).await? {
+            if !emails::lease(&state.store, email.id, now, now + LEASE).await? {
+                continue;
+            }
+            let message_id = format!(
+                "<email-{}.{}@{}>",
+                email.id,
+                email.created_at.timestamp_micros(),
+                state.mailer.domain
+            );
+            match state.mailer.send(&email, &message_id).await {
+                Ok(()) => {
+                    emails::mark_sent(&state.store, email.id, &message_id, state.clock.now())
+                        .await?;
+                    sent += 1;
+                }
+                Err(error) => {
+                    let failed = u32::try_from(email.attempts + 1).unwrap_or(u32::MAX);
+                    let retry_at = email_retry_at(failed, state.clock.now());
+                    let error = format!("{error:#}");
+                    tracing::warn!(email_id = email.id, %error, retry = retry_at.is_some(), "sending an e-mail failed");
+                    emails::mark_failed(&state.store, email.id, &error, retry_at).await?;
+                }
+            }
+        }
+        Ok(sent)
+    }
+
+    /// Runs the mailer until the task is dropped.
+    pub async fn run(state: AppState) {
+        tracing::info!(destination = %state.mailer.destination(), "mailer started");
+        loop {
+            match Self::run_pass(&state).await {
+                Ok(sent) if sent > 0 => continue,
+                Ok(_) => {}
+                Err(error) => tracing::warn!(error = %format!("{error:#}"), "mailer pass failed"),
+            }
+            tokio::time::sleep(IDLE_POLL).await;
+        }
+    }
+
+    async fn send(&self, email: &OutgoingEmail, message_id: &str) -> anyhow::Result<()> {
+        let to: Mailbox = email
+            .to_address
+            .parse()
+            .with_context(|| format!("recipient {:?} is not an address", email.to_address))?;
+        let message = Message::builder()
+            .from(self.from.clone())
+            .to(to)
+            .subject(&email.subject)
+            .message_id(Some(message_id.to_string()))
+            .multipart(
+                MultiPart::alternative()
+                    .singlepart(
+                        SinglePart::builder()
+                            .header(ContentType::TEXT_PLAIN)
+                            .body(email.text_body.clone()),
+                    )
+                    .singlepart(
+                        SinglePart::builder()
+                            .header(ContentType::TEXT_HTML)
+                            .body(email.html_body.clone()),
+                    ),
+            )?;
+        match &self.transport {
+            Transport::Smtp(smtp) => {
+                smtp.send(message).await?;
+            }
+            Transport::Files(dir) => {
+                // Named by the message id: a re-send after a crash rewrites the same file.
+                tokio::fs::create_dir_all(dir).await?;
+                let name = format!("email-{}.eml", email.id);
+                let partial = dir.join(format!(".{name}.partial"));
+                tokio::fs::write(&partial, message.formatted()).await?;
+                tokio::fs::rename(&partial, dir.join(name)).await?;
+            }
+        }
+        Ok(())
+    }
+}

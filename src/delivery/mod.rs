@@ -1,0 +1,8 @@
+//! Delivery of what the engine records (DESIGN §5): webhook events to merchants' endpoints and
+//! e-mails to customers. Both read their outbox, lease each item to one process, and record
+//! every outcome, so a crash at any point loses nothing (an item may at worst be sent again, with
+//! the same `ActionId` or `Message-ID`).
+
+pub mod guard;
+pub mod mail;
+pub mod webhooks;

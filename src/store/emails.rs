@@ -1,0 +1,114 @@
+//! Sending the `emails` outbox: due messages, leases, and the outcome of each send.
+
+use chrono::{DateTime, Utc};
+use sqlx::Row;
+
+use super::{from_micros, to_micros, Store};
+
+/// A rendered e-mail waiting to be sent.
+#[derive(Debug, Clone)]
+pub struct OutgoingEmail {
+    /// Internal id.
+    pub id: i64,
+    /// Recipient.
+    pub to_address: String,
+    /// Subject line.
+    pub subject: String,
+    /// Plain-text body.
+    pub text_body: String,
+    /// HTML body.
+    pub html_body: String,
+    /// Send attempts so far.
+    pub attempts: i64,
+    /// When it was recorded.
+    pub created_at: DateTime<Utc>,
+}
+
+/// Up to `limit` pending e-mails due at `now` and not leased, oldest first.
+pub async fn due(
+    store: &Store,
+    now: DateTime<Utc>,
+    limit: i64,
+) -> Result<Vec<OutgoingEmail>, sqlx::Error> {
+    let rows = sqlx::query(
+        "SELECT id, to_address, subject, text_body, html_body, attempts, created_at FROM emails \
+         WHERE status = 'Pending' AND next_attempt_at <= $1 AND (lease_until IS NULL OR lease_until < $1) \
+         ORDER BY id LIMIT $2",
+    )
+    .bind(to_micros(now))
+    .bind(limit)
+    .fetch_all(store.pool())
+    .await?;
+    rows.iter()
+        .map(|row| {
+            Ok(OutgoingEmail {
+                id: row.try_get("id")?,
+                to_address: row.try_get("to_address")?,
+                subject: row.try_get("subject")?,
+                text_body: row.try_get("text_body")?,
+                html_body: row.try_get("html_body")?,
+                attempts: row.try_get("attempts")?,
+                created_at: from_micros(row.try_get("created_at")?),
+            })
+        })
+        .collect()
+}
+
+/// Leases an e-mail until `until`; `false` when another mailer holds it or it was sent.
+pub async fn lease(
+    store: &Store,
+    id: i64,
+    now: DateTime<Utc>,
+    until: DateTime<Utc>,
+) -> Result<bool, sqlx::Error> {
+    Ok(sqlx::query(
+        "UPDATE emails SET lease_until = $1 WHERE id = $2 AND status = 'Pending' \
+         AND (lease_until IS NULL OR lease_until < $3)",
+    )
+    .bind(to_micros(until))
+    .bind(id)
+    .bind(to_micros(now))
+    .execute(store.pool())
+    .await?
+    .rows_affected()
+        == 1)
+}
+
+/// Records a successful send.
+pub async fn mark_sent(
+    store: &Store,
+    id: i64,
+    message_id: &str,
+    now: DateTime<Utc>,
+) -> Result<(), sqlx::Error> {
+    sqlx::query(
+        "UPDATE emails SET status = 'Sent', message_id = $1, sent_at = $2, attempts = attempts + 1, \
+         lease_until = NULL, next_attempt_at = NULL WHERE id = $3",
+    )
+    .bind(message_id)
+    .bind(to_micros(now))
+    .bind(id)
+    .execute(store.pool())
+    .await?;
+    Ok(())
+}
+
+/// Records a failed send: retried at `retry_at`, or `Failed` for good when it is `None`.
+pub async fn mark_failed(
+    store: &Store,
+    id: i64,
+    error: &str,
+    retry_at: Option<DateTime<Utc>>,
+) -> Result<(), sqlx::Error> {
+    sqlx::query(
+        "UPDATE emails SET status = $1, last_error = $2, attempts = attempts + 1, lease_until = NULL, \
+         next_attempt_at = $3 WHERE id = $4",
+    )
+    .bind(if retry_at.is_some() { "Pending" } else { "Failed" })
+    .bind(error)
+    .bind(retry_at.map(to_micros))
+    .bind(id)
+    .execute(store.pool())
+    .await?;
+    Ok(())
+}

@@ -1,0 +1,300 @@
+//! Delivering the `events` outbox: finding due events, leasing them to one dispatcher,
+//! recording each attempt, listing and re-sending. Every query is scoped by merchant id, or by
+//! an event id read under one.
+
+use chrono::{DateTime, Utc};
+use sqlx::any::AnyRow;
+use sqlx::{Any, Executor, Row};
+
+use super::{from_micros, to_micros, Store, Tx};
+
+/// Where an event stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EventStatus {
+    /// Waiting for its next attempt.
+    Pending,
+    /// An endpoint answered 2xx.
+    Delivered,
+    /// Every attempt of its round failed.
+    Undeliverable,
+}
+
+impl EventStatus {
+    /// The stored and API name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EventStatus::Pending => "Pending",
+            EventStatus::Delivered => "Delivered",
+            EventStatus::Undeliverable => "Undeliverable",
+        }
+    }
+
+    fn from_db(text: &str) -> EventStatus {
+        match text {
+            "Delivered" => EventStatus::Delivered,
+            "Undeliverable" => EventStatus::Undeliverable,
+            _ => EventStatus::Pending,
+        }
+    }
+}
+
+/// A stored event.
+#[derive(Debug, Clone)]
+pub struct Event {
+    /// Internal id.
+    pub id: i64,
+    /// Owning merchant.
+    pub merchant_id: i64,
+    /// `ActionId`.
+    pub action_id: String,
+    /// `Action`.
+    pub action: String,
+    /// `OrderId`.
+    pub order_id: String,
+    /// Destination.
+    pub webhook_url: String,
+    /// Payload without `Signature`.
+    pub payload: String,
+    /// Status.
+    pub status: EventStatus,
+    /// Attempts made in all.
+    pub attempts: i64,
+    /// Attempts made in the current round (a re-send starts a new round).
+    pub round_attempts: i64,
+    /// When the next attempt is due (merchant time).
+    pub next_attempt_at: Option<DateTime<Utc>>,
+    /// When an endpoint accepted it.
+    pub delivered_at: Option<DateTime<Utc>>,
+    /// When it was recorded.
+    pub created_at: DateTime<Utc>,
+}
+
+/// One delivery attempt.
+#[derive(Debug, Clone)]
+pub struct Attempt {
+    /// 1-based number among all attempts of the event.
+    pub attempt: i64,
+    /// When it started (merchant time).
+    pub started_at: DateTime<Utc>,
+    /// The endpoint's HTTP status, when it answered.
+    pub status_code: Option<i64>,
+    /// Time to the answer or the failure.
+    pub latency_ms: i64,
+    /// Why it failed, when it did without an HTTP status (time-out, refused address, TLS…).
+    pub error: Option<String>,
+    /// When the next attempt is due, if one is.
+    pub next_attempt_at: Option<DateTime<Utc>>,
+}
+
+const COLUMNS: &str =
+    "id, merchant_id, action_id, action, order_id, webhook_url, payload, status, \
+    attempts, round_attempts, next_attempt_at, delivered_at, created_at";
+
+fn decode(row: &AnyRow) -> Result<Event, sqlx::Error> {
+    let time = |name: &str| -> Result<Option<DateTime<Utc>>, sqlx::Error> {
+        Ok(row.try_get::<Option<i64>, _>(name)?.map(from_micros))
+    };
+    Ok(Event {
+        id: row.try_get("id")?,
+        merchant_id: row.try_get("merchant_id")?,
+        action_id: row.try_get("action_id")?,
+        action: row.try_get("action")?,
+        order_id: row.try_get("order_id")?,
+        webhook_url: row.try_get("webhook_url")?,
+        payload: row.try_get("payload")?,
+        status: EventStatus::from_db(&row.try_get::<String, _>("status")?),
+        attempts: row.try_get("attempts")?,
+        round_attempts: row.try_get("round_attempts")?,
+        next_attempt_at: time("next_attempt_at")?,
+        delivered_at: time("delivered_at")?,
+        created_at: from_micros(row.try_get("created_at")?),
+    })
+}
+
+/// Which merchants' events a pass looks at.
+#[derive(Debug, Clone, Copy)]
+pub enum Scope {
+    /// Merchants on real time (no test clock): due by `now`.
+    RealTime,
+    /// One merchant on its test clock: due by that clock.
+    Merchant(i64),
+}
+
+/// Up to `limit` events due at `now` and not leased at `real_now`, earliest first. They are only
+/// candidates: [`lease`] decides who delivers each.
+pub async fn due(
+    store: &Store,
+    scope: Scope,
+    now: DateTime<Utc>,
+    real_now: DateTime<Utc>,
+    limit: i64,
+) -> Result<Vec<Event>, sqlx::Error> {
+    let filter = match scope {
+        Scope::RealTime => {
+            "$3 = 0 AND NOT EXISTS (SELECT 1 FROM test_clocks t WHERE t.merchant_id = events.merchant_id)"
+        }
+        Scope::Merchant(_) => "merchant_id = $3",
+    };
+    let sql = format!(
+        "SELECT {COLUMNS} FROM events WHERE status = 'Pending' AND next_attempt_at <= $1 \
+         AND (lease_until IS NULL OR lease_until < $2) AND {filter} \
+         ORDER BY next_attempt_at, id LIMIT $4"
+    );
+    let rows = sqlx::query(&sql)
+        .bind(to_micros(now))
+        .bind(to_micros(real_now))
+        .bind(match scope {
+            Scope::RealTime => 0,
+            Scope::Merchant(id) => id,
+        })
+        .bind(limit)
+        .fetch_all(store.pool())
+        .await?;
+    rows.iter().map(decode).collect()
+}
+
+/// Leases an event to the caller until `until` (real time); `false` when another dispatcher
+/// holds it or it is no longer pending.
+pub async fn lease(
+    store: &Store,
+    id: i64,
+    real_now: DateTime<Utc>,
+    until: DateTime<Utc>,
+) -> Result<bool, sqlx::Error> {
+    let leased = sqlx::query(
+        "UPDATE events SET lease_until = $1 WHERE id = $2 AND status = 'Pending' \
+         AND (lease_until IS NULL OR lease_until < $3)",
+    )
+    .bind(to_micros(until))
+    .bind(id)
+    .bind(to_micros(real_now))
+    .execute(store.pool())
+    .await?
+    .rows_affected();
+    Ok(leased == 1)
+}
+
+/// The outcome of one attempt, to record.
+#[derive(Debug, Clone)]
+pub struct Outcome {
+    /// When it started (merchant time).
+    pub started_at: DateTime<Utc>,
+    /// HTTP status, if the endpoint answered.
+    pub status_code: Option<u16>,
+    /// Time taken.
+    pub latency_ms: i64,
+    /// Failure without an HTTP status.
+    pub error: Option<String>,
+    /// The event's status afterwards.
+    pub status: EventStatus,
+    /// The next attempt, when one is due.
+    pub next_attempt_at: Option<DateTime<Utc>>,
+}
+
+/// Records an attempt on a leased event and releases the lease.
+pub async fn record_attempt(
+    tx: &mut Tx,
+    event: &Event,
+    outcome: &Outcome,
+) -> Result<(), sqlx::Error> {
+    sqlx::query(
+        "INSERT INTO event_attempts (event_id, attempt, started_at, status_code, latency_ms, error, \
+         next_attempt_at) VALUES ($1, $2, $3, $4, $5, $6, $7)",
+    )
+    .bind(event.id)
+    .bind(event.attempts + 1)
+    .bind(to_micros(outcome.started_at))
+    .bind(outcome.status_code.map(i64::from))
+    .bind(outcome.latency_ms)
+    .bind(&outcome.error)
+    .bind(outcome.next_attempt_at.map(to_micros))
+    .execute(&mut **tx)
+    .await?;
+    let delivered = outcome.status == EventStatus::Delivered;
+    sqlx::query(
+        "UPDATE events SET status = $1, attempts = attempts + 1, round_attempts = round_attempts + 1, \
+         next_attempt_at = $2, lease_until = NULL, delivered_at = COALESCE($3, delivered_at) \
+         WHERE id = $4",
+    )
+    .bind(outcome.status.as_str())
+    .bind(outcome.next_attempt_at.map(to_micros))
+    .bind(delivered.then(|| to_micros(outcome.started_at)))
+    .bind(event.id)
+    .execute(&mut **tx)
+    .await?;
+    Ok(())
+}
+
+/// The membership's events, newest first, with their attempts.
+pub async fn for_membership(
+    store: &Store,
+    merchant_id: i64,
+    membership_id: i64,
+    limit: i64,
+) -> Result<Vec<(Event, Vec<Attempt>)>, sqlx::Error> {
+    let sql = format!(
+        "SELECT {COLUMNS} FROM events WHERE merchant_id = $1 AND membership_id = $2 \
+         ORDER BY id DESC LIMIT $3"
+    );
+    let rows = sqlx::query(&sql)
+        .bind(merchant_id)
+        .bind(membership_id)
+        .bind(limit)
+        .fetch_all(store.pool())
+        .await?;
+    let mut events = Vec::with_capacity(rows.len());
+    for row in &rows {
+        let event = decode(row)?;
+        let attempts = attempts(store.pool(), event.id).await?;
+        events.push((event, attempts));
+    }
+    Ok(events)
+}
+
+async fn attempts<'c, E: Executor<'c, Database = Any>>(
+    executor: E,
+    event_id: i64,
+) -> Result<Vec<Attempt>, sqlx::Error> {
+    let rows = sqlx::query(
+        "SELECT attempt, started_at, status_code, latency_ms, error, next_attempt_at \
+         FROM event_attempts WHERE event_id = $1 ORDER BY id",
+    )
+    .bind(event_id)
+    .fetch_all(executor)
+    .await?;
+    rows.iter()
+        .map(|row| {
+            Ok(Attempt {
+                attempt: row.try_get("attempt")?,
+                started_at: from_micros(row.try_get("started_at")?),
+                status_code: row.try_get("status_code")?,
+                latency_ms: row.try_get("latency_ms")?,
+                error: row.try_get("error")?,
+                next_attempt_at: row
+                    .try_get::<Option<i64>, _>("next_attempt_at")?
+                    .map(from_micros),
+            })
+        })
+        .collect()
+}
+
+/// Schedules an event of `merchant_id` for a new round of attempts at `now`, whatever its
+/// status. Returns the event, or `None` when the merchant has no such event.
+pub async fn resend(
+    tx: &mut Tx,
+    merchant_id: i64,
+    action_id: &str,
+    now: DateTime<Utc>,
+) -> Result<Option<Event>, sqlx::Error> {
+    let sql = format!(
+        "UPDATE events SET status = 'Pending', round_attempts = 0, next_attempt_at = $1, \
+         lease_until = NULL WHERE merchant_id = $2 AND action_id = $3 RETURNING {COLUMNS}"
+    );
+    let row = sqlx::query(&sql)
+        .bind(to_micros(now))
+        .bind(merchant_id)
+        .bind(action_id)
+        .fetch_optional(&mut **tx)
+        .await?;
+    row.as_ref().map(decode).transpose()
+}

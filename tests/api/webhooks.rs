@@ -1,0 +1,317 @@
+//! Webhook delivery over real HTTPS to a receiver with a test CA: both signatures checked by an
+//! independent implementation, the exact retry schedule on the test clock, Undeliverable after
+//! seven failures, re-sending, the SSRF guard, redirects and time-outs.
+
+use hmac::{Hmac, Mac};
+use reqwest::Method;
+use serde_json::{json, Value};
+use sha2::{Digest, Sha256};
+
+use crate::backend_matrix;
+use crate::harness::{Backend, TestServer};
+use crate::receivers::WebhookReceiver;
+
+/// A server that trusts and may reach `receiver`, plus extra settings.
+async fn server_for(
+    backend: Backend,
+    receiver: &WebhookReceiver,
+    extra: &[(&str, &str)],
+) -> TestServer {
+    let mut settings: Vec<(&str, String)> = receiver.settings().to_vec();
+    settings.extend(extra.iter().map(|(k, v)| (*k, v.to_string())));
+    TestServer::start_with_owned(backend, &settings).await
+}
+
+/// An Active membership whose events go to `url`; returns its key. The clock is at `start`.
+async fn membership_to(
+    server: &TestServer,
+    token: &str,
+    url: &str,
+    order: &str,
+    start: &str,
+) -> String {
+    let customer = server
+        .create_customer(token, &format!("{order}@example.com"))
+        .await;
+    let mut body = server.membership_body(&customer, order);
+    body["webhookUrl"] = json!(url);
+    let record = server.active_membership(token, start, body).await;
+    record["membershipKey"].as_str().unwrap().to_string()
+}
+
+async fn events_of(server: &TestServer, token: &str, key: &str) -> Vec<Value> {
+    let reply = server
+        .call(
+            Method::GET,
+            &format!("/api/subscriptions/v1/membership/{key}/events"),
+            Some(token),
+            None,
+        )
+        .await;
+    assert_eq!(reply.status, 200, "{}", reply.body);
+    reply.body["events"].as_array().unwrap().clone()
+}
+
+fn sha256_hex(text: &str) -> String {
+    hex::encode(Sha256::digest(text.as_bytes()))
+}
+
+backend_matrix!(deliveries_carry_both_signatures, |backend| async move {
+    let receiver = WebhookReceiver::start().await;
+    let server = server_for(backend, &receiver, &[]).await;
+    let token = server.token().await;
+    let key = membership_to(
+        &server,
+        &token,
+        &receiver.url,
+        "order-w1",
+        "2027-03-01T00:00:00Z",
+    )
+    .await;
+    // The clock's catch-up delivers what is due before it answers.
+    server.advance(&token, "2027-03-01T00:00:00Z").await;
+    let received = receiver.received();
+    assert_eq!(received.len(), 2, "transaction and status change");
+    let secret = &server.merchant.merchant_secret;
+    let whsec = &server.merchant.webhook_signing_secret;
+    for request in &received {
+        let body = request.json();
+        assert_eq!(body["OrderId"], "order-w1");
+        // The spec's signature: lowercase hex SHA-256 of "secret:OrderId", in body and header.
+        let expected = sha256_hex(&format!("{secret}:order-w1"));
+        assert_eq!(body["Signature"], expected.as_str());
+        assert_eq!(request.header("x-signature"), expected);
+        // Standard Webhooks: HMAC-SHA256 over "id.timestamp.body" with the decoded whsec key.
+        let id = request.header("webhook-id");
+        assert_eq!(id, body["ActionId"].as_str().unwrap());
+        let timestamp = request.header("webhook-timestamp");
+        let key_bytes = base64::Engine::decode(
+            &base64::engine::general_purpose::STANDARD,
+            whsec.strip_prefix("whsec_").unwrap(),
+        )
+        .unwrap();
+        let mut mac = Hmac::<Sha256>::new_from_slice(&key_bytes).unwrap();
+        mac.update(format!("{id}.{timestamp}.").as_bytes());
+        mac.update(&request.body);
+        let signature = base64::Engine::encode(
+            &base64::engine::general_purpose::STANDARD,
+            mac.finalize().into_bytes(),
+        );
+        assert_eq!(
+            request.header("webhook-signature"),
+            format!("v1,{signature}")
+        );
+        assert_eq!(request.header("content-type"), "application/json");
+    }
+    let actions: Vec<&str> = received.iter().map(|r| r.header("webhook-id")).collect();
+    let events = events_of(&server, &token, &key).await;
+    assert_eq!(events.len(), 2);
+    for event in &events {
+        assert_eq!(event["status"], "Delivered");
+        assert!(actions.contains(&event["actionId"].as_str().unwrap()));
+        assert_eq!(event["attempts"][0]["statusCode"], 200);
+        assert_eq!(event["attempts"][0]["startedAt"], "2027-03-01T00:00:00Z");
+    }
+});
+
+backend_matrix!(
+    the_exact_retry_schedule_then_undeliverable,
+    |backend| async move {
+        let receiver = WebhookReceiver::start().await;
+        receiver.answer_with(500);
+        let server = server_for(backend, &receiver, &[]).await;
+        let token = server.token().await;
+        let key = membership_to(
+            &server,
+            &token,
+            &receiver.url,
+            "order-w2",
+            "2027-03-01T00:00:00Z",
+        )
+        .await;
+        let schedule = [
+            "2027-03-01T00:00:00Z",
+            "2027-03-01T00:05:00Z",
+            "2027-03-01T00:35:00Z",
+            "2027-03-01T01:35:00Z",
+            "2027-03-01T03:35:00Z",
+            "2027-03-01T07:35:00Z",
+            "2027-03-01T15:35:00Z",
+        ];
+        for (i, at) in schedule.iter().enumerate() {
+            // A moment early nothing happens; at the due time the attempt runs.
+            if i > 0 {
+                let early = chrono::DateTime::parse_from_rfc3339(at).unwrap()
+                    - chrono::TimeDelta::seconds(1);
+                server.advance(&token, &early.to_rfc3339()).await;
+                assert_eq!(receiver.received().len(), 2 * i, "nothing before {at}");
+            }
+            server.advance(&token, at).await;
+            assert_eq!(
+                receiver.received().len(),
+                2 * (i + 1),
+                "attempt {} at {at}",
+                i + 1
+            );
+        }
+        server.advance(&token, "2027-03-10T00:00:00Z").await;
+        assert_eq!(receiver.received().len(), 14, "no eighth attempt");
+        let events = events_of(&server, &token, &key).await;
+        for event in &events {
+            assert_eq!(event["status"], "Undeliverable");
+            let started: Vec<&str> = event["attempts"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|a| a["startedAt"].as_str().unwrap())
+                .collect();
+            assert_eq!(started, schedule);
+            assert!(event["attempts"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .all(|a| a["statusCode"] == 500));
+            assert_eq!(event["nextAttemptAt"], Value::Null);
+        }
+        // Every attempt carried the same ActionId.
+        let first = events[0]["actionId"].as_str().unwrap();
+        assert_eq!(
+            receiver
+                .received()
+                .iter()
+                .filter(|r| r.header("webhook-id") == first)
+                .count(),
+            7
+        );
+        // An Undeliverable event can be re-sent: a new round starts now.
+        receiver.answer_with(204);
+        let resend = server
+            .call(
+                Method::POST,
+                &format!("/api/subscriptions/v1/events/{first}/resend"),
+                Some(&token),
+                None,
+            )
+            .await;
+        assert_eq!(resend.status, 202, "{}", resend.body);
+        assert_eq!(resend.body["status"], "Pending");
+        server.advance(&token, "2027-03-10T00:00:00Z").await;
+        let events = events_of(&server, &token, &key).await;
+        let resent = events.iter().find(|e| e["actionId"] == first).unwrap();
+        assert_eq!(resent["status"], "Delivered");
+        assert_eq!(resent["attempts"].as_array().unwrap().len(), 8);
+        assert_eq!(resent["attempts"][7]["statusCode"], 204);
+        // Another merchant sees none of it.
+        let other = server
+            .another_merchant(recur::store::merchants::Mode::Sandbox)
+            .await;
+        let other_token = server.token_for(&other).await;
+        server
+            .call(
+                Method::POST,
+                &format!("/api/subscriptions/v1/events/{first}/resend"),
+                Some(&other_token),
+                None,
+            )
+            .await
+            .problem(404);
+        server
+            .call(
+                Method::GET,
+                &format!("/api/subscriptions/v1/membership/{key}/events"),
+                Some(&other_token),
+                None,
+            )
+            .await
+            .problem(404);
+    }
+);
+
+backend_matrix!(internal_addresses_are_refused, |backend| async move {
+    let receiver = WebhookReceiver::start().await;
+    // Trusts the test CA, but private addresses are not allowed.
+    let server = TestServer::start_with_owned(
+        backend,
+        &[(
+            "RECUR_WEBHOOK_EXTRA_ROOTS",
+            receiver.ca_path.display().to_string(),
+        )],
+    )
+    .await;
+    let token = server.token().await;
+    let port = receiver.addr.port();
+    let mut keys = Vec::new();
+    for (i, url) in [
+        format!("https://localhost:{port}/hooks"),
+        format!("https://127.0.0.1:{port}/hooks"),
+        "https://169.254.169.254/latest/meta-data".to_string(),
+        "https://[::1]/hooks".to_string(),
+        "https://10.0.0.1/hooks".to_string(),
+    ]
+    .iter()
+    .enumerate()
+    {
+        let start = format!("2027-03-0{}T00:00:00Z", i + 1);
+        keys.push(membership_to(&server, &token, url, &format!("order-ssrf-{i}"), &start).await);
+    }
+    server.advance(&token, "2027-03-06T00:00:00Z").await;
+    assert!(
+        receiver.received().is_empty(),
+        "nothing reached the loopback receiver"
+    );
+    for key in &keys {
+        for event in events_of(&server, &token, key).await {
+            let attempt = &event["attempts"][0];
+            assert_eq!(attempt["statusCode"], Value::Null);
+            let error = attempt["error"].as_str().unwrap();
+            assert!(error.contains("may not reach"), "{error}");
+            assert_eq!(
+                event["status"], "Pending",
+                "retried on schedule like any failure"
+            );
+        }
+    }
+});
+
+backend_matrix!(
+    redirects_and_slow_endpoints_fail_the_attempt,
+    |backend| async move {
+        let receiver = WebhookReceiver::start().await;
+        receiver.answer_with(302);
+        let server = server_for(
+            backend,
+            &receiver,
+            &[("RECUR_WEBHOOK_TIMEOUT_SECONDS", "1")],
+        )
+        .await;
+        let token = server.token().await;
+        let key = membership_to(
+            &server,
+            &token,
+            &receiver.url,
+            "order-w4",
+            "2027-03-01T00:00:00Z",
+        )
+        .await;
+        server.advance(&token, "2027-03-01T00:00:00Z").await;
+        for event in events_of(&server, &token, &key).await {
+            assert_eq!(event["status"], "Pending");
+            assert_eq!(
+                event["attempts"][0]["statusCode"], 302,
+                "the redirect is not followed"
+            );
+        }
+        assert_eq!(receiver.received().len(), 2);
+        receiver.answer_with(200);
+        receiver.delay(std::time::Duration::from_millis(2500));
+        server.advance(&token, "2027-03-01T00:05:00Z").await;
+        for event in events_of(&server, &token, &key).await {
+            assert_eq!(event["status"], "Pending");
+            assert_eq!(event["attempts"][1]["error"], "timed out");
+            assert_eq!(
+                event["attempts"][1]["nextAttemptAt"],
+                "2027-03-01T00:35:00Z"
+            );
+        }
+    }
+);
