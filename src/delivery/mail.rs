@@ -16,8 +16,12 @@ use crate::app::AppState;
 use crate::config::Config;
 use crate::store::emails::{self, OutgoingEmail};
 
-/// How long a mailer holds an e-mail it is sending.
-const LEASE: TimeDelta = TimeDelta::minutes(2);
+/// Time-out of one SMTP conversation.
+const SMTP_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// How long a mailer holds an e-mail it is sending: longer than a send can take, short enough
+/// that another process takes over soon after a crash.
+const LEASE: TimeDelta = TimeDelta::seconds(20);
 
 /// How often the mailer looks for e-mails when idle.
 const IDLE_POLL: Duration = Duration::from_millis(500);
@@ -51,7 +55,7 @@ impl Mailer {
             Some(url) => Transport::Smtp(
                 AsyncSmtpTransport::<Tokio1Executor>::from_url(url)
                     .context("RECUR_SMTP_URL is not a valid smtp:// or smtps:// URL")?
-                    .timeout(Some(Duration::from_secs(30)))
+                    .timeout(Some(SMTP_TIMEOUT))
                     .build(),
             ),
             None => Transport::Files(config.data_dir.join("mail")),

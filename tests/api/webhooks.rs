@@ -52,6 +52,60 @@ async fn events_of(server: &TestServer, token: &str, key: &str) -> Vec<Value> {
     reply.body["events"].as_array().unwrap().clone()
 }
 
+#[path = "../../examples/verify_webhook.rs"]
+mod verify_example;
+
+/// The verification samples of the README (`examples/verify_webhook.{rs,py}`) accept a real
+/// delivery and refuse a tampered one.
+fn check_readme_samples(request: &crate::receivers::Received, secret: &str, whsec: &str) {
+    let headers: std::collections::HashMap<String, String> = request
+        .headers
+        .iter()
+        .map(|(k, v)| (k.as_str().to_string(), v.to_str().unwrap().to_string()))
+        .collect();
+    let now = chrono::Utc::now().timestamp();
+    assert!(verify_example::verify(
+        &headers,
+        &request.body,
+        secret,
+        whsec,
+        now
+    ));
+    let mut tampered = request.body.clone();
+    let at = tampered.len() - 2;
+    tampered[at] = b' ';
+    assert!(!verify_example::verify(
+        &headers, &tampered, secret, whsec, now
+    ));
+    assert!(!verify_example::verify(
+        &headers,
+        &request.body,
+        "msk_wrong",
+        whsec,
+        now
+    ));
+
+    let dir = tempfile::tempdir().unwrap();
+    let headers_path = dir.path().join("headers.json");
+    std::fs::write(&headers_path, serde_json::to_vec(&headers).unwrap()).unwrap();
+    let python = |body: &[u8]| {
+        let body_path = dir.path().join("body");
+        std::fs::write(&body_path, body).unwrap();
+        let out = std::process::Command::new("python3")
+            .arg(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/examples/verify_webhook.py"
+            ))
+            .args([headers_path.as_os_str(), body_path.as_os_str()])
+            .args([secret, whsec])
+            .output()
+            .expect("python3 runs");
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    };
+    assert_eq!(python(&request.body), "valid");
+    assert_eq!(python(&tampered), "invalid");
+}
+
 fn sha256_hex(text: &str) -> String {
     hex::encode(Sha256::digest(text.as_bytes()))
 }
@@ -103,6 +157,7 @@ backend_matrix!(deliveries_carry_both_signatures, |backend| async move {
         );
         assert_eq!(request.header("content-type"), "application/json");
     }
+    check_readme_samples(&received[0], secret, whsec);
     let actions: Vec<&str> = received.iter().map(|r| r.header("webhook-id")).collect();
     let events = events_of(&server, &token, &key).await;
     assert_eq!(events.len(), 2);
