@@ -29,6 +29,10 @@ pub struct Config {
     /// Whether `recur serve` creates a demo sandbox merchant when the database has none
     /// (`RECUR_DEMO_MERCHANT`, default true).
     pub demo_merchant: bool,
+    /// How long a charge attempt may wait for its recorded answer before the billing worker asks
+    /// the processor again (`RECUR_BILLING_RECOVERY_SECONDS`, default 30): the window in which a
+    /// crashed process's attempt is left alone.
+    pub billing_recovery_seconds: u64,
     /// Outgoing webhooks.
     pub webhooks: WebhookConfig,
     /// Outgoing e-mail.
@@ -105,6 +109,7 @@ struct FileConfig {
     jwt_keys: Option<Vec<JwtKeyConfig>>,
     log_format: Option<LogFormat>,
     demo_merchant: Option<bool>,
+    billing_recovery_seconds: Option<u64>,
     webhook_allow_private: Option<bool>,
     webhook_extra_roots: Option<PathBuf>,
     webhook_source_address: Option<String>,
@@ -202,6 +207,9 @@ impl Config {
             timeout_seconds,
             concurrency,
         };
+        let billing_recovery_seconds = number(&env, "RECUR_BILLING_RECOVERY_SECONDS")?
+            .or(file_config.billing_recovery_seconds)
+            .unwrap_or(30);
         let mail = MailConfig {
             smtp_url: pick("RECUR_SMTP_URL", file_config.smtp_url),
             from: pick("RECUR_MAIL_FROM", file_config.mail_from)
@@ -216,6 +224,7 @@ impl Config {
             jwt: JwtConfig { ttl_seconds, keys },
             log_format,
             demo_merchant,
+            billing_recovery_seconds,
             webhooks,
             mail,
         })

@@ -13,10 +13,6 @@ use crate::delivery::webhooks::Dispatcher;
 use crate::store::memberships::{self, Membership};
 use crate::store::{customers, test_clocks};
 
-/// How long a `Pending` attempt may wait for its answer before the worker asks the processor
-/// again (a crash between the processor's answer and the commit leaves it so).
-pub const PENDING_GRACE: TimeDelta = TimeDelta::seconds(30);
-
 /// Which memberships a run looks at, and at what time the actions are taken.
 #[derive(Debug, Clone, Copy)]
 pub enum Scope {
@@ -117,11 +113,15 @@ pub async fn catch_up(
     Ok(actions)
 }
 
-/// One pass of the background worker: interrupted attempts first, then up to `batch` due
-/// actions. Returns how many actions ran.
+/// One pass of the background worker: attempts left `Pending` longer than
+/// `RECUR_BILLING_RECOVERY_SECONDS` (a crash between the processor's answer and the commit
+/// leaves them so) first, then up to `batch` due actions. Returns how many actions ran.
 pub async fn tick(state: &AppState, batch: u32) -> Result<u32, BillingError> {
     let now = state.clock.now();
-    charging::recover_pending(state, None, now - PENDING_GRACE, now).await?;
+    let grace = TimeDelta::seconds(
+        i64::try_from(state.config.billing_recovery_seconds).unwrap_or(i64::MAX / 1_000_000),
+    );
+    charging::recover_pending(state, None, now - grace, now).await?;
     let mut actions = 0;
     while actions < batch && run_next_due(state, Scope::RealTime, state.clock.now()).await? {
         actions += 1;

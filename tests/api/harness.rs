@@ -450,7 +450,7 @@ impl Drop for TestServer {
 
 /// Creates an empty database on the PostgreSQL server of `RECUR_TEST_POSTGRES_URL` and returns
 /// its URL.
-async fn fresh_postgres_database() -> String {
+pub async fn fresh_postgres_database() -> String {
     use sqlx::{Connection, Executor};
     let admin_url = std::env::var("RECUR_TEST_POSTGRES_URL").expect(
         "RECUR_TEST_POSTGRES_URL is not set: run the tests with scripts/test, which starts PostgreSQL",

@@ -10,6 +10,7 @@ mod customers;
 mod errors;
 mod hosted_page;
 mod idempotency;
+mod kill;
 mod mail;
 mod memberships;
 mod operations;

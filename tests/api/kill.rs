@@ -1,0 +1,272 @@
+//! kill -9 of the real `recur` binary in the middle of a burst of webhook deliveries, e-mails and
+//! a billing run; after a restart nothing is lost and no period is charged twice.
+
+use std::collections::{HashMap, HashSet};
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use recur::store::Store;
+use serde_json::{json, Value};
+
+use crate::backend_matrix;
+use crate::harness::{fresh_postgres_database, Backend};
+use crate::receivers::{SmtpSink, WebhookReceiver};
+
+/// Memberships in the burst.
+const MEMBERSHIPS: usize = 24;
+
+struct Recur {
+    env: Vec<(String, String)>,
+}
+
+impl Recur {
+    fn command(&self, args: &[&str]) -> Command {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_recur"));
+        command
+            .env_clear()
+            .env("PATH", std::env::var("PATH").unwrap_or_default())
+            .envs(self.env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
+            .args(args);
+        command
+    }
+
+    /// Starts `recur serve` and returns it with its base URL once it listens.
+    fn serve(&self) -> (Child, String) {
+        let mut child = self
+            .command(&["serve"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("recur serve starts");
+        let stdout = child.stdout.take().unwrap();
+        let mut lines = BufReader::new(stdout).lines();
+        let url = loop {
+            let line = lines.next().expect("recur prints its address").unwrap();
+            if let Some(url) = line.strip_prefix("listening on ") {
+                break url.to_string();
+            }
+        };
+        // Keep draining stdout so the child never blocks on a full pipe.
+        std::thread::spawn(move || for _ in lines {});
+        (child, url)
+    }
+}
+
+async fn until(what: &str, timeout: Duration, mut done: impl AsyncFnMut() -> bool) {
+    let deadline = Instant::now() + timeout;
+    while !done().await {
+        assert!(
+            Instant::now() < deadline,
+            "{what} did not happen within {timeout:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+async fn scalar(store: &Store, sql: &str) -> i64 {
+    sqlx::query_scalar(sql)
+        .fetch_one(store.pool())
+        .await
+        .unwrap()
+}
+
+backend_matrix!(
+    kill_9_loses_nothing_and_charges_once,
+    |backend| async move {
+        let data = tempfile::tempdir().unwrap();
+        let receiver = WebhookReceiver::start().await;
+        let sink = SmtpSink::start().await;
+        let database_url = match backend {
+            Backend::Postgres => fresh_postgres_database().await,
+            Backend::Sqlite => format!("sqlite://{}/recur.sqlite3?mode=rwc", data.path().display()),
+        };
+        let mut env: Vec<(String, String)> = vec![
+            ("RECUR_DATA_DIR".into(), data.path().display().to_string()),
+            ("RECUR_DATABASE_URL".into(), database_url.clone()),
+            ("RECUR_LISTEN".into(), "127.0.0.1:0".into()),
+            ("RECUR_DEMO_MERCHANT".into(), "false".into()),
+            ("RECUR_LOG".into(), "warn".into()),
+            ("RECUR_WEBHOOK_TIMEOUT_SECONDS".into(), "2".into()),
+            ("RECUR_BILLING_RECOVERY_SECONDS".into(), "1".into()),
+            (
+                "RECUR_SMTP_URL".into(),
+                format!("smtp://127.0.0.1:{}", sink.port),
+            ),
+        ];
+        env.extend(
+            receiver
+                .settings()
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.clone())),
+        );
+        let recur = Recur { env };
+        let created = recur
+            .command(&["merchant", "create", "--name", "Kill Test", "--json"])
+            .output()
+            .unwrap();
+        assert!(
+            created.status.success(),
+            "{}",
+            String::from_utf8_lossy(&created.stderr)
+        );
+        let merchant: Value = serde_json::from_slice(&created.stdout).unwrap();
+
+        // A slow endpoint keeps deliveries in flight while the memberships are made.
+        receiver.delay(Duration::from_millis(150));
+        let (mut first, base) = recur.serve();
+        let client = reqwest::Client::new();
+        let api = format!("{base}/api/subscriptions/v1");
+        let token = client
+            .post(format!("{api}/auth"))
+            .json(&json!({"userName": merchant["userName"], "password": merchant["password"]}))
+            .send()
+            .await
+            .unwrap()
+            .json::<Value>()
+            .await
+            .unwrap()["accessToken"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        let post = |path: String, body: Value| {
+            let request = client
+                .post(format!("{api}{path}"))
+                .bearer_auth(&token)
+                .json(&body);
+            async move {
+                let response = request.send().await.unwrap();
+                let status = response.status();
+                let body: Value = response.json().await.unwrap_or(Value::Null);
+                assert!(status.is_success(), "{path}: {status} {body}");
+                body
+            }
+        };
+        for i in 0..MEMBERSHIPS {
+            let customer = post(
+            "/customer".into(),
+            json!({"processorKey": merchant["processorKey"], "firstName": "Kim", "lastName": "Kill",
+                   "email": format!("kill{i}@example.com"), "phone": "+4915112345678", "countryCode": "DE"}),
+        )
+        .await;
+            let customer_key = customer["customerKey"].as_str().unwrap().to_string();
+            post(
+                "/test-helpers/payment-method".into(),
+                json!({"customerKey": customer_key, "cardNumber": "4242424242424242"}),
+            )
+            .await;
+            let membership = post(
+            "/membership".into(),
+            json!({"customerKey": customer_key, "subscriptionName": "Gold", "webhookUrl": receiver.url,
+                   "productInfo": {"orderId": format!("kill-{i}")},
+                   "pricingInfo": {"currency": "EUR", "totalAmount": "10.00"},
+                   "billingCycle": {"intervalType": "Monthly"}}),
+        )
+        .await;
+            let key = membership["membershipKey"].as_str().unwrap();
+            post(format!("/test-helpers/membership/{key}/pay"), json!({})).await;
+        }
+        // Their periods end now: the billing worker renews them while deliveries are running.
+        let store = Store::connect(&database_url).await.unwrap();
+        let now = chrono::Utc::now().timestamp_micros();
+        sqlx::query(
+        "UPDATE memberships SET current_period_start = $1 - 2592000000000, current_period_end = $1, \
+         next_action_at = $1",
+    )
+    .bind(now)
+    .execute(store.pool())
+    .await
+    .unwrap();
+        until("the first renewal", Duration::from_secs(20), async || {
+            scalar(
+                &store,
+                "SELECT COUNT(*) FROM invoices WHERE kind = 'renewal'",
+            )
+            .await
+                > 0
+        })
+        .await;
+        first.kill().expect("kill -9");
+        first.wait().unwrap();
+        let delivered_before = receiver.received().len();
+        let events_before = scalar(
+            &store,
+            "SELECT COUNT(*) FROM events WHERE status = 'Delivered'",
+        )
+        .await;
+        let total_events = scalar(&store, "SELECT COUNT(*) FROM events").await;
+        assert!(
+        events_before < total_events,
+        "the kill came in the middle of the burst ({events_before} of {total_events} delivered)"
+    );
+
+        receiver.delay(Duration::ZERO);
+        let (mut second, _) = recur.serve();
+        until("every renewal", Duration::from_secs(60), async || {
+            scalar(
+                &store,
+                "SELECT COUNT(*) FROM invoices WHERE kind = 'renewal' AND status = 'Paid'",
+            )
+            .await
+                == MEMBERSHIPS as i64
+        })
+        .await;
+        until("every delivery", Duration::from_secs(60), async || {
+            scalar(
+                &store,
+                "SELECT COUNT(*) FROM events WHERE status <> 'Delivered'",
+            )
+            .await
+                == 0
+        })
+        .await;
+        until("every e-mail", Duration::from_secs(60), async || {
+            scalar(&store, "SELECT COUNT(*) FROM emails WHERE status <> 'Sent'").await == 0
+        })
+        .await;
+        second.kill().unwrap();
+        second.wait().unwrap();
+
+        // Money: one paid invoice per period, one approved processor charge per paid invoice.
+        assert_eq!(
+        scalar(&store, "SELECT COUNT(*) FROM (SELECT invoice_id FROM charges WHERE status = 'Success' GROUP BY invoice_id HAVING COUNT(*) > 1) d").await,
+        0
+    );
+        assert_eq!(
+        scalar(&store, "SELECT COUNT(*) FROM sandbox_charges WHERE kind = 'charge' AND outcome = 'approved'").await,
+        2 * MEMBERSHIPS as i64
+    );
+        // Webhooks: every event arrived; repeats only with an ActionId that was already sent.
+        let action_ids: Vec<String> = sqlx::query_scalar("SELECT action_id FROM events")
+            .fetch_all(store.pool())
+            .await
+            .unwrap();
+        let received: Vec<String> = receiver
+            .received()
+            .iter()
+            .map(|r| r.header("webhook-id").to_string())
+            .collect();
+        let distinct: HashSet<&String> = received.iter().collect();
+        assert_eq!(distinct.len(), action_ids.len(), "every event arrived");
+        assert!(action_ids.iter().all(|id| distinct.contains(id)));
+        assert!(received.len() >= delivered_before);
+        // E-mails: every message arrived, and a repeat would carry the same Message-ID.
+        let mut by_message_id: HashMap<String, usize> = HashMap::new();
+        for mail in sink.delivered() {
+            let id = mail
+                .data
+                .lines()
+                .find_map(|l| l.strip_prefix("Message-ID: "))
+                .unwrap_or_default()
+                .to_string();
+            *by_message_id.entry(id).or_default() += 1;
+        }
+        let emails = scalar(&store, "SELECT COUNT(*) FROM emails").await;
+        assert_eq!(by_message_id.len() as i64, emails, "every e-mail arrived");
+        assert_eq!(
+            emails,
+            2 * MEMBERSHIPS as i64,
+            "a receipt per first payment and per renewal"
+        );
+    }
+);
