@@ -2,8 +2,6 @@
 //! a billing run; after a restart nothing is lost and no period is charged twice.
 
 use std::collections::{HashMap, HashSet};
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use recur::store::Store;
@@ -11,47 +9,11 @@ use serde_json::{json, Value};
 
 use crate::backend_matrix;
 use crate::harness::{fresh_postgres_database, Backend};
+use crate::process::Recur;
 use crate::receivers::{SmtpSink, WebhookReceiver};
 
 /// Memberships in the burst.
 const MEMBERSHIPS: usize = 24;
-
-struct Recur {
-    env: Vec<(String, String)>,
-}
-
-impl Recur {
-    fn command(&self, args: &[&str]) -> Command {
-        let mut command = Command::new(env!("CARGO_BIN_EXE_recur"));
-        command
-            .env_clear()
-            .env("PATH", std::env::var("PATH").unwrap_or_default())
-            .envs(self.env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
-            .args(args);
-        command
-    }
-
-    /// Starts `recur serve` and returns it with its base URL once it listens.
-    fn serve(&self) -> (Child, String) {
-        let mut child = self
-            .command(&["serve"])
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("recur serve starts");
-        let stdout = child.stdout.take().unwrap();
-        let mut lines = BufReader::new(stdout).lines();
-        let url = loop {
-            let line = lines.next().expect("recur prints its address").unwrap();
-            if let Some(url) = line.strip_prefix("listening on ") {
-                break url.to_string();
-            }
-        };
-        // Keep draining stdout so the child never blocks on a full pipe.
-        std::thread::spawn(move || for _ in lines {});
-        (child, url)
-    }
-}
 
 async fn until(what: &str, timeout: Duration, mut done: impl AsyncFnMut() -> bool) {
     let deadline = Instant::now() + timeout;

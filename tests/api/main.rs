@@ -14,5 +14,7 @@ mod kill;
 mod mail;
 mod memberships;
 mod operations;
+mod process;
 mod processor;
+mod secrets;
 mod webhooks;
