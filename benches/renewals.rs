@@ -146,6 +146,7 @@ async fn seeded(url: &str, dir: &std::path::Path, n: usize) -> AppState {
                 bin: card.bin(),
                 last4: card.last4(),
                 fingerprint: "bench",
+                attached: true,
             },
             start,
         )

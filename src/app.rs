@@ -116,6 +116,30 @@ fn templates() -> minijinja::Environment<'static> {
         ("cashier.html", include_str!("../templates/cashier.html")),
         ("expired.html", include_str!("../templates/expired.html")),
         (
+            "card_fields.html",
+            include_str!("../templates/card_fields.html"),
+        ),
+        ("checkout.html", include_str!("../templates/checkout.html")),
+        (
+            "checkout_done.html",
+            include_str!("../templates/checkout_done.html"),
+        ),
+        (
+            "challenge.html",
+            include_str!("../templates/challenge.html"),
+        ),
+        ("notice.html", include_str!("../templates/notice.html")),
+        ("portal.html", include_str!("../templates/portal.html")),
+        (
+            "portal_card.html",
+            include_str!("../templates/portal_card.html"),
+        ),
+        (
+            "portal_cancel.html",
+            include_str!("../templates/portal_cancel.html"),
+        ),
+        ("invoice.html", include_str!("../templates/invoice.html")),
+        (
             "email/message.txt",
             include_str!("../templates/email/message.txt"),
         ),

@@ -94,6 +94,15 @@ pub fn optional_text(
     errors.check(path, rule(&text))
 }
 
+/// A resource key that must start with `prefix` (`cstmr_`, `mmbrshp_`).
+pub fn prefixed(key: &str, prefix: &str) -> Result<String, String> {
+    if key.starts_with(prefix) {
+        Ok(key.to_string())
+    } else {
+        Err(format!("must start with {prefix}"))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

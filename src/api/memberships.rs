@@ -14,7 +14,7 @@ use utoipa::ToSchema;
 
 use super::extract::{AuthMerchant, JsonBody};
 use super::format_utc;
-use super::input::{optional_text, required_text, Field};
+use super::input::{optional_text, prefixed, required_text, Field};
 use super::problem::{ApiError, Problem};
 use crate::app::AppState;
 use crate::billing::lifecycle::{self, expiry_of};
@@ -474,14 +474,6 @@ pub async fn create_membership(
         Created::Existing => StatusCode::OK,
     };
     Ok((status, Json(record_of(&state, &membership).await?)))
-}
-
-fn prefixed(key: &str, prefix: &str) -> Result<String, String> {
-    if key.starts_with(prefix) {
-        Ok(key.to_string())
-    } else {
-        Err(format!("must start with {prefix}"))
-    }
 }
 
 fn charge_emitter_queue(

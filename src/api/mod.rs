@@ -13,6 +13,7 @@ pub mod memberships;
 pub mod metrics;
 pub mod openapi;
 pub mod problem;
+pub mod sessions;
 pub mod test_helpers;
 pub mod trace;
 
@@ -62,6 +63,8 @@ pub fn router(state: AppState) -> Router {
             "/test-helpers/membership/{membership_key}/pay",
             post(test_helpers::pay_membership),
         )
+        .route("/checkout/session", post(sessions::create_checkout_session))
+        .route("/portal/session", post(sessions::create_portal_session))
         .route("/test-clock", get(test_helpers::get_clock))
         .route("/test-clock/advance", post(test_helpers::advance_clock))
         .layer(middleware::from_fn_with_state(

@@ -11,7 +11,7 @@ use utoipa::openapi::Ref;
 use utoipa::{Modify, OpenApi};
 
 use super::problem::ApiError;
-use super::{auth, customers, events, health, hosted_page, memberships, test_helpers};
+use super::{auth, customers, events, health, hosted_page, memberships, sessions, test_helpers};
 use crate::app::AppState;
 
 /// The API description.
@@ -30,6 +30,8 @@ use crate::app::AppState;
         memberships::get_membership,
         memberships::update_membership,
         memberships::cancel_membership,
+        sessions::create_checkout_session,
+        sessions::create_portal_session,
         events::list_events,
         events::resend_event,
         test_helpers::attach_card,
@@ -45,6 +47,7 @@ use crate::app::AppState;
         (name = "auth", description = "Access tokens"),
         (name = "customers", description = "Customers of a merchant"),
         (name = "memberships", description = "Subscriptions: create, read, update with proration, cancel"),
+        (name = "sessions", description = "Links to the hosted checkout and the customer portal"),
         (name = "events", description = "Webhook events and their delivery attempts"),
         (name = "sandbox", description = "Test cards and test clocks for sandbox merchants"),
         (name = "hosted page", description = "Cashier sessions for single orders"),

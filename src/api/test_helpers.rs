@@ -16,11 +16,9 @@ use super::input::{required_text, Field};
 use super::memberships::{record_of, MembershipRecord};
 use super::problem::{ApiError, Problem};
 use crate::app::AppState;
-use crate::billing::{engine, lifecycle, merchant_now};
-use crate::ids;
+use crate::billing::{checkout, engine, lifecycle, merchant_now};
 use crate::store::customers;
 use crate::store::merchants::{self, Mode};
-use crate::store::payment_methods::{self, NewPaymentMethod};
 
 /// Refuses live merchants.
 async fn require_sandbox(state: &AppState, merchant_id: i64) -> Result<(), ApiError> {
@@ -103,26 +101,9 @@ pub async fn attach_card(
     let (Some(customer), Some(card)) = (customer, card) else {
         return Err(ApiError::Validation(errors));
     };
-    let token = state.processor.tokenize(auth.merchant_id, &card).await?;
-    let fingerprint = state.keys.lookup_digest(&format!("card:{}", card.digits()));
     let now = merchant_now(&state, auth.merchant_id).await?;
-    let mut tx = state.store.begin().await?;
-    let method = payment_methods::insert(
-        &mut tx,
-        NewPaymentMethod {
-            merchant_id: auth.merchant_id,
-            customer_id: customer.id,
-            payment_method_key: ids::payment_method_key(),
-            processor_token: &token,
-            brand: card.brand().as_str(),
-            bin: card.bin(),
-            last4: card.last4(),
-            fingerprint: &fingerprint,
-        },
-        now,
-    )
-    .await?;
-    tx.commit().await?;
+    let method =
+        checkout::save_card(&state, auth.merchant_id, customer.id, &card, true, now).await?;
     Ok((
         StatusCode::CREATED,
         Json(PaymentMethodRecord {

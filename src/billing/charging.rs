@@ -90,7 +90,14 @@ async fn finish(
         ChargeKind::Proration => {
             update::proration_settled(&mut tx, &mut m, &done, &invoice, approved, at).await?
         }
+        ChargeKind::PayNow => {
+            lifecycle::pay_now_settled(&mut tx, &mut m, &invoice, approved, at).await?
+        }
     };
+    if approved {
+        // A card entered on a checkout page becomes the payment method once it has paid.
+        payment_methods::attach(&mut tx, merchant_id, done.payment_method_id, at).await?;
+    }
     let invoice = invoices::get(&mut *tx, merchant_id, done.invoice_id)
         .await?
         .ok_or(BillingError::NotFound)?;

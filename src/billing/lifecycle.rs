@@ -138,6 +138,20 @@ async fn pending_charge(
     else {
         return Ok(None);
     };
+    pending_charge_with(tx, m, invoice, kind, card.id, at)
+        .await
+        .map(Some)
+}
+
+/// Writes a `Pending` attempt for `invoice` against the card `payment_method_id`.
+async fn pending_charge_with(
+    tx: &mut Tx,
+    m: &Membership,
+    invoice: &Invoice,
+    kind: ChargeKind,
+    payment_method_id: i64,
+    at: DateTime<Utc>,
+) -> Result<Charge, BillingError> {
     let (attempts, _) = charges::attempts_for_invoice(tx, invoice.id).await?;
     let directive = if kind.is_recurring() {
         m.charge_emitter_queue.as_deref().and_then(|queue| {
@@ -158,45 +172,90 @@ async fn pending_charge(
             directive,
             amount: invoice.amount_due,
             currency: &invoice.currency,
-            payment_method_id: card.id,
+            payment_method_id,
             pending_update: None,
         },
         at,
     )
     .await?;
-    Ok(Some(charge))
+    Ok(charge)
+}
+
+/// Which card pays.
+#[derive(Debug, Clone, Copy)]
+enum PayWith {
+    /// The customer's saved payment method (the sandbox pay helper).
+    SavedCard,
+    /// A card the customer just entered on a checkout page; it becomes the saved payment method
+    /// once it has paid.
+    Card(i64),
 }
 
 /// Charges the first invoice of an Incomplete membership with the customer's saved card (the
-/// sandbox pay helper, and checkout once the card is saved). Declines leave it Incomplete.
+/// sandbox pay helper). Declines leave it Incomplete.
 pub async fn pay_first(
     state: &AppState,
     merchant_id: i64,
     key: &str,
+) -> Result<Membership, BillingError> {
+    pay(state, merchant_id, key, PayWith::SavedCard, false).await
+}
+
+/// What a checkout page collects for a membership: the first invoice of an Incomplete one, or
+/// the oldest open invoice of a PastDue or Unpaid one (the pay-now link). Declines change
+/// nothing; paying a membership that has nothing due is a conflict.
+pub async fn pay_checkout(
+    state: &AppState,
+    merchant_id: i64,
+    key: &str,
+    card: i64,
+) -> Result<Membership, BillingError> {
+    pay(state, merchant_id, key, PayWith::Card(card), true).await
+}
+
+async fn pay(
+    state: &AppState,
+    merchant_id: i64,
+    key: &str,
+    with: PayWith,
+    pay_now_allowed: bool,
 ) -> Result<Membership, BillingError> {
     let at = merchant_now(state, merchant_id).await?;
     let mut tx = state.store.begin().await?;
     let m = memberships::lock(&mut tx, state.store.backend(), merchant_id, key)
         .await?
         .ok_or(BillingError::NotFound)?;
-    if m.status != MembershipStatus::Incomplete {
-        return Err(BillingError::Conflict(format!(
-            "the membership is {}; only an Incomplete membership takes a first payment",
-            m.status
-        )));
-    }
-    let invoice = first_invoice(&mut tx, &m, at).await?;
+    let (invoice, kind) = match m.status {
+        MembershipStatus::Incomplete => (first_invoice(&mut tx, &m, at).await?, ChargeKind::First),
+        MembershipStatus::PastDue | MembershipStatus::Unpaid if pay_now_allowed => {
+            let invoice = invoices::oldest_open(&mut *tx, m.id)
+                .await?
+                .ok_or_else(|| {
+                    BillingError::Conflict("the membership has nothing to pay".into())
+                })?;
+            (invoice, ChargeKind::PayNow)
+        }
+        status => {
+            return Err(BillingError::Conflict(format!(
+                "the membership is {status}; it has nothing to pay"
+            )))
+        }
+    };
     let (_, in_flight) = charges::attempts_for_invoice(&mut tx, invoice.id).await?;
     if in_flight {
         return Err(BillingError::Conflict(
             "a payment for this membership is in progress".into(),
         ));
     }
-    let charge = pending_charge(&mut tx, &m, &invoice, ChargeKind::First, at)
-        .await?
-        .ok_or_else(|| {
-            BillingError::Conflict("the customer has no payment method; attach a card first".into())
-        })?;
+    let charge = match with {
+        PayWith::Card(card) => {
+            Some(pending_charge_with(&mut tx, &m, &invoice, kind, card, at).await?)
+        }
+        PayWith::SavedCard => pending_charge(&mut tx, &m, &invoice, kind, at).await?,
+    }
+    .ok_or_else(|| {
+        BillingError::Conflict("the customer has no payment method; attach a card first".into())
+    })?;
     tx.commit().await?;
     match charging::execute(state, &charge, at).await? {
         Settled::Declined(done) => Err(BillingError::Declined {
@@ -219,7 +278,7 @@ async fn first_invoice(
     at: DateTime<Utc>,
 ) -> Result<Invoice, BillingError> {
     let plan = period_invoice(&m.subscription_name, m.price(), m.credit_balance);
-    let existing = invoices::oldest_open(tx, m.id).await?;
+    let existing = invoices::oldest_open(&mut **tx, m.id).await?;
     if let Some(invoice) = existing {
         if invoice.kind == InvoiceKind::First && invoice.subtotal == plan.subtotal {
             return Ok(invoice);
@@ -267,6 +326,48 @@ pub async fn first_payment_settled(
         m.next_action_at = next_scheduled_action(m);
         save(tx, m, at).await?;
     }
+    Ok(Followups {
+        status_changed: changed,
+        updated: None,
+        email: Some(EmailKind::Receipt),
+    })
+}
+
+/// Records the answer to a pay-now payment of a PastDue or Unpaid membership's open invoice:
+/// paid, Active again, dunning stopped. The calendar resumes where it stood; periods that ended
+/// while the membership was Unpaid are skipped, not billed, so the next renewal bills the period
+/// in progress. A decline changes nothing (dunning goes on as scheduled).
+pub async fn pay_now_settled(
+    tx: &mut Tx,
+    m: &mut Membership,
+    invoice: &Invoice,
+    approved: bool,
+    at: DateTime<Utc>,
+) -> Result<Followups, BillingError> {
+    if !approved {
+        return Ok(Followups::default());
+    }
+    invoices::mark_paid(tx, invoice.id, invoice.amount_due, None, at).await?;
+    if !matches!(
+        m.status,
+        MembershipStatus::PastDue | MembershipStatus::Unpaid
+    ) {
+        return Ok(Followups::default());
+    }
+    let changed = apply(m, LifecycleEvent::RetrySucceeded);
+    m.dunning_failed_at = None;
+    m.dunning_retries = 0;
+    if let Some(mut period) = m.current_period {
+        while let Some(next) = period_starting(period.end, &m.cycle()) {
+            if next.end > at {
+                break;
+            }
+            period = next;
+        }
+        m.current_period = Some(period);
+    }
+    m.next_action_at = next_scheduled_action(m);
+    save(tx, m, at).await?;
     Ok(Followups {
         status_changed: changed,
         updated: None,
@@ -341,7 +442,7 @@ pub async fn start_retry(
     m: &mut Membership,
     at: DateTime<Utc>,
 ) -> Result<(Option<Charge>, Followups), BillingError> {
-    let Some(invoice) = invoices::oldest_open(tx, m.id).await? else {
+    let Some(invoice) = invoices::oldest_open(&mut **tx, m.id).await? else {
         // Nothing is owed any more (paid another way): back in good standing.
         let changed = apply(m, LifecycleEvent::RetrySucceeded);
         m.dunning_failed_at = None;

@@ -9,6 +9,7 @@
 //! period is never charged twice. See `docs/billing.md`.
 
 pub mod charging;
+pub mod checkout;
 pub mod engine;
 pub mod lifecycle;
 pub mod notify;

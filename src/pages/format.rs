@@ -1,6 +1,10 @@
-//! Amounts as people read them: currency symbol, digit grouping and decimal mark of the page's
-//! language, exact to the currency's minor unit.
+//! Amounts, dates and billing intervals as people read them: currency symbol, digit grouping and
+//! decimal mark of the page's language, exact to the currency's minor unit; dates in UTC.
 
+use std::collections::BTreeMap;
+
+use chrono::{DateTime, Utc};
+use recur_domain::calendar::IntervalType;
 use recur_domain::money::{format_amount, Currency};
 
 /// `minor` units of `currency` for a page in `lang`: `€1,234.50` (en), `1.234,50 €` (de).
@@ -39,6 +43,34 @@ pub fn input_amount(minor: i64, currency: Currency) -> String {
     format_amount(minor, currency)
 }
 
+/// A date for a page in `lang`: `23 Dec 2026` (en), `23.12.2026` (de). Billing runs in UTC, so
+/// dates are UTC dates.
+pub fn display_date(at: DateTime<Utc>, lang: &str) -> String {
+    if lang == "de" {
+        at.format("%d.%m.%Y").to_string()
+    } else {
+        at.format("%-d %b %Y").to_string()
+    }
+}
+
+/// How often a plan bills: `per month`, `every 3 months`, from the page's strings
+/// (`interval_<Type>` for one unit, `interval_<Type>_n` with `{n}` for several).
+pub fn interval_phrase(
+    strings: &BTreeMap<String, String>,
+    interval: IntervalType,
+    count: u32,
+) -> String {
+    let key = if count == 1 {
+        format!("interval_{}", interval.as_str())
+    } else {
+        format!("interval_{}_n", interval.as_str())
+    };
+    strings
+        .get(&key)
+        .map(|text| text.replace("{n}", &count.to_string()))
+        .unwrap_or_default()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -56,5 +88,23 @@ mod tests {
         assert_eq!(display_amount(-5, c("USD"), "en"), "-$0.05");
         assert_eq!(display_amount(99, c("USD"), "en"), "$0.99");
         assert_eq!(input_amount(4990, c("EUR")), "49.90");
+    }
+
+    #[test]
+    fn dates_and_intervals_read_naturally() {
+        let at = DateTime::parse_from_rfc3339("2026-12-03T23:30:00Z")
+            .unwrap()
+            .with_timezone(&Utc);
+        assert_eq!(display_date(at, "en"), "3 Dec 2026");
+        assert_eq!(display_date(at, "de"), "03.12.2026");
+        let strings = crate::pages::i18n::Strings::load().unwrap();
+        let en = strings.for_accept_language(None);
+        assert_eq!(interval_phrase(en, IntervalType::Monthly, 1), "per month");
+        assert_eq!(
+            interval_phrase(en, IntervalType::Monthly, 3),
+            "every 3 months"
+        );
+        let de = strings.for_accept_language(Some("de"));
+        assert_eq!(interval_phrase(de, IntervalType::Annually, 1), "pro Jahr");
     }
 }

@@ -60,3 +60,28 @@ pub fn page(
     headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
     Ok(response)
 }
+
+/// Lets the page's forms end in a redirect to `target`'s origin (browsers apply `form-action`
+/// to the redirects that follow a submission): the merchant's return link after a payment.
+pub fn allow_form_redirect(mut response: Response, target: Option<&str>) -> Response {
+    let origin = target
+        .and_then(|t| url::Url::parse(t).ok())
+        .map(|u| u.origin().ascii_serialization())
+        .filter(|o| o.starts_with("https://"));
+    let Some(origin) = origin else {
+        return response;
+    };
+    let headers = response.headers_mut();
+    let current = headers
+        .get(header::CONTENT_SECURITY_POLICY)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default()
+        .replace(
+            "form-action 'self'",
+            &format!("form-action 'self' {origin}"),
+        );
+    if let Ok(value) = HeaderValue::from_str(&current) {
+        headers.insert(header::CONTENT_SECURITY_POLICY, value);
+    }
+    response
+}

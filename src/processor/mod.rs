@@ -93,6 +93,20 @@ impl ChargeOutcome {
     }
 }
 
+/// The issuer's answer to a card check (a zero-amount authorization).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Verification {
+    /// The card can be charged later.
+    Valid,
+    /// The issuer refused the card.
+    Refused {
+        /// Machine-readable reason (`card_declined`, …).
+        code: String,
+        /// Human-readable reason.
+        reason: String,
+    },
+}
+
 /// A payment processor.
 pub trait Processor: Send + Sync + 'static {
     /// Stores a card in the processor's vault and returns its token.
@@ -101,6 +115,18 @@ pub trait Processor: Send + Sync + 'static {
         merchant_id: i64,
         card: &'a CardNumber,
     ) -> ProcessorFuture<'a, String>;
+
+    /// Whether a charge of the card with its holder present needs them to confirm their identity
+    /// first (3-D Secure); the hosted pages show a challenge step when it does. Charges without
+    /// the holder present (renewals) never ask.
+    fn requires_authentication<'a>(
+        &'a self,
+        merchant_id: i64,
+        token: &'a str,
+    ) -> ProcessorFuture<'a, bool>;
+
+    /// Checks a stored card before it replaces the payment method for later charges.
+    fn verify<'a>(&'a self, merchant_id: i64, token: &'a str) -> ProcessorFuture<'a, Verification>;
 
     /// Charges a stored card. Idempotent on `request.idempotency_key`.
     fn charge<'a>(&'a self, request: ChargeRequest<'a>) -> ProcessorFuture<'a, ChargeOutcome>;

@@ -9,6 +9,7 @@ use recur_domain::card::CardNumber;
 
 use super::{
     ChargeOutcome, ChargeRequest, PayoutRequest, Processor, ProcessorFuture, RefundRequest,
+    Verification,
 };
 use crate::clock::Clock;
 use crate::ids;
@@ -316,6 +317,34 @@ impl Processor for SandboxProcessor {
             .execute(self.store.pool())
             .await?;
             Ok(token)
+        })
+    }
+
+    fn requires_authentication<'a>(
+        &'a self,
+        merchant_id: i64,
+        token: &'a str,
+    ) -> ProcessorFuture<'a, bool> {
+        Box::pin(async move {
+            Ok(self.behaviour(merchant_id, token).await? == Some(Behaviour::Challenge))
+        })
+    }
+
+    fn verify<'a>(&'a self, merchant_id: i64, token: &'a str) -> ProcessorFuture<'a, Verification> {
+        Box::pin(async move {
+            // A zero-amount authorization: only a card the issuer refuses outright fails it;
+            // missing funds do not show until money is asked for.
+            Ok(match self.behaviour(merchant_id, token).await? {
+                Some(Behaviour::Decline) => Verification::Refused {
+                    code: "card_declined".into(),
+                    reason: "Your card was declined.".into(),
+                },
+                Some(_) => Verification::Valid,
+                None => Verification::Refused {
+                    code: UNKNOWN_CARD.0.into(),
+                    reason: UNKNOWN_CARD.1.into(),
+                },
+            })
         })
     }
 

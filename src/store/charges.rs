@@ -21,6 +21,8 @@ pub enum ChargeKind {
     Retry,
     /// A mid-period plan change.
     Proration,
+    /// The customer pays a PastDue or Unpaid membership's open invoice on a checkout page.
+    PayNow,
 }
 
 impl ChargeKind {
@@ -31,6 +33,7 @@ impl ChargeKind {
             ChargeKind::Renewal => "renewal",
             ChargeKind::Retry => "retry",
             ChargeKind::Proration => "proration",
+            ChargeKind::PayNow => "pay_now",
         }
     }
 
@@ -39,6 +42,7 @@ impl ChargeKind {
             "first" => ChargeKind::First,
             "retry" => ChargeKind::Retry,
             "proration" => ChargeKind::Proration,
+            "pay_now" => ChargeKind::PayNow,
             _ => ChargeKind::Renewal,
         }
     }

@@ -205,15 +205,33 @@ pub async fn recent<'c, E: Executor<'c, Database = Any>>(
     rows.iter().map(decode).collect()
 }
 
+/// The invoice with this public key, if it belongs to `merchant_id`.
+pub async fn by_key<'c, E: Executor<'c, Database = Any>>(
+    executor: E,
+    merchant_id: i64,
+    invoice_key: &str,
+) -> Result<Option<Invoice>, sqlx::Error> {
+    let sql = format!("SELECT {COLUMNS} FROM invoices WHERE merchant_id = $1 AND invoice_key = $2");
+    let row = sqlx::query(&sql)
+        .bind(merchant_id)
+        .bind(invoice_key)
+        .fetch_optional(executor)
+        .await?;
+    row.as_ref().map(decode).transpose()
+}
+
 /// The membership's oldest Open invoice: the one a retry or a pay-now link pays.
-pub async fn oldest_open(tx: &mut Tx, membership_id: i64) -> Result<Option<Invoice>, sqlx::Error> {
+pub async fn oldest_open<'c, E: Executor<'c, Database = Any>>(
+    executor: E,
+    membership_id: i64,
+) -> Result<Option<Invoice>, sqlx::Error> {
     let sql = format!(
         "SELECT {COLUMNS} FROM invoices WHERE membership_id = $1 AND status = 'Open' \
          ORDER BY id LIMIT 1"
     );
     let row = sqlx::query(&sql)
         .bind(membership_id)
-        .fetch_optional(&mut **tx)
+        .fetch_optional(executor)
         .await?;
     row.as_ref().map(decode).transpose()
 }

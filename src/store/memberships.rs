@@ -293,6 +293,38 @@ pub async fn get<'c, E: Executor<'c, Database = Any>>(
     row.as_ref().map(decode).transpose()
 }
 
+/// The customer's memberships, newest first.
+pub async fn for_customer<'c, E: Executor<'c, Database = Any>>(
+    executor: E,
+    merchant_id: i64,
+    customer_id: i64,
+) -> Result<Vec<Membership>, sqlx::Error> {
+    let sql = format!(
+        "SELECT {COLUMNS} {FROM} WHERE m.merchant_id = $1 AND m.customer_id = $2 ORDER BY m.id DESC"
+    );
+    let rows = sqlx::query(&sql)
+        .bind(merchant_id)
+        .bind(customer_id)
+        .fetch_all(executor)
+        .await?;
+    rows.iter().map(decode).collect()
+}
+
+/// The membership with this internal id, if it belongs to `merchant_id`.
+pub async fn by_id<'c, E: Executor<'c, Database = Any>>(
+    executor: E,
+    merchant_id: i64,
+    id: i64,
+) -> Result<Option<Membership>, sqlx::Error> {
+    let sql = format!("SELECT {COLUMNS} {FROM} WHERE m.merchant_id = $1 AND m.id = $2");
+    let row = sqlx::query(&sql)
+        .bind(merchant_id)
+        .bind(id)
+        .fetch_optional(executor)
+        .await?;
+    row.as_ref().map(decode).transpose()
+}
+
 /// Reads the membership with this key for change, locking its row until the transaction ends
 /// (PostgreSQL; on SQLite the transaction already holds the database's write lock).
 pub async fn lock(

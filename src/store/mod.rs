@@ -5,6 +5,7 @@
 //! tenant data takes the merchant id, so no query can cross merchants.
 
 pub mod charges;
+pub mod checkout_sessions;
 pub mod customers;
 pub mod emails;
 pub mod events;

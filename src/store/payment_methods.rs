@@ -26,6 +26,9 @@ pub struct PaymentMethod {
     pub fingerprint: String,
     /// When it was saved.
     pub created_at: DateTime<Utc>,
+    /// When it became usable for renewals (after a successful payment or verification);
+    /// `None` while it waits for one.
+    pub attached_at: Option<DateTime<Utc>>,
 }
 
 impl PaymentMethod {
@@ -54,10 +57,12 @@ pub struct NewPaymentMethod<'a> {
     pub last4: &'a str,
     /// Keyed fingerprint.
     pub fingerprint: &'a str,
+    /// Usable for renewals at once (a verified card); otherwise only after [`attach`].
+    pub attached: bool,
 }
 
-const COLUMNS: &str =
-    "id, payment_method_key, processor_token, brand, bin, last4, fingerprint, created_at";
+const COLUMNS: &str = "id, payment_method_key, processor_token, brand, bin, last4, fingerprint, \
+    created_at, attached_at";
 
 fn decode(row: &AnyRow) -> Result<PaymentMethod, sqlx::Error> {
     Ok(PaymentMethod {
@@ -69,10 +74,14 @@ fn decode(row: &AnyRow) -> Result<PaymentMethod, sqlx::Error> {
         last4: row.try_get("last4")?,
         fingerprint: row.try_get("fingerprint")?,
         created_at: from_micros(row.try_get("created_at")?),
+        attached_at: row
+            .try_get::<Option<i64>, _>("attached_at")?
+            .map(from_micros),
     })
 }
 
-/// Saves a card; it becomes the customer's payment method (the newest one is used).
+/// Saves a card. An attached card becomes the customer's payment method at once (the most
+/// recently attached one is used); another waits for [`attach`].
 pub async fn insert(
     tx: &mut Tx,
     new: NewPaymentMethod<'_>,
@@ -80,8 +89,8 @@ pub async fn insert(
 ) -> Result<PaymentMethod, sqlx::Error> {
     let sql = format!(
         "INSERT INTO payment_methods (merchant_id, customer_id, payment_method_key, \
-         processor_token, brand, bin, last4, fingerprint, created_at) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING {COLUMNS}"
+         processor_token, brand, bin, last4, fingerprint, created_at, attached_at) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING {COLUMNS}"
     );
     let row = sqlx::query(&sql)
         .bind(new.merchant_id)
@@ -93,12 +102,33 @@ pub async fn insert(
         .bind(new.last4)
         .bind(new.fingerprint)
         .bind(to_micros(now))
+        .bind(new.attached.then(|| to_micros(now)))
         .fetch_one(&mut **tx)
         .await?;
     decode(&row)
 }
 
-/// The customer's current payment method: the newest card not detached.
+/// Makes a waiting card the customer's payment method for renewals; an attached card stays as
+/// it is.
+pub async fn attach(
+    tx: &mut Tx,
+    merchant_id: i64,
+    id: i64,
+    now: DateTime<Utc>,
+) -> Result<(), sqlx::Error> {
+    sqlx::query(
+        "UPDATE payment_methods SET attached_at = $1 \
+         WHERE merchant_id = $2 AND id = $3 AND attached_at IS NULL",
+    )
+    .bind(to_micros(now))
+    .bind(merchant_id)
+    .bind(id)
+    .execute(&mut **tx)
+    .await?;
+    Ok(())
+}
+
+/// The customer's current payment method: the most recently attached card not detached.
 pub async fn current<'c, E: Executor<'c, Database = Any>>(
     executor: E,
     merchant_id: i64,
@@ -106,7 +136,8 @@ pub async fn current<'c, E: Executor<'c, Database = Any>>(
 ) -> Result<Option<PaymentMethod>, sqlx::Error> {
     let sql = format!(
         "SELECT {COLUMNS} FROM payment_methods WHERE merchant_id = $1 AND customer_id = $2 \
-         AND detached_at IS NULL ORDER BY id DESC LIMIT 1"
+         AND attached_at IS NOT NULL AND detached_at IS NULL \
+         ORDER BY attached_at DESC, id DESC LIMIT 1"
     );
     let row = sqlx::query(&sql)
         .bind(merchant_id)

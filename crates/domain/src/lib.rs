@@ -6,6 +6,7 @@
 
 pub mod calendar;
 pub mod card;
+pub mod card_entry;
 pub mod invoice;
 pub mod membership;
 pub mod money;

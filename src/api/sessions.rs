@@ -1,0 +1,245 @@
+//! Checkout and portal sessions (DESIGN §2): links to the hosted pages where a customer pays a
+//! membership or manages their memberships, invoices and card.
+//!
+//! `POST /checkout/session` with a `membershipKey` opens a checkout, without one a portal;
+//! `POST /portal/session` is the explicit portal alias. Links carry an unguessable token of which
+//! only a keyed digest is stored; checkout links work for 24 hours, portal links for one hour.
+
+use axum::extract::State;
+use axum::http::StatusCode;
+use axum::Json;
+use recur_domain::status::MembershipStatus;
+use recur_domain::validation::{self as field_rules, FieldErrors};
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+
+use super::extract::{AuthMerchant, JsonBody};
+use super::format_utc;
+use super::input::{optional_text, prefixed, required_text, Field};
+use super::problem::{ApiError, Problem};
+use crate::app::AppState;
+use crate::billing::checkout::{self, SessionSpec};
+use crate::billing::merchant_now;
+use crate::store::checkout_sessions::{CheckoutSession, SessionKind};
+use crate::store::customers::{self, Customer};
+use crate::store::memberships::{self, Membership};
+
+/// Body of `POST /checkout/session` and `POST /portal/session`.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionRequest {
+    /// The customer (`cstmr_…`).
+    #[serde(default)]
+    #[schema(required = true, value_type = String, pattern = "^cstmr_")]
+    pub customer_key: Field<String>,
+    /// The membership to pay (`mmbrshp_…`): present for a checkout, absent for a portal.
+    #[serde(default)]
+    #[schema(value_type = Option<String>, pattern = "^mmbrshp_")]
+    pub membership_key: Field<String>,
+    /// Absolute HTTPS URL where the customer is sent afterwards; defaults to the membership's
+    /// `returnToWebsiteLink`.
+    #[serde(default)]
+    #[schema(value_type = Option<String>, example = "https://merchant.example/account")]
+    pub return_to_website_link: Field<String>,
+}
+
+/// A checkout session.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct CheckoutSessionRecord {
+    /// Send the customer's browser here.
+    pub checkout_redirect_url: String,
+    /// `cs_…`.
+    pub session_id: String,
+    /// When the link stops working (UTC).
+    pub expires_at: String,
+}
+
+/// A portal session.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PortalSessionRecord {
+    /// Send the customer's browser here.
+    pub portal_redirect_url: String,
+    /// `ps_…`.
+    pub session_id: String,
+    /// When the link stops working (UTC).
+    pub expires_at: String,
+}
+
+/// Either session.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(untagged)]
+pub enum SessionRecord {
+    /// With `membershipKey`.
+    Checkout(CheckoutSessionRecord),
+    /// Without `membershipKey`.
+    Portal(PortalSessionRecord),
+}
+
+/// Opens a checkout session for a customer's membership, or, without `membershipKey`, a portal
+/// session. A checkout pays the first invoice of an Incomplete membership, or the open invoice of
+/// a PastDue or Unpaid one (the pay-now link); a membership with nothing to pay is a 409.
+#[utoipa::path(
+    post,
+    path = "/api/subscriptions/v1/checkout/session",
+    tag = "sessions",
+    request_body = SessionRequest,
+    security(("bearer" = [])),
+    responses(
+        (status = 201, description = "Session opened", body = SessionRecord),
+        (status = 400, description = "Validation failed: every failing field is listed", body = Problem, content_type = "application/problem+json"),
+        (status = 401, description = "Missing or invalid bearer token", body = Problem, content_type = "application/problem+json"),
+        (status = 409, description = "The membership has nothing to pay", body = Problem, content_type = "application/problem+json"),
+    )
+)]
+pub async fn create_checkout_session(
+    State(state): State<AppState>,
+    auth: AuthMerchant,
+    JsonBody(body): JsonBody<SessionRequest>,
+) -> Result<(StatusCode, Json<SessionRecord>), ApiError> {
+    let wants_checkout = matches!(body.membership_key, Field::Present(_) | Field::Invalid(_));
+    open(&state, auth.merchant_id, body, wants_checkout).await
+}
+
+/// Opens a portal session: the customer's self-service page (memberships, invoices, card,
+/// cancellation). `membershipKey` is not accepted here.
+#[utoipa::path(
+    post,
+    path = "/api/subscriptions/v1/portal/session",
+    tag = "sessions",
+    request_body = SessionRequest,
+    security(("bearer" = [])),
+    responses(
+        (status = 201, description = "Portal session opened", body = PortalSessionRecord),
+        (status = 400, description = "Validation failed: every failing field is listed", body = Problem, content_type = "application/problem+json"),
+        (status = 401, description = "Missing or invalid bearer token", body = Problem, content_type = "application/problem+json"),
+    )
+)]
+pub async fn create_portal_session(
+    State(state): State<AppState>,
+    auth: AuthMerchant,
+    JsonBody(body): JsonBody<SessionRequest>,
+) -> Result<(StatusCode, Json<SessionRecord>), ApiError> {
+    open(&state, auth.merchant_id, body, false).await
+}
+
+async fn open(
+    state: &AppState,
+    merchant_id: i64,
+    body: SessionRequest,
+    checkout: bool,
+) -> Result<(StatusCode, Json<SessionRecord>), ApiError> {
+    let mut errors = FieldErrors::new();
+    let customer = match required_text(body.customer_key, "customerKey", &mut errors, |k| {
+        prefixed(k, "cstmr_")
+    }) {
+        Some(key) => {
+            let found = customers::get(&state.store, merchant_id, &key).await?;
+            if found.is_none() {
+                errors.add("customerKey", "does not match a customer of this merchant");
+            }
+            found
+        }
+        None => None,
+    };
+    let membership = if checkout {
+        membership_of(
+            state,
+            merchant_id,
+            body.membership_key,
+            customer.as_ref(),
+            &mut errors,
+        )
+        .await?
+    } else {
+        if !matches!(body.membership_key, Field::Absent | Field::Null) {
+            errors.add(
+                "membershipKey",
+                "is not used by a portal session; open a checkout session to pay a membership",
+            );
+        }
+        None
+    };
+    let return_url = optional_text(
+        body.return_to_website_link,
+        "returnToWebsiteLink",
+        &mut errors,
+        field_rules::https_url,
+    );
+    let Some(customer) = customer.filter(|_| errors.is_empty()) else {
+        return Err(ApiError::Validation(errors));
+    };
+    let now = merchant_now(state, merchant_id).await?;
+    if let Some(m) = &membership {
+        if checkout::due_now(state, m, now).await?.is_none() {
+            return Err(ApiError::Conflict(nothing_due(m.status)));
+        }
+    }
+    let (token, session) = checkout::open_session(
+        state,
+        SessionSpec {
+            merchant_id,
+            customer_id: customer.id,
+            membership: membership.as_ref(),
+            return_url,
+        },
+        now,
+    )
+    .await?;
+    Ok((StatusCode::CREATED, Json(record(state, &token, session))))
+}
+
+/// The membership a checkout pays: it must be the customer's.
+async fn membership_of(
+    state: &AppState,
+    merchant_id: i64,
+    key: Field<String>,
+    customer: Option<&Customer>,
+    errors: &mut FieldErrors,
+) -> Result<Option<Membership>, ApiError> {
+    let Some(key) = required_text(key, "membershipKey", errors, |k| prefixed(k, "mmbrshp_")) else {
+        return Ok(None);
+    };
+    let found = memberships::get(state.store.pool(), merchant_id, &key).await?;
+    match (found, customer) {
+        (None, _) => {
+            errors.add(
+                "membershipKey",
+                "does not match a membership of this merchant",
+            );
+            Ok(None)
+        }
+        (Some(m), Some(c)) if m.customer_id != c.id => {
+            errors.add("membershipKey", "belongs to another customer");
+            Ok(None)
+        }
+        (found, _) => Ok(found),
+    }
+}
+
+fn nothing_due(status: MembershipStatus) -> String {
+    match status {
+        MembershipStatus::Active => {
+            "the membership is Active and has nothing due; open a portal session instead".into()
+        }
+        status => format!("the membership is {status} and cannot be paid"),
+    }
+}
+
+fn record(state: &AppState, token: &str, session: CheckoutSession) -> SessionRecord {
+    let expires_at = format_utc(session.expires_at);
+    let session_id = session.session_key;
+    match session.kind {
+        SessionKind::Checkout => SessionRecord::Checkout(CheckoutSessionRecord {
+            checkout_redirect_url: format!("{}/checkout/{token}", state.public_url),
+            session_id,
+            expires_at,
+        }),
+        SessionKind::Portal => SessionRecord::Portal(PortalSessionRecord {
+            portal_redirect_url: format!("{}/portal/{token}", state.public_url),
+            session_id,
+            expires_at,
+        }),
+    }
+}

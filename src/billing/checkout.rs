@@ -1,0 +1,168 @@
+//! Hosted checkout and portal sessions, what a checkout shows and collects (the amount due now
+//! and when the next charge falls), and saving the card a customer enters (as a processor
+//! token, never the number).
+
+use chrono::{DateTime, Duration, Utc};
+use recur_domain::calendar::period_starting;
+use recur_domain::card::CardNumber;
+use recur_domain::invoice::period_invoice;
+use recur_domain::status::MembershipStatus;
+
+use super::BillingError;
+use crate::app::AppState;
+use crate::ids;
+use crate::store::checkout_sessions::{self, CheckoutSession, NewSession, SessionKind};
+use crate::store::invoices;
+use crate::store::memberships::Membership;
+use crate::store::payment_methods::{self, NewPaymentMethod, PaymentMethod};
+
+/// How long a checkout link works.
+pub const CHECKOUT_LIFETIME: Duration = Duration::hours(24);
+/// How long a portal link works.
+pub const PORTAL_LIFETIME: Duration = Duration::hours(1);
+
+/// A session to open.
+#[derive(Debug, Clone)]
+pub struct SessionSpec<'a> {
+    /// The merchant.
+    pub merchant_id: i64,
+    /// The customer it serves.
+    pub customer_id: i64,
+    /// The membership to pay (a checkout); `None` opens a portal.
+    pub membership: Option<&'a Membership>,
+    /// Where the customer goes afterwards; a checkout falls back to the membership's
+    /// `returnToWebsiteLink`.
+    pub return_url: Option<String>,
+}
+
+/// Opens a checkout or portal session; returns the link's token (kept nowhere: only its keyed
+/// digest is stored) and the session.
+pub async fn open_session(
+    state: &AppState,
+    spec: SessionSpec<'_>,
+    now: DateTime<Utc>,
+) -> Result<(String, CheckoutSession), BillingError> {
+    let (kind, lifetime, prefix) = match spec.membership {
+        Some(_) => (SessionKind::Checkout, CHECKOUT_LIFETIME, "cs_"),
+        None => (SessionKind::Portal, PORTAL_LIFETIME, "ps_"),
+    };
+    let token = ids::prefixed("", 40);
+    let return_url = spec.return_url.or_else(|| {
+        spec.membership
+            .and_then(|m| m.return_to_website_link.clone())
+    });
+    let mut tx = state.store.begin().await?;
+    let session = checkout_sessions::insert(
+        &mut tx,
+        NewSession {
+            merchant_id: spec.merchant_id,
+            customer_id: spec.customer_id,
+            membership_id: spec.membership.map(|m| m.id),
+            session_key: ids::prefixed(prefix, 24),
+            token_digest: &state.keys.lookup_digest(&token),
+            kind,
+            return_url: return_url.as_deref(),
+            expires_at: now + lifetime,
+        },
+        now,
+    )
+    .await?;
+    tx.commit().await?;
+    Ok((token, session))
+}
+
+/// Why a checkout takes money.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Purpose {
+    /// The first period of an Incomplete membership.
+    FirstPayment,
+    /// The open invoice of a PastDue or Unpaid membership.
+    PayNow,
+}
+
+/// What a checkout collects now.
+#[derive(Debug, Clone)]
+pub struct DueNow {
+    /// First payment or pay-now.
+    pub purpose: Purpose,
+    /// Before credit, minor units.
+    pub subtotal: i64,
+    /// Credit applied, minor units.
+    pub credit_applied: i64,
+    /// Charged to the card, minor units.
+    pub amount: i64,
+    /// When the next renewal would charge, if one is scheduled to follow.
+    pub next_charge: Option<DateTime<Utc>>,
+}
+
+/// What a checkout of `m` would collect at `at`; `None` when it has nothing to pay (Active with
+/// nothing open, or over for good).
+pub async fn due_now(
+    state: &AppState,
+    m: &Membership,
+    at: DateTime<Utc>,
+) -> Result<Option<DueNow>, BillingError> {
+    let before_end = |date: DateTime<Utc>| m.end_date.is_none_or(|end| date < end);
+    match m.status {
+        MembershipStatus::Incomplete => {
+            let plan = period_invoice(&m.subscription_name, m.price(), m.credit_balance);
+            Ok(Some(DueNow {
+                purpose: Purpose::FirstPayment,
+                subtotal: plan.subtotal,
+                credit_applied: plan.credit_applied,
+                amount: plan.amount_due,
+                next_charge: period_starting(at, &m.cycle())
+                    .map(|p| p.end)
+                    .filter(|end| before_end(*end)),
+            }))
+        }
+        MembershipStatus::PastDue | MembershipStatus::Unpaid => {
+            let open = invoices::oldest_open(state.store.pool(), m.id).await?;
+            Ok(open.map(|invoice| DueNow {
+                purpose: Purpose::PayNow,
+                subtotal: invoice.subtotal,
+                credit_applied: invoice.credit_applied,
+                amount: invoice.amount_due,
+                next_charge: m
+                    .current_period
+                    .map(|p| p.end)
+                    .filter(|end| *end > at && before_end(*end)),
+            }))
+        }
+        _ => Ok(None),
+    }
+}
+
+/// Hands a card to the processor and saves its token, brand, BIN, last four digits and a keyed
+/// fingerprint for the customer. `attached` cards are used for renewals at once; others wait
+/// until they have paid ([`payment_methods::attach`]).
+pub async fn save_card(
+    state: &AppState,
+    merchant_id: i64,
+    customer_id: i64,
+    card: &CardNumber,
+    attached: bool,
+    at: DateTime<Utc>,
+) -> Result<PaymentMethod, BillingError> {
+    let token = state.processor.tokenize(merchant_id, card).await?;
+    let fingerprint = state.keys.lookup_digest(&format!("card:{}", card.digits()));
+    let mut tx = state.store.begin().await?;
+    let method = payment_methods::insert(
+        &mut tx,
+        NewPaymentMethod {
+            merchant_id,
+            customer_id,
+            payment_method_key: ids::payment_method_key(),
+            processor_token: &token,
+            brand: card.brand().as_str(),
+            bin: card.bin(),
+            last4: card.last4(),
+            fingerprint: &fingerprint,
+            attached,
+        },
+        at,
+    )
+    .await?;
+    tx.commit().await?;
+    Ok(method)
+}

@@ -1,0 +1,346 @@
+//! The hosted checkout behind a checkout session's link, `/checkout/{token}`: what is bought and
+//! charged today, the card form, the identity-confirmation step some cards ask for, and the
+//! confirmation. Paying twice (double click, reload, two tabs) never charges twice: the payment
+//! runs under the membership's lock, and a membership with nothing left to pay shows the
+//! confirmation instead of charging.
+
+use std::collections::BTreeMap;
+
+use axum::extract::{Path, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Redirect, Response};
+use minijinja::{context, Value};
+use recur_domain::status::MembershipStatus;
+
+use super::form::{decline_message, CardForm, FormErrors, PageForm, TokenForm};
+use super::format::{display_amount, display_date, interval_phrase};
+use super::render::{allow_form_redirect, page, Framing};
+use super::session::{self, PageSession};
+use super::{csrf, expired, notice};
+use crate::api::problem::ApiError;
+use crate::app::AppState;
+use crate::billing::checkout::{self, DueNow, Purpose};
+use crate::billing::{lifecycle, next_billing_date, BillingError};
+use crate::store::checkout_sessions::{self, SessionKind};
+use crate::store::memberships::{self, Membership};
+use crate::store::payment_methods;
+
+/// A checkout session with its membership.
+struct Checkout {
+    page: PageSession,
+    membership: Membership,
+    token: String,
+}
+
+async fn load(state: &AppState, token: &str) -> Result<Option<Checkout>, ApiError> {
+    let Some(page) = session::open(state, token, SessionKind::Checkout).await? else {
+        return Ok(None);
+    };
+    let Some(membership_id) = page.session.membership_id else {
+        return Ok(None);
+    };
+    let membership = memberships::by_id(state.store.pool(), page.merchant.id, membership_id)
+        .await?
+        .ok_or(ApiError::NotFound)?;
+    Ok(Some(Checkout {
+        page,
+        membership,
+        token: token.to_string(),
+    }))
+}
+
+/// `GET /checkout/{token}`: the card form, the confirmation step, or the outcome.
+pub async fn show(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    Path(token): Path<String>,
+) -> Result<Response, ApiError> {
+    let t = session::strings(&state, &headers);
+    let Some(checkout) = load(&state, &token).await? else {
+        return expired::page_for(&state, t);
+    };
+    if checkout.page.session.challenge_pending {
+        return challenge_page(&state, t, &checkout, None).await;
+    }
+    match checkout::due_now(&state, &checkout.membership, checkout.page.now).await? {
+        Some(due) => form_page(&state, t, &checkout, &due, FormState::default()),
+        None => outcome_page(&state, t, &checkout),
+    }
+}
+
+/// `POST /checkout/{token}`: checks the card, then asks for identity confirmation or pays.
+pub async fn pay(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    Path(token): Path<String>,
+    PageForm(form): PageForm<CardForm>,
+) -> Result<Response, ApiError> {
+    let t = session::strings(&state, &headers);
+    let Some(checkout) = load(&state, &token).await? else {
+        return expired::page_for(&state, t);
+    };
+    if !csrf::verify(
+        &state.keys,
+        &token,
+        &form.csrf_token,
+        &headers,
+        &state.public_url,
+    ) {
+        return notice::forbidden(&state, t);
+    }
+    let Some(due) = checkout::due_now(&state, &checkout.membership, checkout.page.now).await?
+    else {
+        return Ok(see_page(&token));
+    };
+    let card = match form.check(checkout.page.now, t) {
+        Ok(card) => card,
+        Err(errors) => {
+            let state_of_form = FormState {
+                errors,
+                holder: form.holder.clone(),
+                expiry: form.expiry.clone(),
+                ..FormState::default()
+            };
+            return form_page(&state, t, &checkout, &due, state_of_form)
+                .map(|r| with_status(r, StatusCode::BAD_REQUEST));
+        }
+    };
+    let merchant_id = checkout.page.merchant.id;
+    let method = checkout::save_card(
+        &state,
+        merchant_id,
+        checkout.page.customer.id,
+        &card.number,
+        false,
+        checkout.page.now,
+    )
+    .await?;
+    drop(card);
+    if state
+        .processor
+        .requires_authentication(merchant_id, &method.processor_token)
+        .await?
+    {
+        checkout_sessions::set_challenge(
+            state.store.pool(),
+            &checkout.page.session,
+            Some(method.id),
+        )
+        .await?;
+        return Ok(see_page(&token));
+    }
+    charge(&state, t, &checkout, &due, method.id).await
+}
+
+/// `POST /checkout/{token}/confirm`: the outcome of the identity-confirmation step.
+pub async fn confirm(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    Path(token): Path<String>,
+    PageForm(form): PageForm<TokenForm>,
+) -> Result<Response, ApiError> {
+    let t = session::strings(&state, &headers);
+    let Some(checkout) = load(&state, &token).await? else {
+        return expired::page_for(&state, t);
+    };
+    if !csrf::verify(
+        &state.keys,
+        &token,
+        &form.csrf_token,
+        &headers,
+        &state.public_url,
+    ) {
+        return notice::forbidden(&state, t);
+    }
+    let session = &checkout.page.session;
+    let Some(method_id) = session
+        .pending_payment_method_id
+        .filter(|_| session.challenge_pending)
+    else {
+        return Ok(see_page(&token));
+    };
+    checkout_sessions::set_challenge(state.store.pool(), session, None).await?;
+    let Some(due) = checkout::due_now(&state, &checkout.membership, checkout.page.now).await?
+    else {
+        return Ok(see_page(&token));
+    };
+    if form.action != "confirm" {
+        let failed = FormState {
+            message: t.get("challenge_failed").cloned(),
+            ..FormState::default()
+        };
+        return form_page(&state, t, &checkout, &due, failed)
+            .map(|r| with_status(r, StatusCode::PAYMENT_REQUIRED));
+    }
+    charge(&state, t, &checkout, &due, method_id).await
+}
+
+/// Pays with the saved card and shows where that leads.
+async fn charge(
+    state: &AppState,
+    t: &BTreeMap<String, String>,
+    checkout: &Checkout,
+    due: &DueNow,
+    method_id: i64,
+) -> Result<Response, ApiError> {
+    let merchant_id = checkout.page.merchant.id;
+    let key = &checkout.membership.membership_key;
+    match lifecycle::pay_checkout(state, merchant_id, key, method_id).await {
+        Ok(_) => {
+            checkout_sessions::complete(
+                state.store.pool(),
+                &checkout.page.session,
+                checkout.page.now,
+            )
+            .await?;
+            Ok(match &checkout.page.session.return_url {
+                Some(url) => Redirect::to(url).into_response(),
+                None => see_page(&checkout.token),
+            })
+        }
+        Err(BillingError::Declined { code, .. }) => {
+            let declined = FormState {
+                message: Some(decline_message(t, &code)),
+                ..FormState::default()
+            };
+            form_page(state, t, checkout, due, declined)
+                .map(|r| with_status(r, StatusCode::PAYMENT_REQUIRED))
+        }
+        // Paid meanwhile (another tab), or a payment in flight: the page tells which.
+        Err(BillingError::Conflict(_)) => Ok(see_page(&checkout.token)),
+        Err(other) => Err(other.into()),
+    }
+}
+
+/// What the form shows besides the plan: field errors, a message, values to keep.
+#[derive(Default)]
+struct FormState {
+    errors: FormErrors,
+    message: Option<String>,
+    holder: String,
+    expiry: String,
+}
+
+/// The plan, what is due today and when the next charge falls.
+fn summary(t: &BTreeMap<String, String>, checkout: &Checkout, due: Option<&DueNow>) -> Value {
+    let m = &checkout.membership;
+    let lang = t.get("lang").map(String::as_str).unwrap_or("en");
+    let currency = m.currency();
+    let money = |minor: i64| display_amount(minor, currency, lang);
+    let price = m.price();
+    context! {
+        merchant_name => checkout.page.merchant.name,
+        subscription_name => m.subscription_name,
+        description => m.order_description,
+        price => money(m.total_amount),
+        interval => interval_phrase(t, m.interval_type, m.interval_count),
+        unit_line => (price.quantity > 1).then(|| format!("{} × {}", price.quantity, money(price.per_unit))),
+        due_today => due.map(|d| money(d.amount)),
+        subtotal => due.map(|d| money(d.subtotal)),
+        credit => due.filter(|d| d.credit_applied > 0).map(|d| money(-d.credit_applied)),
+        next_charge => due.and_then(|d| d.next_charge).map(|at| display_date(at, lang)),
+        pay_now => due.map(|d| d.purpose == Purpose::PayNow),
+        email => checkout.page.customer.fields.email,
+        end_date => m.end_date.map(|at| display_date(at, lang)),
+    }
+}
+
+/// The card form. Its policy lets the form's answer redirect to the merchant's return link
+/// (browsers apply `form-action` to redirects too).
+fn form_page(
+    state: &AppState,
+    t: &BTreeMap<String, String>,
+    checkout: &Checkout,
+    due: &DueNow,
+    form: FormState,
+) -> Result<Response, ApiError> {
+    let customer = &checkout.page.customer.fields;
+    let holder = if form.holder.is_empty() {
+        format!("{} {}", customer.first_name, customer.last_name)
+    } else {
+        form.holder
+    };
+    page(
+        state,
+        StatusCode::OK,
+        "checkout.html",
+        context! {
+            t => t,
+            plan => summary(t, checkout, Some(due)),
+            action => format!("/checkout/{}", checkout.token),
+            csrf_token => csrf::form_token(&state.keys, &checkout.token),
+            errors => form.errors,
+            message => form.message,
+            holder => holder,
+            expiry => form.expiry,
+            sandbox => checkout.page.merchant.mode == crate::store::merchants::Mode::Sandbox,
+        },
+        Framing::Deny,
+    )
+    .map(|r| allow_form_redirect(r, checkout.page.session.return_url.as_deref()))
+}
+
+async fn challenge_page(
+    state: &AppState,
+    t: &BTreeMap<String, String>,
+    checkout: &Checkout,
+    due: Option<&DueNow>,
+) -> Result<Response, ApiError> {
+    let due = match due {
+        Some(due) => Some(due.clone()),
+        None => checkout::due_now(state, &checkout.membership, checkout.page.now).await?,
+    };
+    let card = match checkout.page.session.pending_payment_method_id {
+        Some(id) => payment_methods::get(state.store.pool(), checkout.page.merchant.id, id).await?,
+        None => None,
+    };
+    page(
+        state,
+        StatusCode::OK,
+        "challenge.html",
+        context! {
+            t => t,
+            plan => summary(t, checkout, due.as_ref()),
+            card => card.map(|c| context! { brand => c.brand, last4 => c.last4 }),
+            action => format!("/checkout/{}/confirm", checkout.token),
+            csrf_token => csrf::form_token(&state.keys, &checkout.token),
+        },
+        Framing::Deny,
+    )
+    .map(|r| allow_form_redirect(r, checkout.page.session.return_url.as_deref()))
+}
+
+/// The page of a checkout with nothing (left) to pay: paid, in progress, or no longer payable.
+fn outcome_page(
+    state: &AppState,
+    t: &BTreeMap<String, String>,
+    checkout: &Checkout,
+) -> Result<Response, ApiError> {
+    let m = &checkout.membership;
+    let lang = t.get("lang").map(String::as_str).unwrap_or("en");
+    let paid = m.status == MembershipStatus::Active;
+    page(
+        state,
+        StatusCode::OK,
+        "checkout_done.html",
+        context! {
+            t => t,
+            plan => summary(t, checkout, None),
+            paid => paid,
+            status => m.status.as_str(),
+            next_billing => next_billing_date(m).map(|at| display_date(at, lang)),
+            return_url => checkout.page.session.return_url,
+        },
+        Framing::Deny,
+    )
+}
+
+/// 303 back to the checkout page (post/redirect/get: a reload never re-posts the card).
+fn see_page(token: &str) -> Response {
+    Redirect::to(&format!("/checkout/{token}")).into_response()
+}
+
+fn with_status(mut response: Response, status: StatusCode) -> Response {
+    *response.status_mut() = status;
+    response
+}

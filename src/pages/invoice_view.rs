@@ -1,0 +1,136 @@
+//! An invoice as the customer reads it, in their language: the same facts for the HTML page and
+//! the PDF.
+
+use std::collections::BTreeMap;
+
+use chrono::Duration;
+use recur_domain::invoice::CREDIT_LINE;
+use recur_domain::money::Currency;
+use serde::Serialize;
+
+use super::format::{display_amount, display_date};
+use crate::store::customers::Customer;
+use crate::store::invoices::Invoice;
+use crate::store::memberships::Membership;
+use crate::store::merchants::Merchant;
+
+/// One line of the invoice table.
+#[derive(Debug, Clone, Serialize)]
+pub struct LineView {
+    /// What it is for.
+    pub description: String,
+    /// Formatted amount.
+    pub amount: String,
+}
+
+/// Everything shown on an invoice, formatted.
+#[derive(Debug, Clone, Serialize)]
+pub struct InvoiceView {
+    /// The seller.
+    pub merchant_name: String,
+    /// `in_…`.
+    pub number: String,
+    /// Status, in the page's language.
+    pub status: String,
+    /// Status name (`Paid`), for styling.
+    pub status_code: String,
+    /// Issue date.
+    pub issued: String,
+    /// Paid date, once paid.
+    pub paid: Option<String>,
+    /// Service period (`3 Jan 2027 – 2 Feb 2027`), when known.
+    pub period: Option<String>,
+    /// The plan.
+    pub subscription_name: String,
+    /// Customer name, e-mail and address lines.
+    pub bill_to: Vec<String>,
+    /// The charged lines (credit is shown apart).
+    pub lines: Vec<LineView>,
+    /// Before credit.
+    pub subtotal: String,
+    /// Credit used, when any.
+    pub credit: Option<String>,
+    /// Total to pay.
+    pub total: String,
+    /// Paid so far.
+    pub amount_paid: String,
+    /// Still owed.
+    pub amount_remaining: String,
+    /// ISO 4217 code.
+    pub currency: String,
+}
+
+/// Builds the view of `invoice` for a page in the language of `t`.
+pub fn invoice_view(
+    t: &BTreeMap<String, String>,
+    merchant: &Merchant,
+    customer: &Customer,
+    membership: &Membership,
+    invoice: &Invoice,
+) -> InvoiceView {
+    let lang = t.get("lang").map(String::as_str).unwrap_or("en");
+    let currency = Currency::parse(&invoice.currency).unwrap_or_else(|_| membership.currency());
+    let money = |minor: i64| display_amount(minor, currency, lang);
+    let c = &customer.fields;
+    let mut bill_to = vec![format!("{} {}", c.first_name, c.last_name), c.email.clone()];
+    bill_to.extend(
+        [&c.address1, &c.address2]
+            .into_iter()
+            .flatten()
+            .filter(|l| !l.trim().is_empty())
+            .cloned(),
+    );
+    let place = [&c.zip_code, &c.city, &c.state]
+        .into_iter()
+        .flatten()
+        .filter(|p| !p.trim().is_empty())
+        .cloned()
+        .collect::<Vec<_>>()
+        .join(" ");
+    if !place.is_empty() {
+        bill_to.push(place);
+    }
+    bill_to.push(c.country_code.clone());
+    let status_code = invoice.status.as_str().to_string();
+    let remaining = if invoice.status == recur_domain::status::InvoiceStatus::Open {
+        invoice.amount_due - invoice.amount_paid
+    } else {
+        0
+    };
+    InvoiceView {
+        merchant_name: merchant.name.clone(),
+        number: invoice.invoice_key.clone(),
+        status: t
+            .get(&format!("invoice_status_{status_code}"))
+            .cloned()
+            .unwrap_or_else(|| status_code.clone()),
+        status_code,
+        issued: display_date(invoice.created_at, lang),
+        paid: invoice.paid_at.map(|at| display_date(at, lang)),
+        // Periods end at the next period's first instant; the last day served is the day before.
+        period: invoice.period.map(|p| {
+            format!(
+                "{} – {}",
+                display_date(p.start, lang),
+                display_date(p.end - Duration::seconds(1), lang)
+            )
+        }),
+        subscription_name: membership.subscription_name.clone(),
+        bill_to,
+        lines: invoice
+            .lines
+            .iter()
+            .filter(|l| l.description != CREDIT_LINE)
+            .map(|l| LineView {
+                description: l.description.clone(),
+                amount: money(l.amount),
+            })
+            .collect(),
+        subtotal: money(invoice.subtotal),
+        credit: (invoice.credit_applied > 0).then(|| money(-invoice.credit_applied)),
+        total: money(invoice.amount_due),
+        amount_paid: money(invoice.amount_paid),
+        amount_remaining: money(remaining),
+        currency: currency.code().to_string(),
+    }
+}

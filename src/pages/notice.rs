@@ -1,0 +1,49 @@
+//! Short pages that explain a situation: a form that cannot be accepted, a page not found.
+
+use std::collections::BTreeMap;
+
+use axum::http::StatusCode;
+use axum::response::Response;
+use minijinja::context;
+
+use super::render::{page, Framing};
+use crate::api::problem::ApiError;
+use crate::app::AppState;
+
+/// 403: a form posted without its token or from another site.
+pub fn forbidden(state: &AppState, t: &BTreeMap<String, String>) -> Result<Response, ApiError> {
+    show(
+        state,
+        t,
+        StatusCode::FORBIDDEN,
+        "form_rejected_title",
+        "form_rejected_text",
+    )
+}
+
+/// 404 inside a valid session: an invoice or membership that is not the customer's.
+pub fn not_found(state: &AppState, t: &BTreeMap<String, String>) -> Result<Response, ApiError> {
+    show(
+        state,
+        t,
+        StatusCode::NOT_FOUND,
+        "not_found_title",
+        "not_found_text",
+    )
+}
+
+fn show(
+    state: &AppState,
+    t: &BTreeMap<String, String>,
+    status: StatusCode,
+    title: &str,
+    text: &str,
+) -> Result<Response, ApiError> {
+    page(
+        state,
+        status,
+        "notice.html",
+        context! { t => t, title => t.get(title), text => t.get(text) },
+        Framing::Deny,
+    )
+}

@@ -1,0 +1,545 @@
+//! The customer portal behind a portal session's link, `/portal/{token}`: the customer's
+//! memberships with plan, price, status and next billing date; their invoices, each as an HTML
+//! page and a PDF; replacing the card; cancelling a membership (after a confirmation, at once,
+//! as the spec says); paying what is overdue; and the way back to the merchant.
+
+use std::collections::BTreeMap;
+
+use axum::extract::{Path, Query, State};
+use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Redirect, Response};
+use minijinja::context;
+use serde::Deserialize;
+
+use super::form::{decline_message, CardForm, FormErrors, PageForm, TokenForm};
+use super::format::{display_amount, display_date, interval_phrase};
+use super::invoice_view::invoice_view;
+use super::render::{page, Framing};
+use super::session::{self, PageSession};
+use super::{csrf, expired, invoice_pdf, notice};
+use crate::api::problem::ApiError;
+use crate::app::AppState;
+use crate::billing::checkout::{self, SessionSpec};
+use crate::billing::{lifecycle, next_billing_date};
+use crate::processor::Verification;
+use crate::store::checkout_sessions::{self, SessionKind};
+use crate::store::invoices::{self, Invoice};
+use crate::store::memberships::{self, Membership};
+use crate::store::payment_methods::{self, PaymentMethod};
+
+/// Invoices listed per membership.
+const INVOICES_SHOWN: i64 = 24;
+
+/// `?done=` after an action, for the confirmation banner.
+#[derive(Debug, Deserialize)]
+pub struct Done {
+    /// `card` or `canceled`.
+    pub done: Option<String>,
+}
+
+async fn load(
+    state: &AppState,
+    headers: &HeaderMap,
+    token: &str,
+) -> Result<Result<PageSession, Response>, ApiError> {
+    match session::open(state, token, SessionKind::Portal).await? {
+        Some(page) => Ok(Ok(page)),
+        None => Ok(Err(expired::page_for(
+            state,
+            session::strings(state, headers),
+        )?)),
+    }
+}
+
+fn posted_ok(state: &AppState, headers: &HeaderMap, token: &str, posted: &str) -> bool {
+    csrf::verify(&state.keys, token, posted, headers, &state.public_url)
+}
+
+/// `GET /portal/{token}`.
+pub async fn show(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    Path(token): Path<String>,
+    Query(done): Query<Done>,
+) -> Result<Response, ApiError> {
+    let t = session::strings(&state, &headers);
+    let portal = match load(&state, &headers, &token).await? {
+        Ok(portal) => portal,
+        Err(page) => return Ok(page),
+    };
+    let lang = t.get("lang").map(String::as_str).unwrap_or("en");
+    let merchant_id = portal.merchant.id;
+    let list =
+        memberships::for_customer(state.store.pool(), merchant_id, portal.customer.id).await?;
+    let mut cards = Vec::new();
+    for m in &list {
+        let invoices = invoices::recent(state.store.pool(), m.id, INVOICES_SHOWN).await?;
+        cards.push(membership_card(t, lang, &token, m, &invoices));
+    }
+    let card =
+        payment_methods::current(state.store.pool(), merchant_id, portal.customer.id).await?;
+    let banner = match done.done.as_deref() {
+        Some("card") => t.get("portal_card_updated"),
+        Some("canceled") => t.get("portal_canceled"),
+        _ => None,
+    };
+    page(
+        &state,
+        StatusCode::OK,
+        "portal.html",
+        context! {
+            t => t,
+            merchant_name => portal.merchant.name,
+            customer_name => format!("{} {}", portal.customer.fields.first_name, portal.customer.fields.last_name),
+            email => portal.customer.fields.email,
+            memberships => cards,
+            card => card.map(|c| context! { brand => c.brand, last4 => c.last4 }),
+            card_url => format!("/portal/{token}/payment-method"),
+            return_url => portal.session.return_url,
+            banner => banner,
+            csrf_token => csrf::form_token(&state.keys, &token),
+        },
+        Framing::Deny,
+    )
+}
+
+fn membership_card(
+    t: &BTreeMap<String, String>,
+    lang: &str,
+    token: &str,
+    m: &Membership,
+    invoices: &[Invoice],
+) -> minijinja::Value {
+    let currency = m.currency();
+    let money = |minor: i64| display_amount(minor, currency, lang);
+    let status = m.status.as_str();
+    context! {
+        key => m.membership_key,
+        name => m.subscription_name,
+        price => money(m.total_amount),
+        interval => interval_phrase(t, m.interval_type, m.interval_count),
+        status => status,
+        status_label => t.get(&format!("status_{status}")),
+        next_billing => next_billing_date(m).map(|at| display_date(at, lang)),
+        period_end => m.current_period.map(|p| display_date(p.end, lang)),
+        canceled_at => m.canceled_at.map(|at| display_date(at, lang)),
+        can_cancel => !m.status.is_terminal(),
+        can_pay => matches!(m.status, recur_domain::status::MembershipStatus::PastDue | recur_domain::status::MembershipStatus::Unpaid),
+        cancel_url => format!("/portal/{token}/memberships/{}/cancel", m.membership_key),
+        pay_url => format!("/portal/{token}/memberships/{}/pay", m.membership_key),
+        invoices => invoices.iter().map(|i| {
+            let status = i.status.as_str();
+            context! {
+                number => i.invoice_key,
+                date => display_date(i.created_at, lang),
+                amount => money(i.amount_due),
+                status => status,
+                status_label => t.get(&format!("invoice_status_{status}")),
+                url => format!("/portal/{token}/invoices/{}", i.invoice_key),
+                pdf_url => format!("/portal/{token}/invoices/{}/pdf", i.invoice_key),
+            }
+        }).collect::<Vec<_>>(),
+    }
+}
+
+/// The customer's invoice with this key, with its membership; `None` for anyone else's.
+async fn customers_invoice(
+    state: &AppState,
+    portal: &PageSession,
+    invoice_key: &str,
+) -> Result<Option<(Invoice, Membership)>, ApiError> {
+    let merchant_id = portal.merchant.id;
+    let Some(invoice) = invoices::by_key(state.store.pool(), merchant_id, invoice_key).await?
+    else {
+        return Ok(None);
+    };
+    let membership =
+        memberships::by_id(state.store.pool(), merchant_id, invoice.membership_id).await?;
+    Ok(membership
+        .filter(|m| m.customer_id == portal.customer.id)
+        .map(|m| (invoice, m)))
+}
+
+/// `GET /portal/{token}/invoices/{invoiceKey}`: the invoice as a printable page.
+pub async fn invoice_page(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    Path((token, invoice_key)): Path<(String, String)>,
+) -> Result<Response, ApiError> {
+    let t = session::strings(&state, &headers);
+    let portal = match load(&state, &headers, &token).await? {
+        Ok(portal) => portal,
+        Err(page) => return Ok(page),
+    };
+    let Some((invoice, m)) = customers_invoice(&state, &portal, &invoice_key).await? else {
+        return notice::not_found(&state, t);
+    };
+    let view = invoice_view(t, &portal.merchant, &portal.customer, &m, &invoice);
+    page(
+        &state,
+        StatusCode::OK,
+        "invoice.html",
+        context! {
+            t => t,
+            invoice => view,
+            pdf_url => format!("/portal/{token}/invoices/{invoice_key}/pdf"),
+            back_url => format!("/portal/{token}"),
+        },
+        Framing::Deny,
+    )
+}
+
+/// `GET /portal/{token}/invoices/{invoiceKey}/pdf`: the invoice as a PDF download.
+pub async fn invoice_pdf(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    Path((token, invoice_key)): Path<(String, String)>,
+) -> Result<Response, ApiError> {
+    let t = session::strings(&state, &headers);
+    let portal = match load(&state, &headers, &token).await? {
+        Ok(portal) => portal,
+        Err(page) => return Ok(page),
+    };
+    let Some((invoice, m)) = customers_invoice(&state, &portal, &invoice_key).await? else {
+        return notice::not_found(&state, t);
+    };
+    let view = invoice_view(t, &portal.merchant, &portal.customer, &m, &invoice);
+    let bytes = invoice_pdf::render(&view, t);
+    let disposition = format!(
+        "attachment; filename=\"invoice-{}.pdf\"",
+        invoice.invoice_key
+    );
+    let mut response = (StatusCode::OK, bytes).into_response();
+    let h = response.headers_mut();
+    h.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/pdf"),
+    );
+    h.insert(
+        header::CONTENT_DISPOSITION,
+        HeaderValue::from_str(&disposition).map_err(anyhow::Error::from)?,
+    );
+    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    h.insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static("nosniff"),
+    );
+    Ok(response)
+}
+
+/// `GET /portal/{token}/payment-method`: the form for a new card.
+pub async fn card_page(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    Path(token): Path<String>,
+) -> Result<Response, ApiError> {
+    let t = session::strings(&state, &headers);
+    let portal = match load(&state, &headers, &token).await? {
+        Ok(portal) => portal,
+        Err(page) => return Ok(page),
+    };
+    if portal.session.challenge_pending {
+        return challenge_page(&state, t, &portal, &token).await;
+    }
+    card_form(&state, t, &portal, &token, CardState::default())
+}
+
+/// `POST /portal/{token}/payment-method`: checks the new card with the issuer and makes it the
+/// payment method, after the identity-confirmation step when the card asks for one.
+pub async fn replace_card(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    Path(token): Path<String>,
+    PageForm(form): PageForm<CardForm>,
+) -> Result<Response, ApiError> {
+    let t = session::strings(&state, &headers);
+    let portal = match load(&state, &headers, &token).await? {
+        Ok(portal) => portal,
+        Err(page) => return Ok(page),
+    };
+    if !posted_ok(&state, &headers, &token, &form.csrf_token) {
+        return notice::forbidden(&state, t);
+    }
+    let card = match form.check(portal.now, t) {
+        Ok(card) => card,
+        Err(errors) => {
+            let kept = CardState {
+                errors,
+                holder: form.holder.clone(),
+                expiry: form.expiry.clone(),
+                message: None,
+            };
+            return card_form(&state, t, &portal, &token, kept)
+                .map(|r| with_status(r, StatusCode::BAD_REQUEST));
+        }
+    };
+    let merchant_id = portal.merchant.id;
+    let method = checkout::save_card(
+        &state,
+        merchant_id,
+        portal.customer.id,
+        &card.number,
+        false,
+        portal.now,
+    )
+    .await?;
+    drop(card);
+    if state
+        .processor
+        .requires_authentication(merchant_id, &method.processor_token)
+        .await?
+    {
+        checkout_sessions::set_challenge(state.store.pool(), &portal.session, Some(method.id))
+            .await?;
+        return Ok(Redirect::to(&format!("/portal/{token}/payment-method")).into_response());
+    }
+    verify_and_attach(&state, t, &portal, &token, &method).await
+}
+
+/// `POST /portal/{token}/payment-method/confirm`: the outcome of the identity-confirmation step.
+pub async fn confirm_card(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    Path(token): Path<String>,
+    PageForm(form): PageForm<TokenForm>,
+) -> Result<Response, ApiError> {
+    let t = session::strings(&state, &headers);
+    let portal = match load(&state, &headers, &token).await? {
+        Ok(portal) => portal,
+        Err(page) => return Ok(page),
+    };
+    if !posted_ok(&state, &headers, &token, &form.csrf_token) {
+        return notice::forbidden(&state, t);
+    }
+    let pending = portal
+        .session
+        .pending_payment_method_id
+        .filter(|_| portal.session.challenge_pending);
+    let Some(method_id) = pending else {
+        return Ok(Redirect::to(&format!("/portal/{token}/payment-method")).into_response());
+    };
+    checkout_sessions::set_challenge(state.store.pool(), &portal.session, None).await?;
+    let method = payment_methods::get(state.store.pool(), portal.merchant.id, method_id)
+        .await?
+        .ok_or(ApiError::NotFound)?;
+    if form.action != "confirm" {
+        let failed = CardState {
+            message: t.get("challenge_failed").cloned(),
+            ..CardState::default()
+        };
+        return card_form(&state, t, &portal, &token, failed)
+            .map(|r| with_status(r, StatusCode::PAYMENT_REQUIRED));
+    }
+    verify_and_attach(&state, t, &portal, &token, &method).await
+}
+
+async fn verify_and_attach(
+    state: &AppState,
+    t: &BTreeMap<String, String>,
+    portal: &PageSession,
+    token: &str,
+    method: &PaymentMethod,
+) -> Result<Response, ApiError> {
+    let merchant_id = portal.merchant.id;
+    match state
+        .processor
+        .verify(merchant_id, &method.processor_token)
+        .await?
+    {
+        Verification::Valid => {
+            let mut tx = state.store.begin().await?;
+            payment_methods::attach(&mut tx, merchant_id, method.id, portal.now).await?;
+            tx.commit().await?;
+            Ok(Redirect::to(&format!("/portal/{token}?done=card")).into_response())
+        }
+        Verification::Refused { code, .. } => {
+            let refused = CardState {
+                message: Some(decline_message(t, &code)),
+                ..CardState::default()
+            };
+            card_form(state, t, portal, token, refused)
+                .map(|r| with_status(r, StatusCode::PAYMENT_REQUIRED))
+        }
+    }
+}
+
+/// What the card form shows besides its fields.
+#[derive(Default)]
+struct CardState {
+    errors: FormErrors,
+    message: Option<String>,
+    holder: String,
+    expiry: String,
+}
+
+fn card_form(
+    state: &AppState,
+    t: &BTreeMap<String, String>,
+    portal: &PageSession,
+    token: &str,
+    form: CardState,
+) -> Result<Response, ApiError> {
+    let customer = &portal.customer.fields;
+    let holder = if form.holder.is_empty() {
+        format!("{} {}", customer.first_name, customer.last_name)
+    } else {
+        form.holder
+    };
+    page(
+        state,
+        StatusCode::OK,
+        "portal_card.html",
+        context! {
+            t => t,
+            merchant_name => portal.merchant.name,
+            action => format!("/portal/{token}/payment-method"),
+            back_url => format!("/portal/{token}"),
+            csrf_token => csrf::form_token(&state.keys, token),
+            errors => form.errors,
+            message => form.message,
+            holder => holder,
+            expiry => form.expiry,
+        },
+        Framing::Deny,
+    )
+}
+
+async fn challenge_page(
+    state: &AppState,
+    t: &BTreeMap<String, String>,
+    portal: &PageSession,
+    token: &str,
+) -> Result<Response, ApiError> {
+    let card = match portal.session.pending_payment_method_id {
+        Some(id) => payment_methods::get(state.store.pool(), portal.merchant.id, id).await?,
+        None => None,
+    };
+    page(
+        state,
+        StatusCode::OK,
+        "challenge.html",
+        context! {
+            t => t,
+            plan => context! { merchant_name => portal.merchant.name },
+            card => card.map(|c| context! { brand => c.brand, last4 => c.last4 }),
+            action => format!("/portal/{token}/payment-method/confirm"),
+            csrf_token => csrf::form_token(&state.keys, token),
+        },
+        Framing::Deny,
+    )
+}
+
+/// The customer's membership with this key; `None` for anyone else's.
+async fn customers_membership(
+    state: &AppState,
+    portal: &PageSession,
+    key: &str,
+) -> Result<Option<Membership>, ApiError> {
+    Ok(
+        memberships::get(state.store.pool(), portal.merchant.id, key)
+            .await?
+            .filter(|m| m.customer_id == portal.customer.id),
+    )
+}
+
+/// `GET /portal/{token}/memberships/{key}/cancel`: asks for confirmation.
+pub async fn cancel_page(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    Path((token, key)): Path<(String, String)>,
+) -> Result<Response, ApiError> {
+    let t = session::strings(&state, &headers);
+    let portal = match load(&state, &headers, &token).await? {
+        Ok(portal) => portal,
+        Err(page) => return Ok(page),
+    };
+    let Some(m) = customers_membership(&state, &portal, &key).await? else {
+        return notice::not_found(&state, t);
+    };
+    if m.status.is_terminal() {
+        return Ok(Redirect::to(&format!("/portal/{token}")).into_response());
+    }
+    let lang = t.get("lang").map(String::as_str).unwrap_or("en");
+    page(
+        &state,
+        StatusCode::OK,
+        "portal_cancel.html",
+        context! {
+            t => t,
+            merchant_name => portal.merchant.name,
+            name => m.subscription_name,
+            price => display_amount(m.total_amount, m.currency(), lang),
+            interval => interval_phrase(t, m.interval_type, m.interval_count),
+            action => format!("/portal/{token}/memberships/{key}/cancel"),
+            back_url => format!("/portal/{token}"),
+            csrf_token => csrf::form_token(&state.keys, &token),
+        },
+        Framing::Deny,
+    )
+}
+
+/// `POST /portal/{token}/memberships/{key}/cancel`: cancels at once (open invoices Void, no more
+/// charges), then back to the portal.
+pub async fn cancel(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    Path((token, key)): Path<(String, String)>,
+    PageForm(form): PageForm<TokenForm>,
+) -> Result<Response, ApiError> {
+    let t = session::strings(&state, &headers);
+    let portal = match load(&state, &headers, &token).await? {
+        Ok(portal) => portal,
+        Err(page) => return Ok(page),
+    };
+    if !posted_ok(&state, &headers, &token, &form.csrf_token) {
+        return notice::forbidden(&state, t);
+    }
+    let Some(m) = customers_membership(&state, &portal, &key).await? else {
+        return notice::not_found(&state, t);
+    };
+    if !m.status.is_terminal() {
+        lifecycle::cancel(&state, portal.merchant.id, &m.membership_key).await?;
+    }
+    Ok(Redirect::to(&format!("/portal/{token}?done=canceled")).into_response())
+}
+
+/// `POST /portal/{token}/memberships/{key}/pay`: opens a checkout for an overdue membership and
+/// sends the customer there.
+pub async fn pay(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    Path((token, key)): Path<(String, String)>,
+    PageForm(form): PageForm<TokenForm>,
+) -> Result<Response, ApiError> {
+    let t = session::strings(&state, &headers);
+    let portal = match load(&state, &headers, &token).await? {
+        Ok(portal) => portal,
+        Err(page) => return Ok(page),
+    };
+    if !posted_ok(&state, &headers, &token, &form.csrf_token) {
+        return notice::forbidden(&state, t);
+    }
+    let Some(m) = customers_membership(&state, &portal, &key).await? else {
+        return notice::not_found(&state, t);
+    };
+    if checkout::due_now(&state, &m, portal.now).await?.is_none() {
+        return Ok(Redirect::to(&format!("/portal/{token}")).into_response());
+    }
+    let (checkout_token, _) = checkout::open_session(
+        &state,
+        SessionSpec {
+            merchant_id: portal.merchant.id,
+            customer_id: portal.customer.id,
+            membership: Some(&m),
+            return_url: Some(format!("{}/portal/{token}", state.public_url)),
+        },
+        portal.now,
+    )
+    .await?;
+    Ok(Redirect::to(&format!("/checkout/{checkout_token}")).into_response())
+}
+
+fn with_status(mut response: Response, status: StatusCode) -> Response {
+    *response.status_mut() = status;
+    response
+}
