@@ -3,7 +3,6 @@
 
 use std::collections::BTreeMap;
 
-use chrono::Duration;
 use recur_domain::invoice::CREDIT_LINE;
 use recur_domain::money::Currency;
 use serde::Serialize;
@@ -107,12 +106,12 @@ pub fn invoice_view(
         status_code,
         issued: display_date(invoice.created_at, lang),
         paid: invoice.paid_at.map(|at| display_date(at, lang)),
-        // Periods end at the next period's first instant; the last day served is the day before.
+        // From the period's first instant to the next billing date, as Stripe prints periods.
         period: invoice.period.map(|p| {
             format!(
                 "{} – {}",
                 display_date(p.start, lang),
-                display_date(p.end - Duration::seconds(1), lang)
+                display_date(p.end, lang)
             )
         }),
         subscription_name: membership.subscription_name.clone(),
