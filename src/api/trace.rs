@@ -40,6 +40,18 @@ fn from_traceparent(value: &str) -> Option<String> {
     valid.then(|| trace_id.to_string())
 }
 
+/// The path as logs show it: the session token of a checkout or portal link (a bearer credential
+/// for the customer's pages) is replaced by `{token}`.
+pub fn loggable_path(path: &str) -> String {
+    for prefix in ["/checkout/", "/portal/"] {
+        if let Some(rest) = path.strip_prefix(prefix) {
+            let tail = rest.find('/').map_or("", |i| &rest[i..]);
+            return format!("{prefix}{{token}}{tail}");
+        }
+    }
+    path.to_string()
+}
+
 /// Middleware: assigns the trace id, opens the request span, logs the outcome, and turns any
 /// error response that is not already a problem document (unknown route, wrong method, a layer's
 /// rejection) into one.
@@ -54,7 +66,7 @@ pub async fn trace_requests(request: Request, next: Next) -> Response {
         "request",
         trace_id = %trace_id,
         method = %request.method(),
-        path = %request.uri().path(),
+        path = %loggable_path(request.uri().path()),
     );
     let started = std::time::Instant::now();
     let id = trace_id.clone();
@@ -113,6 +125,19 @@ fn ensure_problem(response: Response) -> Response {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn link_tokens_stay_out_of_logged_paths() {
+        assert_eq!(loggable_path("/checkout/abc123"), "/checkout/{token}");
+        assert_eq!(
+            loggable_path("/portal/abc123/invoices/in_1/pdf"),
+            "/portal/{token}/invoices/in_1/pdf"
+        );
+        assert_eq!(
+            loggable_path("/api/subscriptions/v1/checkout/session"),
+            "/api/subscriptions/v1/checkout/session"
+        );
+    }
 
     #[test]
     fn traceparent_trace_id_is_adopted_only_when_valid() {

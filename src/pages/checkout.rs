@@ -23,6 +23,7 @@ use crate::billing::checkout::{self, DueNow, Purpose};
 use crate::billing::{lifecycle, next_billing_date, BillingError};
 use crate::store::checkout_sessions::{self, SessionKind};
 use crate::store::memberships::{self, Membership};
+use crate::store::merchants::Mode;
 use crate::store::payment_methods;
 
 /// A checkout session with its membership.
@@ -273,7 +274,7 @@ fn form_page(
             message => form.message,
             holder => holder,
             expiry => form.expiry,
-            sandbox => checkout.page.merchant.mode == crate::store::merchants::Mode::Sandbox,
+            sandbox => checkout.page.merchant.mode == Mode::Sandbox,
         },
         Framing::Deny,
     )
@@ -304,6 +305,7 @@ async fn challenge_page(
             card => card.map(|c| context! { brand => c.brand, last4 => c.last4 }),
             action => format!("/checkout/{}/confirm", checkout.token),
             csrf_token => csrf::form_token(&state.keys, &checkout.token),
+            sandbox => checkout.page.merchant.mode == Mode::Sandbox,
         },
         Framing::Deny,
     )

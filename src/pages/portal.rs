@@ -25,6 +25,7 @@ use crate::processor::Verification;
 use crate::store::checkout_sessions::{self, SessionKind};
 use crate::store::invoices::{self, Invoice};
 use crate::store::memberships::{self, Membership};
+use crate::store::merchants::Mode;
 use crate::store::payment_methods::{self, PaymentMethod};
 
 /// Invoices listed per membership.
@@ -424,6 +425,7 @@ async fn challenge_page(
             card => card.map(|c| context! { brand => c.brand, last4 => c.last4 }),
             action => format!("/portal/{token}/payment-method/confirm"),
             csrf_token => csrf::form_token(&state.keys, token),
+            sandbox => portal.merchant.mode == Mode::Sandbox,
         },
         Framing::Deny,
     )

@@ -1,6 +1,8 @@
 //! Rendering a page with the headers every hosted page carries: a strict Content-Security-Policy
 //! (same-origin styles and scripts only, no inline code, forms post only to recur), no caching,
-//! no referrer, no MIME sniffing, and framing denied unless the page is meant to be embedded.
+//! referrers only to recur itself (with `no-referrer` browsers send `Origin: null` on the pages'
+//! own forms, which the CSRF check refuses), no MIME sniffing, and framing denied unless the page
+//! is meant to be embedded.
 
 use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{Html, IntoResponse, Response};
@@ -55,7 +57,7 @@ pub fn page(
     );
     headers.insert(
         header::REFERRER_POLICY,
-        HeaderValue::from_static("no-referrer"),
+        HeaderValue::from_static("same-origin"),
     );
     headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
     Ok(response)

@@ -149,10 +149,68 @@ backend_matrix!(secrets_and_card_numbers_never_leak, |backend| async move {
         .unwrap()
         .status()
         .is_success());
+    // A card typed into the hosted checkout, and the checkout and portal links' tokens.
+    let second = call(
+        reqwest::Method::POST,
+        "/membership",
+        Some(json!({"customerKey": customer_key, "subscriptionName": "Silver", "webhookUrl": "https://merchant.example/hooks",
+                    "productInfo": {"orderId": "leak-2"}, "pricingInfo": {"currency": "EUR", "totalAmount": "7.00"},
+                    "billingCycle": {"intervalType": "Monthly"}})),
+    )
+    .await;
+    let checkout = call(
+        reqwest::Method::POST,
+        "/checkout/session",
+        Some(json!({"customerKey": customer_key, "membershipKey": second["membershipKey"]})),
+    )
+    .await;
+    let checkout_url = checkout["checkoutRedirectUrl"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let page = client
+        .get(&checkout_url)
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    let at = page.find("name=\"csrfToken\" value=\"").unwrap() + 24;
+    let csrf = page[at..at + 64].to_string();
+    let typed_card = "4000 0566 5566 5556";
+    let paid = client
+        .post(&checkout_url)
+        .form(&[
+            ("csrfToken", csrf.as_str()),
+            ("cardNumber", typed_card),
+            ("expiry", "12/34"),
+            ("cvc", "737"),
+            ("holder", "Lee Kage"),
+        ])
+        .send()
+        .await
+        .unwrap();
+    assert!(paid.status().is_success() || paid.status().is_redirection());
+    let portal = call(
+        reqwest::Method::POST,
+        "/portal/session",
+        Some(json!({"customerKey": customer_key})),
+    )
+    .await;
+    let portal_url = portal["portalRedirectUrl"].as_str().unwrap().to_string();
+    assert!(client
+        .get(&portal_url)
+        .send()
+        .await
+        .unwrap()
+        .status()
+        .is_success());
+    let link_tokens = [checkout_url, portal_url].map(|u| u.rsplit('/').next().unwrap().to_string());
     // Let the mailer write its .eml files.
     let mail_dir = data.path().join("mail");
     let deadline = Instant::now() + Duration::from_secs(20);
-    while std::fs::read_dir(&mail_dir).map(|d| d.count()).unwrap_or(0) < 2 {
+    while std::fs::read_dir(&mail_dir).map(|d| d.count()).unwrap_or(0) < 3 {
         assert!(Instant::now() < deadline, "the receipts were not written");
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
@@ -197,6 +255,7 @@ backend_matrix!(secrets_and_card_numbers_never_leak, |backend| async move {
     );
     let mut needles: Vec<(String, String)> = cards
         .iter()
+        .chain([&typed_card])
         .map(|c| (format!("card {c}"), c.replace(' ', "")))
         .collect();
     for field in ["password", "merchantSecret", "webhookSigningSecret"] {
@@ -214,6 +273,9 @@ backend_matrix!(secrets_and_card_numbers_never_leak, |backend| async move {
         token.rsplit('.').next().unwrap().to_string(),
     ));
     needles.push(("cashier session token".into(), session_token));
+    for token in link_tokens {
+        needles.push(("checkout or portal link token".into(), token));
+    }
     let server_key = std::fs::read_to_string(data.path().join("server.key")).unwrap();
     needles.push(("server key".into(), server_key.trim().to_string()));
     for (what, needle) in needles {

@@ -53,6 +53,9 @@ impl Browser {
                     "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
                     "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic",
                     "--hide-scrollbars", format!("--window-size={width},{height}"),
+                    // Merchant return links resolve to this machine, where nothing listens on
+                    // 443: the browser lands on the link at once, without a DNS lookup.
+                    "--host-resolver-rules=MAP merchant.example 127.0.0.1",
                     format!("--user-data-dir={}", profile.path().display()),
                 ]
             }),
@@ -82,6 +85,69 @@ impl Browser {
             .await
             .unwrap_or_else(|_| panic!("{css} on the page"))
             .text()
+            .await
+            .unwrap()
+    }
+
+    /// Types `text` into the field matching `css`.
+    pub async fn fill(&self, css: &str, text: &str) {
+        let field = self
+            .client
+            .find(Locator::Css(css))
+            .await
+            .unwrap_or_else(|_| panic!("{css} on the page"));
+        field.clear().await.unwrap();
+        field.send_keys(text).await.unwrap();
+    }
+
+    /// Clicks the first element matching `css`.
+    pub async fn click(&self, css: &str) {
+        self.client
+            .find(Locator::Css(css))
+            .await
+            .unwrap_or_else(|_| panic!("{css} on the page"))
+            .click()
+            .await
+            .unwrap();
+    }
+
+    /// Waits (at most 15 s) until an element matches `css`.
+    pub async fn wait_for(&self, css: &str) {
+        self.client
+            .wait()
+            .at_most(Duration::from_secs(15))
+            .for_element(Locator::Css(css))
+            .await
+            .unwrap_or_else(|e| panic!("{css} never appeared: {e}"));
+    }
+
+    /// Waits (at most 15 s) until the browser is at `url`.
+    pub async fn wait_for_url(&self, url: &str) {
+        let url = url::Url::parse(url).unwrap();
+        if let Err(e) = self
+            .client
+            .wait()
+            .at_most(Duration::from_secs(15))
+            .for_url(url.clone())
+            .await
+        {
+            let now = self.client.current_url().await.unwrap();
+            panic!("never reached {url} (at {now}): {e}");
+        }
+    }
+
+    /// The page's address.
+    pub async fn url(&self) -> String {
+        self.client.current_url().await.unwrap().to_string()
+    }
+
+    /// Whether the first element matching `css` is shown.
+    pub async fn visible(&self, css: &str) -> bool {
+        self.client
+            .find(Locator::Css(css))
+            .await
+            .unwrap_or_else(|_| panic!("{css} on the page"))
+            .is_displayed()
             .await
             .unwrap()
     }

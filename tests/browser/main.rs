@@ -8,3 +8,4 @@ mod harness;
 mod chrome;
 
 mod cashier;
+mod checkout;

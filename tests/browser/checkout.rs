@@ -1,0 +1,221 @@
+//! The hosted checkout and the customer portal in Chromium: pay with the success card and land
+//! on the return link; the decline card; the identity check; the portal's invoices and
+//! cancellation. Screenshots of each page go to `<target>/screenshots/`.
+
+use reqwest::Method;
+use serde_json::{json, Value};
+
+use crate::chrome::{Browser, DESKTOP, PHONE};
+use crate::harness::{Backend, TestServer};
+
+const RETURN: &str = "https://merchant.example/thanks";
+
+/// A customer with an Incomplete membership; returns (token, membership key, checkout URL).
+async fn checkout(server: &TestServer, email: &str, order: &str) -> (String, String, String) {
+    let token = server.token().await;
+    let customer = server.create_customer(&token, email).await;
+    let membership = server
+        .create_membership(&token, server.membership_body(&customer, order))
+        .await["membershipKey"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let reply = server
+        .call(
+            Method::POST,
+            "/api/subscriptions/v1/checkout/session",
+            Some(&token),
+            Some(json!({"customerKey": customer, "membershipKey": membership,
+                        "returnToWebsiteLink": RETURN})),
+        )
+        .await;
+    assert_eq!(reply.status, 201, "{}", reply.body);
+    let url = reply.body["checkoutRedirectUrl"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    (token, membership, url)
+}
+
+async fn status(server: &TestServer, token: &str, key: &str) -> Value {
+    server.membership(token, key).await["status"].clone()
+}
+
+async fn enter_card(browser: &Browser, number: &str) {
+    browser.fill("#cardNumber", number).await;
+    browser.fill("#expiry", "1234").await;
+    browser.fill("#cvc", "123").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn paying_with_the_success_card_lands_on_the_return_link() {
+    let server = TestServer::start(Backend::Sqlite).await;
+    let (token, membership, url) = checkout(&server, "ada@example.com", "order-1").await;
+    let browser = Browser::start(DESKTOP).await;
+    browser.open(&url).await;
+    assert_eq!(
+        browser.text("[data-testid=subscription-name]").await,
+        "Gold plan"
+    );
+    assert_eq!(browser.text("[data-testid=price]").await, "€29.97");
+    assert_eq!(browser.text("[data-testid=interval]").await, "per month");
+    assert_eq!(browser.text("[data-testid=due-today]").await, "€29.97");
+    assert!(browser
+        .text("[data-testid=next-charge]")
+        .await
+        .starts_with("Next charge: "));
+    browser.screenshot("checkout-desktop").await;
+    enter_card(&browser, "4242424242424242").await;
+    assert_eq!(
+        browser
+            .client
+            .find(fantoccini::Locator::Css("#cardNumber"))
+            .await
+            .unwrap()
+            .prop("value")
+            .await
+            .unwrap()
+            .as_deref(),
+        Some("4242 4242 4242 4242"),
+        "the number is grouped as it is typed"
+    );
+    browser.screenshot("checkout-filled").await;
+    browser.click("button[type=submit]").await;
+    browser.wait_for_url(RETURN).await;
+    assert_eq!(status(&server, &token, &membership).await, "Active");
+    let record = server.membership(&token, &membership).await;
+    assert_eq!(record["invoices"][0]["status"], "Paid");
+    browser.open(&url).await;
+    assert_eq!(browser.text("h1").await, "Payment successful");
+    browser.screenshot("checkout-paid").await;
+    browser.close().await;
+
+    let (_, _, url) = checkout(&server, "grace@example.com", "order-2").await;
+    let phone = Browser::start(PHONE).await;
+    phone.open(&url).await;
+    assert_eq!(phone.text("[data-testid=due-today]").await, "€29.97");
+    phone.screenshot("checkout-phone").await;
+    phone.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_declined_card_lets_the_customer_try_again() {
+    let server = TestServer::start(Backend::Sqlite).await;
+    let (token, membership, url) = checkout(&server, "ada@example.com", "order-1").await;
+    let browser = Browser::start(DESKTOP).await;
+    browser.open(&url).await;
+
+    // A mistyped number is caught in the page, before anything is sent.
+    enter_card(&browser, "4242424242424241").await;
+    browser.click("button[type=submit]").await;
+    assert!(browser.visible("#cardNumber-error").await);
+    assert_eq!(
+        browser.text("#cardNumber-error").await,
+        "Enter a valid card number."
+    );
+    assert_eq!(browser.url().await, url, "nothing was sent");
+
+    enter_card(&browser, "4000000000000002").await;
+    browser.click("button[type=submit]").await;
+    browser.wait_for("[data-testid=form-message]").await;
+    assert_eq!(
+        browser.text("[data-testid=form-message]").await,
+        "Your card was declined. Try another card or contact your bank."
+    );
+    browser.screenshot("checkout-declined").await;
+    assert_eq!(status(&server, &token, &membership).await, "Incomplete");
+
+    enter_card(&browser, "4242424242424242").await;
+    browser.click("button[type=submit]").await;
+    browser.wait_for_url(RETURN).await;
+    assert_eq!(status(&server, &token, &membership).await, "Active");
+    browser.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_challenge_card_shows_the_identity_check() {
+    let server = TestServer::start(Backend::Sqlite).await;
+    let (token, membership, url) = checkout(&server, "ada@example.com", "order-1").await;
+    let browser = Browser::start(DESKTOP).await;
+    browser.open(&url).await;
+    enter_card(&browser, "4000000000003220").await;
+    browser.click("button[type=submit]").await;
+    browser.wait_for("#challenge-heading").await;
+    assert_eq!(browser.text("#challenge-heading").await, "Confirm it's you");
+    browser.screenshot("checkout-challenge").await;
+    assert_eq!(status(&server, &token, &membership).await, "Incomplete");
+    browser.click("button[value=confirm]").await;
+    browser.wait_for_url(RETURN).await;
+    assert_eq!(status(&server, &token, &membership).await, "Active");
+    browser.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_portal_shows_the_invoice_and_cancels_the_membership() {
+    let server = TestServer::start(Backend::Sqlite).await;
+    let token = server.token().await;
+    let customer = server.create_customer(&token, "ada@example.com").await;
+    let active = server
+        .active_membership(
+            &token,
+            "2027-01-10T09:00:00Z",
+            server.membership_body(&customer, "order-1"),
+        )
+        .await;
+    let key = active["membershipKey"].as_str().unwrap().to_string();
+    let invoice = active["invoices"][0]["invoiceKey"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let reply = server
+        .call(
+            Method::POST,
+            "/api/subscriptions/v1/portal/session",
+            Some(&token),
+            Some(json!({"customerKey": customer,
+                        "returnToWebsiteLink": "https://merchant.example/account"})),
+        )
+        .await;
+    let portal = reply.body["portalRedirectUrl"]
+        .as_str()
+        .unwrap()
+        .to_string();
+
+    let browser = Browser::start(DESKTOP).await;
+    browser.open(&portal).await;
+    assert_eq!(browser.text("[data-testid=status]").await, "Active");
+    assert_eq!(
+        browser.text("[data-testid=next-billing]").await,
+        "10 Feb 2027"
+    );
+    assert_eq!(browser.count("[data-testid=invoice]").await, 1);
+    browser.screenshot("portal-desktop").await;
+
+    browser.click("[data-testid=invoice] td.links a").await;
+    browser.wait_for("[data-testid=invoice-number]").await;
+    assert_eq!(browser.text("[data-testid=invoice-number]").await, invoice);
+    assert_eq!(browser.text("[data-testid=invoice-total]").await, "€29.97");
+    assert_eq!(browser.text("[data-testid=invoice-status]").await, "Paid");
+    browser.screenshot("invoice").await;
+
+    browser.open(&portal).await;
+    browser.click("[data-testid=cancel-link]").await;
+    browser.wait_for("#cancel-heading").await;
+    assert_eq!(browser.text("#cancel-heading").await, "Cancel Gold plan?");
+    browser.screenshot("portal-cancel").await;
+    browser.click("button.danger").await;
+    browser.wait_for("[data-testid=banner]").await;
+    assert_eq!(browser.text("[data-testid=status]").await, "Canceled");
+    assert_eq!(status(&server, &token, &key).await, "Canceled");
+    browser.screenshot("portal-canceled").await;
+    browser.click("[data-testid=return-link]").await;
+    browser
+        .wait_for_url("https://merchant.example/account")
+        .await;
+    browser.close().await;
+
+    let phone = Browser::start(PHONE).await;
+    phone.open(&portal).await;
+    phone.screenshot("portal-phone").await;
+    phone.close().await;
+}
