@@ -325,6 +325,25 @@ backend_test!(
         assert_eq!(record["invoices"][0]["status"], "Paid");
         let done = visitor.get(&url).await;
         assert!(done.text.contains("Payment successful"), "{}", done.text);
+        // One receipt e-mail and one status-change event, in the payment's transaction.
+        let customer_key = record["customerKey"].as_str().unwrap();
+        assert_eq!(
+            server
+                .count(
+                    "SELECT COUNT(*) FROM emails e JOIN customers c ON c.id = e.customer_id \
+                     WHERE c.customer_key = $1 AND e.kind = 'receipt'",
+                    customer_key,
+                )
+                .await,
+            1
+        );
+        let events = server.events("order-1").await;
+        assert!(
+            events
+                .iter()
+                .any(|e| e["Action"] == "SUBSCRIPTION_STATUS_CHANGED"),
+            "{events:?}"
+        );
         // The card is now the customer's payment method for renewals.
         assert_eq!(
             server
