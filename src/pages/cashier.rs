@@ -2,7 +2,7 @@
 //! `GET /cashier?sessionToken=hp-…&m_orderId=…[&m_fixed_pp_id=N]`.
 
 use axum::extract::{Query, State};
-use axum::http::{header, HeaderMap, StatusCode};
+use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
 use minijinja::context;
 use recur_domain::money::Currency;
@@ -10,7 +10,7 @@ use serde::Deserialize;
 
 use super::format::{display_amount, input_amount};
 use super::render::{page, Framing};
-use super::{csrf, expired};
+use super::{csrf, expired, i18n, session};
 use crate::api::problem::ApiError;
 use crate::app::AppState;
 use crate::store::hosted_sessions::{self, HostedSession};
@@ -69,11 +69,7 @@ pub async fn show(
     headers: HeaderMap,
     Query(query): Query<CashierQuery>,
 ) -> Result<Response, ApiError> {
-    let strings = state.strings.for_accept_language(
-        headers
-            .get(header::ACCEPT_LANGUAGE)
-            .and_then(|v| v.to_str().ok()),
-    );
+    let strings = session::strings(&state, &headers);
     let Some(session) = open_session(&state, &query).await? else {
         return expired::page_for(&state, strings);
     };
@@ -92,7 +88,6 @@ pub async fn show(
     );
     let payer: serde_json::Value =
         serde_json::from_str(&session.fields.billing_details).map_err(anyhow::Error::from)?;
-    let lang = strings.get("lang").cloned().unwrap_or_default();
     let token = query.session_token.unwrap_or_default();
     let context = context! {
         t => strings,
@@ -102,7 +97,7 @@ pub async fn show(
         currency => currency.code(),
         currency_symbol => currency.symbol(),
         minor_unit_step => step(currency),
-        locked_amount => session.fields.locked_amount.map(|a| display_amount(a, currency, &lang)),
+        locked_amount => session.fields.locked_amount.map(|a| display_amount(a, currency, i18n::lang(strings))),
         locked_input => session.fields.locked_amount.map(|a| input_amount(a, currency)),
         payout => session.fields.is_payout,
         payer => payer,

@@ -12,11 +12,11 @@ use axum::response::{IntoResponse, Redirect, Response};
 use minijinja::{context, Value};
 use recur_domain::status::MembershipStatus;
 
-use super::form::{decline_message, CardForm, FormErrors, PageForm, TokenForm};
+use super::form::{decline_message, CardForm, CardFormState, PageForm, TokenForm};
 use super::format::{display_amount, display_date, interval_phrase};
-use super::render::{allow_form_redirect, page, Framing};
-use super::session::{self, PageSession};
-use super::{csrf, expired, notice};
+use super::render::{allow_form_redirect, page, with_status, Framing};
+use super::session::{self, EnteredCard, PageSession};
+use super::{csrf, expired, i18n, notice};
 use crate::api::problem::ApiError;
 use crate::app::AppState;
 use crate::billing::checkout::{self, DueNow, Purpose};
@@ -24,7 +24,6 @@ use crate::billing::{lifecycle, next_billing_date, BillingError};
 use crate::store::checkout_sessions::{self, SessionKind};
 use crate::store::memberships::{self, Membership};
 use crate::store::merchants::Mode;
-use crate::store::payment_methods;
 
 /// A checkout session with its membership.
 struct Checkout {
@@ -61,10 +60,10 @@ pub async fn show(
         return expired::page_for(&state, t);
     };
     if checkout.page.session.challenge_pending {
-        return challenge_page(&state, t, &checkout, None).await;
+        return challenge_page(&state, t, &checkout).await;
     }
     match checkout::due_now(&state, &checkout.membership, checkout.page.now).await? {
-        Some(due) => form_page(&state, t, &checkout, &due, FormState::default()),
+        Some(due) => form_page(&state, t, &checkout, &due, CardFormState::default()),
         None => outcome_page(&state, t, &checkout),
     }
 }
@@ -80,13 +79,7 @@ pub async fn pay(
     let Some(checkout) = load(&state, &token).await? else {
         return expired::page_for(&state, t);
     };
-    if !csrf::verify(
-        &state.keys,
-        &token,
-        &form.csrf_token,
-        &headers,
-        &state.public_url,
-    ) {
+    if !csrf::form_ok(&state, &token, &form.csrf_token, &headers) {
         return notice::forbidden(&state, t);
     }
     let Some(due) = checkout::due_now(&state, &checkout.membership, checkout.page.now).await?
@@ -96,41 +89,20 @@ pub async fn pay(
     let card = match form.check(checkout.page.now, t) {
         Ok(card) => card,
         Err(errors) => {
-            let state_of_form = FormState {
-                errors,
-                holder: form.holder.clone(),
-                expiry: form.expiry.clone(),
-                ..FormState::default()
-            };
-            return form_page(&state, t, &checkout, &due, state_of_form)
-                .map(|r| with_status(r, StatusCode::BAD_REQUEST));
+            return form_page(
+                &state,
+                t,
+                &checkout,
+                &due,
+                CardFormState::rejected(&form, errors),
+            )
+            .map(|r| with_status(r, StatusCode::BAD_REQUEST));
         }
     };
-    let merchant_id = checkout.page.merchant.id;
-    let method = checkout::save_card(
-        &state,
-        merchant_id,
-        checkout.page.customer.id,
-        &card.number,
-        false,
-        checkout.page.now,
-    )
-    .await?;
-    drop(card);
-    if state
-        .processor
-        .requires_authentication(merchant_id, &method.processor_token)
-        .await?
-    {
-        checkout_sessions::set_challenge(
-            state.store.pool(),
-            &checkout.page.session,
-            Some(method.id),
-        )
-        .await?;
-        return Ok(see_page(&token));
+    match session::enter_card(&state, &checkout.page, card).await? {
+        EnteredCard::Ready(method) => charge(&state, t, &checkout, &due, method.id).await,
+        EnteredCard::NeedsConfirmation => Ok(see_page(&token)),
     }
-    charge(&state, t, &checkout, &due, method.id).await
 }
 
 /// `POST /checkout/{token}/confirm`: the outcome of the identity-confirmation step.
@@ -144,36 +116,22 @@ pub async fn confirm(
     let Some(checkout) = load(&state, &token).await? else {
         return expired::page_for(&state, t);
     };
-    if !csrf::verify(
-        &state.keys,
-        &token,
-        &form.csrf_token,
-        &headers,
-        &state.public_url,
-    ) {
+    if !csrf::form_ok(&state, &token, &form.csrf_token, &headers) {
         return notice::forbidden(&state, t);
     }
-    let session = &checkout.page.session;
-    let Some(method_id) = session
-        .pending_payment_method_id
-        .filter(|_| session.challenge_pending)
-    else {
+    let Some(method) = session::confirmed_card(&state, &checkout.page).await? else {
         return Ok(see_page(&token));
     };
-    checkout_sessions::set_challenge(state.store.pool(), session, None).await?;
     let Some(due) = checkout::due_now(&state, &checkout.membership, checkout.page.now).await?
     else {
         return Ok(see_page(&token));
     };
     if form.action != "confirm" {
-        let failed = FormState {
-            message: t.get("challenge_failed").cloned(),
-            ..FormState::default()
-        };
+        let failed = CardFormState::with_message(t.get("challenge_failed").cloned());
         return form_page(&state, t, &checkout, &due, failed)
             .map(|r| with_status(r, StatusCode::PAYMENT_REQUIRED));
     }
-    charge(&state, t, &checkout, &due, method_id).await
+    charge(&state, t, &checkout, &due, method.id).await
 }
 
 /// Pays with the saved card and shows where that leads.
@@ -200,10 +158,7 @@ async fn charge(
             })
         }
         Err(BillingError::Declined { code, .. }) => {
-            let declined = FormState {
-                message: Some(decline_message(t, &code)),
-                ..FormState::default()
-            };
+            let declined = CardFormState::with_message(Some(decline_message(t, &code)));
             form_page(state, t, checkout, due, declined)
                 .map(|r| with_status(r, StatusCode::PAYMENT_REQUIRED))
         }
@@ -213,19 +168,10 @@ async fn charge(
     }
 }
 
-/// What the form shows besides the plan: field errors, a message, values to keep.
-#[derive(Default)]
-struct FormState {
-    errors: FormErrors,
-    message: Option<String>,
-    holder: String,
-    expiry: String,
-}
-
 /// The plan, what is due today and when the next charge falls.
 fn summary(t: &BTreeMap<String, String>, checkout: &Checkout, due: Option<&DueNow>) -> Value {
     let m = &checkout.membership;
-    let lang = t.get("lang").map(String::as_str).unwrap_or("en");
+    let lang = i18n::lang(t);
     let currency = m.currency();
     let money = |minor: i64| display_amount(minor, currency, lang);
     let price = m.price();
@@ -253,14 +199,8 @@ fn form_page(
     t: &BTreeMap<String, String>,
     checkout: &Checkout,
     due: &DueNow,
-    form: FormState,
+    form: CardFormState,
 ) -> Result<Response, ApiError> {
-    let customer = &checkout.page.customer.fields;
-    let holder = if form.holder.is_empty() {
-        format!("{} {}", customer.first_name, customer.last_name)
-    } else {
-        form.holder
-    };
     page(
         state,
         StatusCode::OK,
@@ -272,7 +212,7 @@ fn form_page(
             csrf_token => csrf::form_token(&state.keys, &checkout.token),
             errors => form.errors,
             message => form.message,
-            holder => holder,
+            holder => form.holder_or(&checkout.page.customer.fields),
             expiry => form.expiry,
             sandbox => checkout.page.merchant.mode == Mode::Sandbox,
         },
@@ -285,16 +225,9 @@ async fn challenge_page(
     state: &AppState,
     t: &BTreeMap<String, String>,
     checkout: &Checkout,
-    due: Option<&DueNow>,
 ) -> Result<Response, ApiError> {
-    let due = match due {
-        Some(due) => Some(due.clone()),
-        None => checkout::due_now(state, &checkout.membership, checkout.page.now).await?,
-    };
-    let card = match checkout.page.session.pending_payment_method_id {
-        Some(id) => payment_methods::get(state.store.pool(), checkout.page.merchant.id, id).await?,
-        None => None,
-    };
+    let due = checkout::due_now(state, &checkout.membership, checkout.page.now).await?;
+    let card = session::card_awaiting_confirmation(state, &checkout.page).await?;
     page(
         state,
         StatusCode::OK,
@@ -319,7 +252,7 @@ fn outcome_page(
     checkout: &Checkout,
 ) -> Result<Response, ApiError> {
     let m = &checkout.membership;
-    let lang = t.get("lang").map(String::as_str).unwrap_or("en");
+    let lang = i18n::lang(t);
     let paid = m.status == MembershipStatus::Active;
     page(
         state,
@@ -340,9 +273,4 @@ fn outcome_page(
 /// 303 back to the checkout page (post/redirect/get: a reload never re-posts the card).
 fn see_page(token: &str) -> Response {
     Redirect::to(&format!("/checkout/{token}")).into_response()
-}
-
-fn with_status(mut response: Response, status: StatusCode) -> Response {
-    *response.status_mut() = status;
-    response
 }

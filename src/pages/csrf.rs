@@ -6,6 +6,7 @@
 use axum::http::HeaderMap;
 use recur_domain::signature::constant_time_eq;
 
+use crate::app::AppState;
 use crate::keys::ServerKeys;
 
 /// The form token of the page session `session_token`.
@@ -32,6 +33,11 @@ pub fn verify(
         .and_then(|v| v.to_str().ok())
         .is_none_or(|origin| origin == public_origin(public_url));
     token_ok && fetch_site_ok && origin_ok
+}
+
+/// [`verify`] with the server's keys and public URL: the check every page handler runs.
+pub fn form_ok(state: &AppState, token: &str, posted: &str, headers: &HeaderMap) -> bool {
+    verify(&state.keys, token, posted, headers, &state.public_url)
 }
 
 /// `scheme://host[:port]` of the public URL, as browsers write `Origin`.

@@ -11,6 +11,7 @@ use serde::de::DeserializeOwned;
 use serde::Deserialize;
 
 use crate::api::problem::ApiError;
+use crate::store::customers::NewCustomer;
 
 /// `application/x-www-form-urlencoded` body; a malformed one is a 400 problem document.
 pub struct PageForm<T>(pub T);
@@ -100,6 +101,49 @@ impl CardForm {
                 })
                 .collect()
         })
+    }
+}
+
+/// What a card form shows besides its fields: field errors, a message (decline, failed identity
+/// check), and the values worth keeping (never the number or the security code).
+#[derive(Debug, Default)]
+pub struct CardFormState {
+    /// Field → message.
+    pub errors: FormErrors,
+    /// A message above the form.
+    pub message: Option<String>,
+    /// Name on the card as typed.
+    pub holder: String,
+    /// Expiry as typed.
+    pub expiry: String,
+}
+
+impl CardFormState {
+    /// The form shown again with `errors`, keeping the name and expiry.
+    pub fn rejected(form: &CardForm, errors: FormErrors) -> Self {
+        Self {
+            errors,
+            holder: form.holder.clone(),
+            expiry: form.expiry.clone(),
+            message: None,
+        }
+    }
+
+    /// An empty form with `message` above it.
+    pub fn with_message(message: Option<String>) -> Self {
+        Self {
+            message,
+            ..Self::default()
+        }
+    }
+
+    /// The name to prefill: as typed, else the customer's.
+    pub fn holder_or(&self, customer: &NewCustomer) -> String {
+        if self.holder.is_empty() {
+            format!("{} {}", customer.first_name, customer.last_name)
+        } else {
+            self.holder.clone()
+        }
     }
 }
 

@@ -43,6 +43,11 @@ impl Strings {
     }
 }
 
+/// The language code of a strings table (`en`, `de`).
+pub fn lang(t: &BTreeMap<String, String>) -> &str {
+    t.get("lang").map_or("en", String::as_str)
+}
+
 /// The best language of `header` that `supported` accepts, by quality; `en` when none.
 fn negotiate(header: Option<&str>, supported: impl Fn(&str) -> bool) -> String {
     let mut candidates: Vec<(f32, String)> = header

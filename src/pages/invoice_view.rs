@@ -8,6 +8,7 @@ use recur_domain::money::Currency;
 use serde::Serialize;
 
 use super::format::{display_amount, display_date};
+use super::i18n;
 use crate::store::customers::Customer;
 use crate::store::invoices::Invoice;
 use crate::store::memberships::Membership;
@@ -67,7 +68,7 @@ pub fn invoice_view(
     membership: &Membership,
     invoice: &Invoice,
 ) -> InvoiceView {
-    let lang = t.get("lang").map(String::as_str).unwrap_or("en");
+    let lang = i18n::lang(t);
     let currency = Currency::parse(&invoice.currency).unwrap_or_else(|_| membership.currency());
     let money = |minor: i64| display_amount(minor, currency, lang);
     let c = &customer.fields;

@@ -11,18 +11,18 @@ use axum::response::{IntoResponse, Redirect, Response};
 use minijinja::context;
 use serde::Deserialize;
 
-use super::form::{decline_message, CardForm, FormErrors, PageForm, TokenForm};
+use super::form::{decline_message, CardForm, CardFormState, PageForm, TokenForm};
 use super::format::{display_amount, display_date, interval_phrase};
 use super::invoice_view::invoice_view;
-use super::render::{page, Framing};
-use super::session::{self, PageSession};
-use super::{csrf, expired, invoice_pdf, notice};
+use super::render::{page, with_status, Framing};
+use super::session::{self, EnteredCard, PageSession};
+use super::{csrf, expired, i18n, invoice_pdf, notice};
 use crate::api::problem::ApiError;
 use crate::app::AppState;
 use crate::billing::checkout::{self, SessionSpec};
 use crate::billing::{lifecycle, next_billing_date};
 use crate::processor::Verification;
-use crate::store::checkout_sessions::{self, SessionKind};
+use crate::store::checkout_sessions::SessionKind;
 use crate::store::invoices::{self, Invoice};
 use crate::store::memberships::{self, Membership};
 use crate::store::merchants::Mode;
@@ -52,10 +52,6 @@ async fn load(
     }
 }
 
-fn posted_ok(state: &AppState, headers: &HeaderMap, token: &str, posted: &str) -> bool {
-    csrf::verify(&state.keys, token, posted, headers, &state.public_url)
-}
-
 /// `GET /portal/{token}`.
 pub async fn show(
     State(state): State<AppState>,
@@ -68,7 +64,7 @@ pub async fn show(
         Ok(portal) => portal,
         Err(page) => return Ok(page),
     };
-    let lang = t.get("lang").map(String::as_str).unwrap_or("en");
+    let lang = i18n::lang(t);
     let merchant_id = portal.merchant.id;
     let list =
         memberships::for_customer(state.store.pool(), merchant_id, portal.customer.id).await?;
@@ -242,7 +238,7 @@ pub async fn card_page(
     if portal.session.challenge_pending {
         return challenge_page(&state, t, &portal, &token).await;
     }
-    card_form(&state, t, &portal, &token, CardState::default())
+    card_form(&state, t, &portal, &token, CardFormState::default())
 }
 
 /// `POST /portal/{token}/payment-method`: checks the new card with the issuer and makes it the
@@ -258,43 +254,28 @@ pub async fn replace_card(
         Ok(portal) => portal,
         Err(page) => return Ok(page),
     };
-    if !posted_ok(&state, &headers, &token, &form.csrf_token) {
+    if !csrf::form_ok(&state, &token, &form.csrf_token, &headers) {
         return notice::forbidden(&state, t);
     }
     let card = match form.check(portal.now, t) {
         Ok(card) => card,
         Err(errors) => {
-            let kept = CardState {
-                errors,
-                holder: form.holder.clone(),
-                expiry: form.expiry.clone(),
-                message: None,
-            };
-            return card_form(&state, t, &portal, &token, kept)
-                .map(|r| with_status(r, StatusCode::BAD_REQUEST));
+            return card_form(
+                &state,
+                t,
+                &portal,
+                &token,
+                CardFormState::rejected(&form, errors),
+            )
+            .map(|r| with_status(r, StatusCode::BAD_REQUEST));
         }
     };
-    let merchant_id = portal.merchant.id;
-    let method = checkout::save_card(
-        &state,
-        merchant_id,
-        portal.customer.id,
-        &card.number,
-        false,
-        portal.now,
-    )
-    .await?;
-    drop(card);
-    if state
-        .processor
-        .requires_authentication(merchant_id, &method.processor_token)
-        .await?
-    {
-        checkout_sessions::set_challenge(state.store.pool(), &portal.session, Some(method.id))
-            .await?;
-        return Ok(Redirect::to(&format!("/portal/{token}/payment-method")).into_response());
+    match session::enter_card(&state, &portal, card).await? {
+        EnteredCard::Ready(method) => verify_and_attach(&state, t, &portal, &token, &method).await,
+        EnteredCard::NeedsConfirmation => {
+            Ok(Redirect::to(&format!("/portal/{token}/payment-method")).into_response())
+        }
     }
-    verify_and_attach(&state, t, &portal, &token, &method).await
 }
 
 /// `POST /portal/{token}/payment-method/confirm`: the outcome of the identity-confirmation step.
@@ -309,25 +290,14 @@ pub async fn confirm_card(
         Ok(portal) => portal,
         Err(page) => return Ok(page),
     };
-    if !posted_ok(&state, &headers, &token, &form.csrf_token) {
+    if !csrf::form_ok(&state, &token, &form.csrf_token, &headers) {
         return notice::forbidden(&state, t);
     }
-    let pending = portal
-        .session
-        .pending_payment_method_id
-        .filter(|_| portal.session.challenge_pending);
-    let Some(method_id) = pending else {
+    let Some(method) = session::confirmed_card(&state, &portal).await? else {
         return Ok(Redirect::to(&format!("/portal/{token}/payment-method")).into_response());
     };
-    checkout_sessions::set_challenge(state.store.pool(), &portal.session, None).await?;
-    let method = payment_methods::get(state.store.pool(), portal.merchant.id, method_id)
-        .await?
-        .ok_or(ApiError::NotFound)?;
     if form.action != "confirm" {
-        let failed = CardState {
-            message: t.get("challenge_failed").cloned(),
-            ..CardState::default()
-        };
+        let failed = CardFormState::with_message(t.get("challenge_failed").cloned());
         return card_form(&state, t, &portal, &token, failed)
             .map(|r| with_status(r, StatusCode::PAYMENT_REQUIRED));
     }
@@ -354,23 +324,11 @@ async fn verify_and_attach(
             Ok(Redirect::to(&format!("/portal/{token}?done=card")).into_response())
         }
         Verification::Refused { code, .. } => {
-            let refused = CardState {
-                message: Some(decline_message(t, &code)),
-                ..CardState::default()
-            };
+            let refused = CardFormState::with_message(Some(decline_message(t, &code)));
             card_form(state, t, portal, token, refused)
                 .map(|r| with_status(r, StatusCode::PAYMENT_REQUIRED))
         }
     }
-}
-
-/// What the card form shows besides its fields.
-#[derive(Default)]
-struct CardState {
-    errors: FormErrors,
-    message: Option<String>,
-    holder: String,
-    expiry: String,
 }
 
 fn card_form(
@@ -378,14 +336,8 @@ fn card_form(
     t: &BTreeMap<String, String>,
     portal: &PageSession,
     token: &str,
-    form: CardState,
+    form: CardFormState,
 ) -> Result<Response, ApiError> {
-    let customer = &portal.customer.fields;
-    let holder = if form.holder.is_empty() {
-        format!("{} {}", customer.first_name, customer.last_name)
-    } else {
-        form.holder
-    };
     page(
         state,
         StatusCode::OK,
@@ -398,7 +350,7 @@ fn card_form(
             csrf_token => csrf::form_token(&state.keys, token),
             errors => form.errors,
             message => form.message,
-            holder => holder,
+            holder => form.holder_or(&portal.customer.fields),
             expiry => form.expiry,
         },
         Framing::Deny,
@@ -411,10 +363,7 @@ async fn challenge_page(
     portal: &PageSession,
     token: &str,
 ) -> Result<Response, ApiError> {
-    let card = match portal.session.pending_payment_method_id {
-        Some(id) => payment_methods::get(state.store.pool(), portal.merchant.id, id).await?,
-        None => None,
-    };
+    let card = session::card_awaiting_confirmation(state, portal).await?;
     page(
         state,
         StatusCode::OK,
@@ -461,7 +410,7 @@ pub async fn cancel_page(
     if m.status.is_terminal() {
         return Ok(Redirect::to(&format!("/portal/{token}")).into_response());
     }
-    let lang = t.get("lang").map(String::as_str).unwrap_or("en");
+    let lang = i18n::lang(t);
     page(
         &state,
         StatusCode::OK,
@@ -493,7 +442,7 @@ pub async fn cancel(
         Ok(portal) => portal,
         Err(page) => return Ok(page),
     };
-    if !posted_ok(&state, &headers, &token, &form.csrf_token) {
+    if !csrf::form_ok(&state, &token, &form.csrf_token, &headers) {
         return notice::forbidden(&state, t);
     }
     let Some(m) = customers_membership(&state, &portal, &key).await? else {
@@ -518,7 +467,7 @@ pub async fn pay(
         Ok(portal) => portal,
         Err(page) => return Ok(page),
     };
-    if !posted_ok(&state, &headers, &token, &form.csrf_token) {
+    if !csrf::form_ok(&state, &token, &form.csrf_token, &headers) {
         return notice::forbidden(&state, t);
     }
     let Some(m) = customers_membership(&state, &portal, &key).await? else {
@@ -539,9 +488,4 @@ pub async fn pay(
     )
     .await?;
     Ok(Redirect::to(&format!("/checkout/{checkout_token}")).into_response())
-}
-
-fn with_status(mut response: Response, status: StatusCode) -> Response {
-    *response.status_mut() = status;
-    response
 }

@@ -87,3 +87,9 @@ pub fn allow_form_redirect(mut response: Response, target: Option<&str>) -> Resp
     }
     response
 }
+
+/// `response` with another status (a form shown again with 400 or 402).
+pub fn with_status(mut response: Response, status: StatusCode) -> Response {
+    *response.status_mut() = status;
+    response
+}

@@ -1,5 +1,7 @@
 //! Finding the checkout or portal session behind a page's link, and what every page of it needs:
-//! the merchant, the customer, the merchant's time and the visitor's language.
+//! the merchant, the customer, the merchant's time and the visitor's language; and the card a
+//! customer enters on such a page, through the identity-confirmation step when the card asks for
+//! one.
 
 use std::collections::BTreeMap;
 
@@ -8,10 +10,12 @@ use chrono::{DateTime, Utc};
 
 use crate::api::problem::ApiError;
 use crate::app::AppState;
-use crate::billing::merchant_now;
+use crate::billing::{checkout, merchant_now};
 use crate::store::checkout_sessions::{self, CheckoutSession, SessionKind};
 use crate::store::customers::{self, Customer};
 use crate::store::merchants::{self, Merchant};
+use crate::store::payment_methods::{self, PaymentMethod};
+use recur_domain::card_entry::CheckedCard;
 
 /// An open session and its surroundings.
 pub struct PageSession {
@@ -64,4 +68,71 @@ pub fn strings<'s>(state: &'s AppState, headers: &HeaderMap) -> &'s BTreeMap<Str
             .get(header::ACCEPT_LANGUAGE)
             .and_then(|v| v.to_str().ok()),
     )
+}
+
+/// A card entered on a page, saved unattached.
+pub enum EnteredCard {
+    /// Ready to be charged or attached.
+    Ready(PaymentMethod),
+    /// The processor wants the customer to confirm their identity first; the card waits on the
+    /// session for [`confirmed_card`].
+    NeedsConfirmation,
+}
+
+/// Saves `card` for the session's customer (unattached: renewals do not use it yet) and, when the
+/// processor asks for an identity check, parks it on the session.
+pub async fn enter_card(
+    state: &AppState,
+    page: &PageSession,
+    card: CheckedCard,
+) -> Result<EnteredCard, ApiError> {
+    let merchant_id = page.merchant.id;
+    let method = checkout::save_card(
+        state,
+        merchant_id,
+        page.customer.id,
+        &card.number,
+        false,
+        page.now,
+    )
+    .await?;
+    drop(card);
+    if state
+        .processor
+        .requires_authentication(merchant_id, &method.processor_token)
+        .await?
+    {
+        checkout_sessions::set_challenge(state.store.pool(), &page.session, Some(method.id))
+            .await?;
+        return Ok(EnteredCard::NeedsConfirmation);
+    }
+    Ok(EnteredCard::Ready(method))
+}
+
+/// The card waiting for the identity check, if any, taken off the session (each check is
+/// answered once).
+pub async fn confirmed_card(
+    state: &AppState,
+    page: &PageSession,
+) -> Result<Option<PaymentMethod>, ApiError> {
+    let Some(id) = page
+        .session
+        .pending_payment_method_id
+        .filter(|_| page.session.challenge_pending)
+    else {
+        return Ok(None);
+    };
+    checkout_sessions::set_challenge(state.store.pool(), &page.session, None).await?;
+    Ok(payment_methods::get(state.store.pool(), page.merchant.id, id).await?)
+}
+
+/// The card the identity-check page shows.
+pub async fn card_awaiting_confirmation(
+    state: &AppState,
+    page: &PageSession,
+) -> Result<Option<PaymentMethod>, ApiError> {
+    match page.session.pending_payment_method_id {
+        Some(id) => Ok(payment_methods::get(state.store.pool(), page.merchant.id, id).await?),
+        None => Ok(None),
+    }
 }
