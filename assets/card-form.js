@@ -73,6 +73,7 @@
 
     form.addEventListener("submit", function (event) {
       if (sending) { event.preventDefault(); return; }
+      if (number.matches(":disabled")) { sending = true; return; }
       var n = digits(number.value);
       var checks = {
         cardNumber: n.length >= 12 && n.length <= 19 && luhn(n),

@@ -65,6 +65,14 @@ impl Deref for AppState {
 }
 
 impl AppState {
+    /// Where merchant pages load `cashier.js` from: `RECUR_CDN_URL`, else recur's own `/cdn`.
+    pub fn cdn_url(&self) -> String {
+        self.config
+            .cdn_url
+            .clone()
+            .unwrap_or_else(|| format!("{}/cdn", self.public_url))
+    }
+
     /// Opens the store (running migrations) and builds everything the handlers need. `bound` is
     /// the address the server listens on, when it does.
     pub async fn build(
@@ -114,6 +122,14 @@ fn templates() -> minijinja::Environment<'static> {
         ),
         ("base.html", include_str!("../templates/base.html")),
         ("cashier.html", include_str!("../templates/cashier.html")),
+        (
+            "cashier_challenge.html",
+            include_str!("../templates/cashier_challenge.html"),
+        ),
+        (
+            "cashier_done.html",
+            include_str!("../templates/cashier_done.html"),
+        ),
         ("expired.html", include_str!("../templates/expired.html")),
         (
             "card_fields.html",

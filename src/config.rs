@@ -5,6 +5,7 @@ use std::net::{IpAddr, SocketAddr};
 use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context};
+use recur_domain::fx::UsdRates;
 use serde::Deserialize;
 
 /// Everything `recur` needs to know about its surroundings.
@@ -37,6 +38,11 @@ pub struct Config {
     pub webhooks: WebhookConfig,
     /// Outgoing e-mail.
     pub mail: MailConfig,
+    /// Base URL `cashier.js` is loaded from (`RECUR_CDN_URL`); recur serves it itself under
+    /// `/cdn/` when unset.
+    pub cdn_url: Option<String>,
+    /// USD per unit of each currency, for `UsdAmount` (`RECUR_USD_RATES`).
+    pub usd_rates: UsdRates,
 }
 
 /// Outgoing webhook settings.
@@ -117,6 +123,8 @@ struct FileConfig {
     webhook_concurrency: Option<usize>,
     smtp_url: Option<String>,
     mail_from: Option<String>,
+    cdn_url: Option<String>,
+    usd_rates: Option<String>,
 }
 
 impl Config {
@@ -215,6 +223,14 @@ impl Config {
             from: pick("RECUR_MAIL_FROM", file_config.mail_from)
                 .unwrap_or_else(|| "recur <billing@localhost>".into()),
         };
+        let usd_rates = match pick("RECUR_USD_RATES", file_config.usd_rates) {
+            Some(text) => {
+                UsdRates::parse(&text).map_err(|why| anyhow::anyhow!("RECUR_USD_RATES: {why}"))?
+            }
+            None => UsdRates::builtin(),
+        };
+        let cdn_url = pick("RECUR_CDN_URL", file_config.cdn_url)
+            .map(|url| url.trim_end_matches('/').to_string());
         Ok(Self {
             listen,
             data_dir,
@@ -227,6 +243,8 @@ impl Config {
             billing_recovery_seconds,
             webhooks,
             mail,
+            cdn_url,
+            usd_rates,
         })
     }
 

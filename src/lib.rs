@@ -17,6 +17,7 @@ pub mod ids;
 pub mod keys;
 pub mod merchants;
 pub mod pages;
+pub mod payments;
 pub mod processor;
 pub mod store;
 pub mod telemetry;

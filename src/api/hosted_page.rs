@@ -5,7 +5,6 @@
 //! the server's time (400 otherwise, like every other field).
 
 use axum::extract::State;
-use axum::http::HeaderMap;
 use axum::Json;
 use chrono::{DateTime, Duration, Utc};
 use recur_domain::money::{self, Currency};
@@ -17,14 +16,12 @@ use utoipa::ToSchema;
 
 use super::extract::JsonBody;
 use super::input::{optional_text, required_text, Field};
+use super::merchant_secret::SecretMerchant;
 use super::problem::{ApiError, Problem};
 use crate::app::AppState;
 use crate::ids;
+use crate::store::cashier_transactions::{self, TransactionKind};
 use crate::store::hosted_sessions::{self, NewHostedSession};
-use crate::store::merchants;
-
-/// Header carrying the merchant secret.
-pub const SECRET_HEADER: &str = "x-merchant-secret";
 /// Allowed distance between the request's `timestamp` and the server's time.
 pub const TIMESTAMP_TOLERANCE: Duration = Duration::minutes(15);
 /// How long a cashier session stays usable.
@@ -167,7 +164,8 @@ pub struct HostedPageResponse {
 }
 
 /// Opens a cashier session for an order. A repeated `orderId` whose session is still open returns
-/// that session's address again; after it expired, a new session is opened.
+/// that session's address again; after it expired, a new session is opened; an order that was
+/// paid (or paid out) is final and refused.
 #[utoipa::path(
     post,
     path = "/api/payment/hosted-page",
@@ -182,19 +180,26 @@ pub struct HostedPageResponse {
 )]
 pub async fn create_session(
     State(state): State<AppState>,
-    headers: HeaderMap,
+    SecretMerchant { merchant, secret }: SecretMerchant,
     JsonBody(body): JsonBody<HostedPageRequest>,
 ) -> Result<Json<HostedPageResponse>, ApiError> {
-    let secret = headers
-        .get(SECRET_HEADER)
-        .and_then(|v| v.to_str().ok())
-        .filter(|v| !v.is_empty())
-        .ok_or(ApiError::Unauthorized)?;
-    let merchant = merchants::by_secret_digest(&state.store, &state.keys.lookup_digest(secret))
-        .await?
-        .ok_or(ApiError::Unauthorized)?;
     let now = state.clock.now();
-    let session = validate(body, secret, now)?;
+    let session = validate(body, &secret, now)?;
+    for kind in [TransactionKind::PayIn, TransactionKind::PayOut] {
+        if cashier_transactions::latest_success(
+            state.store.pool(),
+            merchant.id,
+            &session.order_id,
+            kind,
+        )
+        .await?
+        .is_some()
+        {
+            let mut errors = FieldErrors::new();
+            errors.add("orderId", "was already paid; use a new order id");
+            return Err(ApiError::Validation(errors));
+        }
+    }
     let mut tx = state.store.begin().await?;
     let token = match hosted_sessions::open_for_order(&mut tx, merchant.id, &session.order_id, now)
         .await?

@@ -10,8 +10,10 @@ pub mod hosted_page;
 pub mod idempotency;
 pub mod input;
 pub mod memberships;
+pub mod merchant_secret;
 pub mod metrics;
 pub mod openapi;
+pub mod payments;
 pub mod problem;
 pub mod sessions;
 pub mod test_helpers;
@@ -73,11 +75,14 @@ pub fn router(state: AppState) -> Router {
         ));
     Router::new()
         .nest("/api/subscriptions/v1", subscriptions_v1)
-        .merge(crate::pages::router())
+        .merge(crate::pages::router(&state))
         .route(
             "/api/payment/hosted-page",
             post(hosted_page::create_session),
         )
+        .route("/api/payment/refund", post(payments::refund))
+        .route("/api/payment/payout", post(payments::payout))
+        .route("/api/webhook-resync", post(payments::resync))
         .route("/openapi.json", get(openapi::document))
         .route("/docs", get(openapi::reference_page))
         .route("/healthz", get(health::healthz))

@@ -11,7 +11,9 @@ use utoipa::openapi::Ref;
 use utoipa::{Modify, OpenApi};
 
 use super::problem::ApiError;
-use super::{auth, customers, events, health, hosted_page, memberships, sessions, test_helpers};
+use super::{
+    auth, customers, events, health, hosted_page, memberships, payments, sessions, test_helpers,
+};
 use crate::app::AppState;
 
 /// The API description.
@@ -39,6 +41,9 @@ use crate::app::AppState;
         test_helpers::advance_clock,
         test_helpers::get_clock,
         hosted_page::create_session,
+        payments::refund,
+        payments::payout,
+        payments::resync,
         health::healthz,
         health::readyz,
     ),

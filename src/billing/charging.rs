@@ -44,6 +44,7 @@ pub async fn execute(
             token: &card.processor_token,
             amount: charge.amount,
             currency: &charge.currency,
+            gateway: None,
             directive: charge.directive.as_ref(),
         })
         .await?;
@@ -109,6 +110,7 @@ async fn finish(
         .ok_or(BillingError::NotFound)?;
     notify::transaction(
         &mut tx,
+        state,
         TransactionFacts {
             membership: &m,
             customer: &customer,

@@ -9,6 +9,8 @@ use super::BillingError;
 use crate::api::format_utc;
 use crate::app::AppState;
 use crate::pages::format::display_amount;
+use crate::payments::notification::{AccountDetails, TransactionPayload, CRM_CARD};
+use crate::store::cashier_transactions::{Attempt, CardFacts, TransactionKind, TransactionStatus};
 use crate::store::charges::{Charge, ChargeKind, ChargeStatus};
 use crate::store::customers::Customer;
 use crate::store::invoices::{self, Invoice};
@@ -155,9 +157,10 @@ pub struct TransactionFacts<'a> {
 }
 
 /// Records a `TRANSACTION_DATA_UPDATE` event for a completed charge attempt, with the fields of
-/// the hosted-payment-page notification table that apply to a subscription charge.
+/// the hosted-payment-page notification table filled for a subscription charge.
 pub async fn transaction(
     tx: &mut Tx,
+    state: &AppState,
     facts: TransactionFacts<'_>,
     at: DateTime<Utc>,
 ) -> Result<(), BillingError> {
@@ -177,96 +180,74 @@ pub async fn transaction(
         .map(|p| (p.processor_id, p.name, p.processor_key))
         .unwrap_or((0, "Sandbox".into(), String::new()));
     let status = match charge.status {
-        ChargeStatus::Success => "Success",
-        ChargeStatus::Rejected => "Rejected",
-        ChargeStatus::Pending => "Failed",
+        ChargeStatus::Success => TransactionStatus::Success,
+        ChargeStatus::Rejected => TransactionStatus::Rejected,
+        ChargeStatus::Pending => TransactionStatus::Failed,
     };
     let reference = charge.processor_reference.clone().unwrap_or_default();
+    let bin = state.processor.bin_info(&card.bin).await?;
     let f = &customer.fields;
-    let mut payload = Map::new();
-    let mut put = |key: &str, value: Value| {
-        payload.insert(key.into(), value);
-    };
-    put("OrganizationId", m.merchant_id.into());
-    put("MerchantOrderId", m.order_id.clone().into());
-    put("AccountId", customer.customer_key.clone().into());
-    put(
-        "AccountDetails",
-        json!({
-            "MerchantId": m.merchant_id,
-            "CreatedDate": format_utc(customer.created_at),
-            "FirstName": f.first_name,
-            "LastName": f.last_name,
-            "Email": f.email,
-            "Currency": m.currency,
-            "Country": f.country_code,
-            "Dob": Value::Null,
-            "City": f.city,
-            "ZipCode": f.zip_code,
-            "Region": f.state,
-            "Street": f.address1,
-            "Phone": f.phone,
-        }),
-    );
-    put("BinType", Value::Null);
-    put(
-        "UsdAmount",
-        if m.currency == "USD" {
-            amount_number(charge.amount, currency)
-        } else {
-            Value::Null
+    let payload = TransactionPayload {
+        organization_id: m.merchant_id,
+        merchant_order_id: m.order_id.clone(),
+        account_id: customer.customer_key.clone(),
+        account: AccountDetails {
+            merchant_id: m.merchant_id,
+            created: Some(customer.created_at),
+            first_name: Some(f.first_name.clone()),
+            last_name: Some(f.last_name.clone()),
+            email: Some(f.email.clone()),
+            currency: m.currency.clone(),
+            country: Some(f.country_code.clone()),
+            dob: None,
+            city: f.city.clone(),
+            zip_code: f.zip_code.clone(),
+            region: f.state.clone(),
+            street: f.address1.clone(),
+            phone: Some(f.phone.clone()),
         },
-    );
-    put("TransactionType", "PayIn".into());
-    put("TransactionStatus", status.into());
-    put("Amount", amount_number(charge.amount, currency));
-    put(
-        "InitialAmount",
-        amount_number(invoice.subtotal.max(0), currency),
-    );
-    put("Currency", m.currency.clone().into());
-    put("TransactionId", charge.id.into());
-    put("ExternalTransactionId", reference.clone().into());
-    put("PaymentProcessor", processor_name.clone().into());
-    put("PaymentProcessorId", processor_id.into());
-    put(
-        "PaymentProcessorTitleForSync",
-        processor_name.clone().into(),
-    );
-    put("DeclineReasonText", charge.decline_reason.clone().into());
-    put("DeclineReasonCode", charge.decline_code.clone().into());
-    put("CardType", card.brand.clone().into());
-    put("CardIssuer", Value::Null);
-    put("LastCcDigits", card.last4.clone().into());
-    put("MaskedPan", card.masked_pan().into());
-    put(
-        "CascadingInfo",
-        json!({
-            "SessionId": Value::Null,
-            "AttemptsVector": [{
-                "PaymentSystem": processor_name,
-                "PaymentProcessorId": processor_id,
-                "PaymentProcessorKey": processor_key,
-                "DeclineReason": charge.decline_reason,
-                "ExternalTransactionId": reference,
-                "InternalPspId": reference,
-                "TransactionId": charge.id,
-                "Date": format_utc(charge.completed_at.unwrap_or(at)),
-                "Status": status,
-            }],
+        usd_amount: state.config.usd_rates.to_usd(charge.amount, currency),
+        kind: TransactionKind::PayIn.as_str(),
+        status: status.as_str(),
+        amount: amount_number(charge.amount, currency),
+        initial_amount: amount_number(invoice.subtotal.max(0), currency),
+        currency: m.currency.clone(),
+        transaction_id: charge.id,
+        reference: reference.clone(),
+        processor_id,
+        processor_name: processor_name.clone(),
+        decline_code: charge.decline_code.clone(),
+        decline_reason: charge.decline_reason.clone(),
+        card: Some(CardFacts {
+            token: String::new(),
+            brand: card.brand.clone(),
+            bin: card.bin.clone(),
+            last4: card.last4.clone(),
+            fingerprint: card.fingerprint.clone(),
+            bin_type: bin.bin_type,
+            issuer: bin.issuer,
+            country: bin.country,
         }),
-    );
-    put("IssueDate", format_utc(at).into());
-    put("ClientIP", Value::Null);
-    put("InternalPspId", reference.into());
-    put("EncryptedGatewayData", Value::Null);
-    put("CreditCardDigest", card.fingerprint.clone().into());
-    put("CreditCardCountry", Value::Null);
-    put("CrmPaymentType", 1.into());
-    put("PlanKey", m.membership_key.clone().into());
-    put("IsSubscriptionTransaction", true.into());
-    put("SubscriptionInvoiceId", invoice.invoice_key.clone().into());
-    put("Retried", (charge.kind == ChargeKind::Retry).into());
+        cascade_id: None,
+        attempts: vec![Attempt {
+            processor_id,
+            processor_key,
+            processor_name,
+            reference,
+            decline_code: charge.decline_code.clone(),
+            decline_reason: charge.decline_reason.clone(),
+            status: status.as_str().into(),
+            at: charge.completed_at.unwrap_or(at),
+        }],
+        issued_at: at,
+        client_ip: None,
+        crm_payment_type: CRM_CARD,
+        plan_key: Some(m.membership_key.clone()),
+        is_subscription: true,
+        subscription_invoice_id: Some(invoice.invoice_key.clone()),
+        retried: charge.kind == ChargeKind::Retry,
+    };
+    let mut payload = payload.into_json();
     payload.insert("Membership".into(), membership_json(tx, m).await?);
     record(tx, m, TRANSACTION, payload, at).await
 }

@@ -1,21 +1,39 @@
-//! The cashier page behind a hosted-page session's `redirectUrl`:
-//! `GET /cashier?sessionToken=hp-…&m_orderId=…[&m_fixed_pp_id=N]`.
+//! The cashier behind a hosted-page session's `redirectUrl`:
+//! `GET /cashier?sessionToken=hp-…&m_orderId=…[&m_fixed_pp_id=N]` shows the order, the amount
+//! (editable unless locked), the processors and the card form; `POST /cashier` pays (or, in
+//! payout mode, receives) through the card cascade or an alternative method; cards that ask for
+//! it go through the identity-confirmation step (`POST /cashier/confirm`) first.
+//!
+//! Afterwards the customer goes to the session's success or failed URL. Inside an iframe
+//! (`Sec-Fetch-Dest: iframe`) the outcome page asks the parent page's `cashier.js` to perform
+//! that redirect on the top window instead.
 
-use axum::extract::{Query, State};
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+
+use axum::extract::{ConnectInfo, Query, State};
 use axum::http::{HeaderMap, StatusCode};
-use axum::response::Response;
+use axum::response::{IntoResponse, Redirect, Response};
+use chrono::Duration;
 use minijinja::context;
-use recur_domain::money::Currency;
+use recur_domain::money::{parse_amount, Currency};
 use serde::Deserialize;
 
+use super::form::{decline_message, CardForm, FormErrors, PageForm, TokenForm};
 use super::format::{display_amount, input_amount};
-use super::render::{page, Framing};
-use super::{csrf, expired, i18n, session};
+use super::render::{allow_form_redirect, page, with_status, Framing};
+use super::{csrf, expired, i18n, notice, session};
 use crate::api::problem::ApiError;
 use crate::app::AppState;
-use crate::store::hosted_sessions::{self, HostedSession};
-use crate::store::merchants;
+use crate::payments::orders::{self, CashierPayment};
+use crate::payments::payer::Payer;
+use crate::store::cashier_transactions::{self, CardFacts, CashierTransaction, TransactionStatus};
+use crate::store::hosted_sessions::{self, HostedSession, PendingPayment};
+use crate::store::merchants::{self, Merchant, Mode};
 use crate::store::processors::{self, PaymentProcessor, ProcessorKind};
+
+/// How long one payment may hold the session before another request may try again.
+const CLAIM: Duration = Duration::minutes(2);
 
 /// The cashier's query string.
 #[derive(Debug, Deserialize)]
@@ -30,20 +48,81 @@ pub struct CashierQuery {
     pub m_fixed_pp_id: Option<String>,
 }
 
-/// The session of a valid, open, unexpired token whose order id matches.
-pub async fn open_session(
+/// The posted cashier form: the link's parameters, the amount, the method and the card.
+#[derive(Deserialize)]
+pub struct CashierForm {
+    /// `hp-…` session token.
+    #[serde(rename = "sessionToken", default)]
+    pub session_token: String,
+    /// The order id.
+    #[serde(rename = "m_orderId", default)]
+    pub order_id: String,
+    /// The fixed processor of the link, if any.
+    #[serde(default)]
+    pub m_fixed_pp_id: Option<String>,
+    /// Amount as typed (ignored when locked).
+    #[serde(default)]
+    pub amount: String,
+    /// The chosen processor.
+    #[serde(rename = "processorId", default)]
+    pub processor_id: String,
+    /// The card fields (unused for alternative methods).
+    #[serde(flatten)]
+    pub card: CardForm,
+}
+
+/// The posted identity-confirmation answer.
+#[derive(Debug, Deserialize)]
+pub struct ConfirmForm {
+    /// `hp-…` session token.
+    #[serde(rename = "sessionToken", default)]
+    pub session_token: String,
+    /// The order id.
+    #[serde(rename = "m_orderId", default)]
+    pub order_id: String,
+    /// The fixed processor of the link, if any.
+    #[serde(default)]
+    pub m_fixed_pp_id: Option<String>,
+    /// Token and button.
+    #[serde(flatten)]
+    pub form: TokenForm,
+}
+
+/// A usable session with what every cashier page needs.
+struct Cashier {
+    session: HostedSession,
+    merchant: Merchant,
+    currency: Currency,
+    token: String,
+    fixed: Option<String>,
+    processors: Vec<PaymentProcessor>,
+}
+
+impl Cashier {
+    /// The page's own address.
+    fn link(&self) -> String {
+        let mut url = url::Url::parse("http://cashier/cashier").expect("static URL");
+        url.query_pairs_mut()
+            .append_pair("sessionToken", &self.token)
+            .append_pair("m_orderId", &self.session.fields.order_id);
+        if let Some(fixed) = &self.fixed {
+            url.query_pairs_mut().append_pair("m_fixed_pp_id", fixed);
+        }
+        format!("/cashier?{}", url.query().unwrap_or_default())
+    }
+}
+
+/// The session of a valid, unexpired token whose order id matches (open or completed).
+pub async fn find_session(
     state: &AppState,
-    query: &CashierQuery,
+    token: Option<&str>,
+    order_id: Option<&str>,
 ) -> Result<Option<HostedSession>, ApiError> {
-    let Some(token) = query.session_token.as_deref() else {
-        return Ok(None);
-    };
+    let Some(token) = token else { return Ok(None) };
     let session =
         hosted_sessions::by_token_digest(&state.store, &state.keys.lookup_digest(token)).await?;
     Ok(session.filter(|s| {
-        s.status == "open"
-            && s.expires_at > state.clock.now()
-            && query.order_id.as_deref() == Some(s.fields.order_id.as_str())
+        s.expires_at > state.clock.now() && order_id == Some(s.fields.order_id.as_str())
     }))
 }
 
@@ -63,59 +142,477 @@ pub fn offered(
         .collect()
 }
 
-/// `GET /cashier`.
-pub async fn show(
-    State(state): State<AppState>,
-    headers: HeaderMap,
-    Query(query): Query<CashierQuery>,
-) -> Result<Response, ApiError> {
-    let strings = session::strings(&state, &headers);
-    let Some(session) = open_session(&state, &query).await? else {
-        return expired::page_for(&state, strings);
+async fn load(
+    state: &AppState,
+    token: Option<&str>,
+    order_id: Option<&str>,
+    fixed: Option<&str>,
+) -> Result<Option<Cashier>, ApiError> {
+    let Some(session) = find_session(state, token, order_id).await? else {
+        return Ok(None);
     };
     let merchant = merchants::by_id(&state.store, session.merchant_id)
         .await?
         .ok_or(ApiError::NotFound)?;
     let currency = Currency::parse(&session.fields.currency).map_err(anyhow::Error::from)?;
-    let fixed = query
-        .m_fixed_pp_id
-        .as_deref()
-        .and_then(|id| id.parse().ok());
+    let fixed = fixed.filter(|f| !f.is_empty()).map(str::to_string);
     let processors = offered(
         processors::list(state.store.pool(), merchant.id).await?,
         &session,
-        fixed,
+        fixed.as_deref().map(|id| id.parse().unwrap_or(-1)),
     );
-    let payer: serde_json::Value =
-        serde_json::from_str(&session.fields.billing_details).map_err(anyhow::Error::from)?;
-    let token = query.session_token.unwrap_or_default();
+    Ok(Some(Cashier {
+        session,
+        merchant,
+        currency,
+        token: token.unwrap_or_default().to_string(),
+        fixed,
+        processors,
+    }))
+}
+
+/// `GET /cashier`: the form, the identity-confirmation step, or the order's outcome.
+pub async fn show(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    Query(query): Query<CashierQuery>,
+) -> Result<Response, ApiError> {
+    let t = session::strings(&state, &headers);
+    let Some(cashier) = load(
+        &state,
+        query.session_token.as_deref(),
+        query.order_id.as_deref(),
+        query.m_fixed_pp_id.as_deref(),
+    )
+    .await?
+    else {
+        return expired::page_for(&state, t);
+    };
+    if cashier.session.status != "open" {
+        return outcome_page(&state, t, &cashier, None).await;
+    }
+    if let Some(pending) = &cashier.session.pending {
+        return challenge_page(&state, t, &cashier, pending);
+    }
+    form_page(&state, t, &cashier, Entry::default())
+}
+
+/// `POST /cashier`: checks the amount, the method and the card, then pays.
+pub async fn pay(
+    State(state): State<AppState>,
+    ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    headers: HeaderMap,
+    PageForm(form): PageForm<CashierForm>,
+) -> Result<Response, ApiError> {
+    let t = session::strings(&state, &headers);
+    let Some(cashier) = load(
+        &state,
+        Some(&form.session_token),
+        Some(&form.order_id),
+        form.m_fixed_pp_id.as_deref(),
+    )
+    .await?
+    else {
+        return expired::page_for(&state, t);
+    };
+    if !csrf::form_ok(&state, &cashier.token, &form.card.csrf_token, &headers) {
+        return notice::forbidden(&state, t);
+    }
+    if cashier.session.status != "open" {
+        return Ok(see_page(&cashier));
+    }
+    let mut errors = FormErrors::new();
+    let amount = match cashier.session.fields.locked_amount {
+        Some(locked) => Some(locked),
+        None => {
+            let typed = form.amount.trim().replace(',', ".");
+            let amount = parse_amount(&typed, cashier.currency).ok();
+            if amount.is_none() {
+                errors.insert("amount", text(t, "err_amount"));
+            }
+            amount
+        }
+    };
+    let processor = form
+        .processor_id
+        .parse::<i64>()
+        .ok()
+        .and_then(|id| cashier.processors.iter().find(|p| p.processor_id == id))
+        .cloned();
+    if processor.is_none() {
+        errors.insert("processorId", text(t, "err_method"));
+    }
+    let is_card = processor
+        .as_ref()
+        .is_some_and(|p| p.kind == ProcessorKind::Card);
+    let card = if is_card {
+        match form.card.check(state.clock.now(), t) {
+            Ok(card) => Some(card),
+            Err(card_errors) => {
+                errors.extend(card_errors);
+                None
+            }
+        }
+    } else {
+        None
+    };
+    let (Some(amount), Some(processor), true) = (amount, processor, errors.is_empty()) else {
+        let entry = Entry {
+            errors,
+            amount: form.amount.clone(),
+            processor_id: form.processor_id.parse().ok(),
+            holder: form.card.holder.clone(),
+            expiry: form.card.expiry.clone(),
+            message: None,
+        };
+        return form_page(&state, t, &cashier, entry)
+            .map(|r| with_status(r, StatusCode::BAD_REQUEST));
+    };
+    let card = match card {
+        Some(checked) => Some(card_facts(&state, cashier.merchant.id, &checked.number).await?),
+        None => None,
+    };
+    if let Some(card) = &card {
+        let payout = cashier.session.fields.is_payout;
+        if !payout
+            && state
+                .processor
+                .requires_authentication(cashier.merchant.id, &card.token)
+                .await?
+        {
+            let pending = PendingPayment {
+                card: card.clone(),
+                amount,
+                processor_id: processor.processor_id,
+            };
+            hosted_sessions::set_pending(&state.store, cashier.session.id, Some(&pending)).await?;
+            return Ok(see_page(&cashier));
+        }
+    }
+    let client_ip = Some(peer.ip().to_string());
+    settle(
+        &state,
+        t,
+        &headers,
+        &cashier,
+        processor.processor_id,
+        amount,
+        card,
+        client_ip,
+    )
+    .await
+}
+
+/// `POST /cashier/confirm`: the answer of the identity-confirmation step.
+pub async fn confirm(
+    State(state): State<AppState>,
+    ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    headers: HeaderMap,
+    PageForm(form): PageForm<ConfirmForm>,
+) -> Result<Response, ApiError> {
+    let t = session::strings(&state, &headers);
+    let Some(cashier) = load(
+        &state,
+        Some(&form.session_token),
+        Some(&form.order_id),
+        form.m_fixed_pp_id.as_deref(),
+    )
+    .await?
+    else {
+        return expired::page_for(&state, t);
+    };
+    if !csrf::form_ok(&state, &cashier.token, &form.form.csrf_token, &headers) {
+        return notice::forbidden(&state, t);
+    }
+    let Some(pending) = cashier.session.pending.clone() else {
+        return Ok(see_page(&cashier));
+    };
+    hosted_sessions::set_pending(&state.store, cashier.session.id, None).await?;
+    if cashier.session.status != "open" {
+        return Ok(see_page(&cashier));
+    }
+    if form.form.action != "confirm" {
+        let entry = Entry {
+            message: Some(text(t, "challenge_failed")),
+            ..Entry::default()
+        };
+        return form_page(&state, t, &cashier, entry)
+            .map(|r| with_status(r, StatusCode::PAYMENT_REQUIRED));
+    }
+    let client_ip = Some(peer.ip().to_string());
+    settle(
+        &state,
+        t,
+        &headers,
+        &cashier,
+        pending.processor_id,
+        pending.amount,
+        Some(pending.card),
+        client_ip,
+    )
+    .await
+}
+
+/// Runs the payment under the session's claim and answers with where it leads.
+#[allow(clippy::too_many_arguments)]
+async fn settle(
+    state: &AppState,
+    t: &BTreeMap<String, String>,
+    headers: &HeaderMap,
+    cashier: &Cashier,
+    processor_id: i64,
+    amount: i64,
+    card: Option<CardFacts>,
+    client_ip: Option<String>,
+) -> Result<Response, ApiError> {
+    let now = state.clock.now();
+    if !hosted_sessions::claim(&state.store, cashier.session.id, now, now + CLAIM).await? {
+        // Paid meanwhile (double click, second tab) or a payment in flight.
+        return Ok(see_page(cashier));
+    }
+    let transaction = orders::pay(
+        state,
+        CashierPayment {
+            session: &cashier.session,
+            offered: &cashier.processors,
+            processor_id,
+            amount,
+            card,
+            client_ip,
+        },
+    )
+    .await;
+    let transaction = match transaction {
+        Ok(transaction) => transaction,
+        Err(error) => {
+            let mut tx = state.store.begin().await?;
+            hosted_sessions::release(&mut tx, cashier.session.id, false).await?;
+            tx.commit().await?;
+            return Err(error);
+        }
+    };
+    let framed = headers
+        .get("sec-fetch-dest")
+        .is_some_and(|v| v.as_bytes() == b"iframe");
+    let fields = &cashier.session.fields;
+    let success = transaction.status == TransactionStatus::Success;
+    let target = if success {
+        fields.success_redirect_url.as_deref()
+    } else {
+        fields.failed_redirect_url.as_deref()
+    };
+    match (target, framed) {
+        (Some(_), true) => outcome_page(state, t, cashier, Some(&transaction)).await,
+        (Some(url), false) => Ok(Redirect::to(url).into_response()),
+        (None, _) if success => Ok(see_page(cashier)),
+        (None, _) => {
+            let code = transaction.decline_code.clone().unwrap_or_default();
+            let entry = Entry {
+                message: Some(decline_message(t, &code)),
+                amount: input_amount(amount, cashier.currency),
+                processor_id: Some(processor_id),
+                ..Entry::default()
+            };
+            form_page(state, t, cashier, entry)
+                .map(|r| with_status(r, StatusCode::PAYMENT_REQUIRED))
+        }
+    }
+}
+
+/// Hands the card to the processor and keeps what recur may keep of it.
+async fn card_facts(
+    state: &AppState,
+    merchant_id: i64,
+    number: &recur_domain::card::CardNumber,
+) -> Result<CardFacts, ApiError> {
+    let token = state.processor.tokenize(merchant_id, number).await?;
+    let bin = state.processor.bin_info(number.bin()).await?;
+    Ok(CardFacts {
+        token,
+        brand: number.brand().as_str().into(),
+        bin: number.bin().into(),
+        last4: number.last4().into(),
+        fingerprint: state
+            .keys
+            .lookup_digest(&format!("card:{}", number.digits())),
+        bin_type: bin.bin_type,
+        issuer: bin.issuer,
+        country: bin.country,
+    })
+}
+
+/// What the form shows besides the session: errors, a message and the values worth keeping.
+#[derive(Debug, Default)]
+struct Entry {
+    errors: FormErrors,
+    message: Option<String>,
+    amount: String,
+    processor_id: Option<i64>,
+    holder: String,
+    expiry: String,
+}
+
+fn form_page(
+    state: &AppState,
+    t: &BTreeMap<String, String>,
+    cashier: &Cashier,
+    entry: Entry,
+) -> Result<Response, ApiError> {
+    let fields = &cashier.session.fields;
+    let payer = Payer::of(&cashier.session)?;
+    let lang = i18n::lang(t);
+    let full_name = match &payer.last_name {
+        Some(last) => format!("{} {last}", payer.first_name),
+        None => payer.first_name.clone(),
+    };
+    let chosen = entry
+        .processor_id
+        .filter(|id| cashier.processors.iter().any(|p| p.processor_id == *id))
+        .or(cashier.processors.first().map(|p| p.processor_id));
     let context = context! {
-        t => strings,
-        merchant_name => merchant.name,
-        order_id => session.fields.order_id,
-        description => session.fields.cashier_description,
-        currency => currency.code(),
-        currency_symbol => currency.symbol(),
-        minor_unit_step => step(currency),
-        locked_amount => session.fields.locked_amount.map(|a| display_amount(a, currency, i18n::lang(strings))),
-        locked_input => session.fields.locked_amount.map(|a| input_amount(a, currency)),
-        payout => session.fields.is_payout,
-        payer => payer,
-        processors => processors.iter().map(|p| context! {
+        t => t,
+        merchant_name => cashier.merchant.name,
+        order_id => fields.order_id,
+        description => fields.cashier_description,
+        currency => cashier.currency.code(),
+        currency_symbol => cashier.currency.symbol(),
+        minor_unit_step => step(cashier.currency),
+        locked_amount => fields.locked_amount.map(|a| display_amount(a, cashier.currency, lang)),
+        amount => entry.amount,
+        payout => fields.is_payout,
+        payer => context! {
+            name => full_name,
+            email => payer.email,
+            street => payer.street,
+            zip_code => payer.zip_code,
+            city => payer.city,
+            region => payer.region,
+            country => payer.country,
+            phone => payer.phone,
+        },
+        processors => cashier.processors.iter().map(|p| context! {
             id => p.processor_id,
             name => p.name,
             card => p.kind == ProcessorKind::Card,
+            checked => Some(p.processor_id) == chosen,
         }).collect::<Vec<_>>(),
-        session_token => token,
-        csrf_token => csrf::form_token(&state.keys, &token),
+        session_token => cashier.token,
+        fixed => cashier.fixed,
+        csrf_token => csrf::form_token(&state.keys, &cashier.token),
+        errors => entry.errors,
+        message => entry.message,
+        holder => if entry.holder.is_empty() { full_name.clone() } else { entry.holder },
+        expiry => entry.expiry,
+        sandbox => cashier.merchant.mode == Mode::Sandbox,
     };
     page(
-        &state,
+        state,
         StatusCode::OK,
         "cashier.html",
         context,
         Framing::Embeddable,
     )
+    .map(|r| allow_redirects(r, cashier))
+}
+
+fn challenge_page(
+    state: &AppState,
+    t: &BTreeMap<String, String>,
+    cashier: &Cashier,
+    pending: &PendingPayment,
+) -> Result<Response, ApiError> {
+    let lang = i18n::lang(t);
+    page(
+        state,
+        StatusCode::OK,
+        "cashier_challenge.html",
+        context! {
+            t => t,
+            merchant_name => cashier.merchant.name,
+            amount => display_amount(pending.amount, cashier.currency, lang),
+            card => context! { brand => pending.card.brand, last4 => pending.card.last4 },
+            session_token => cashier.token,
+            order_id => cashier.session.fields.order_id,
+            fixed => cashier.fixed,
+            csrf_token => csrf::form_token(&state.keys, &cashier.token),
+            sandbox => cashier.merchant.mode == Mode::Sandbox,
+        },
+        Framing::Embeddable,
+    )
+    .map(|r| allow_redirects(r, cashier))
+}
+
+/// The order's outcome: after a payment inside an iframe (with the redirect the parent page
+/// performs), or when a completed session's link is opened again.
+async fn outcome_page(
+    state: &AppState,
+    t: &BTreeMap<String, String>,
+    cashier: &Cashier,
+    transaction: Option<&CashierTransaction>,
+) -> Result<Response, ApiError> {
+    let latest = match transaction {
+        Some(t) => Some(t.clone()),
+        None => {
+            cashier_transactions::latest(
+                state.store.pool(),
+                cashier.merchant.id,
+                &cashier.session.fields.order_id,
+                None,
+            )
+            .await?
+        }
+    };
+    let lang = i18n::lang(t);
+    let fields = &cashier.session.fields;
+    let success = latest
+        .as_ref()
+        .is_some_and(|t| t.status == TransactionStatus::Success);
+    let redirect = transaction.and_then(|_| {
+        if success {
+            fields.success_redirect_url.clone()
+        } else {
+            fields.failed_redirect_url.clone()
+        }
+    });
+    let reason = latest
+        .as_ref()
+        .filter(|_| !success)
+        .map(|tr| decline_message(t, tr.decline_code.as_deref().unwrap_or_default()));
+    page(
+        state,
+        StatusCode::OK,
+        "cashier_done.html",
+        context! {
+            t => t,
+            merchant_name => cashier.merchant.name,
+            order_id => fields.order_id,
+            success => success,
+            payout => fields.is_payout,
+            amount => latest.as_ref().map(|tr| display_amount(tr.amount, cashier.currency, lang)),
+            card => latest.as_ref().and_then(|tr| tr.card.as_ref()).map(|c| context! { brand => c.brand, last4 => c.last4 }),
+            reason => reason,
+            transaction_id => latest.as_ref().map(|tr| tr.id),
+            redirect => redirect,
+            outcome => if success { "success" } else { "failed" },
+        },
+        Framing::Embeddable,
+    )
+}
+
+/// The cashier's forms may end in a redirect to the session's success or failed URL.
+fn allow_redirects(response: Response, cashier: &Cashier) -> Response {
+    let fields = &cashier.session.fields;
+    let response = allow_form_redirect(response, fields.success_redirect_url.as_deref());
+    allow_form_redirect(response, fields.failed_redirect_url.as_deref())
+}
+
+/// 303 back to the cashier page (post/redirect/get).
+fn see_page(cashier: &Cashier) -> Response {
+    Redirect::to(&cashier.link()).into_response()
+}
+
+fn text(t: &BTreeMap<String, String>, key: &str) -> String {
+    t.get(key).cloned().unwrap_or_default()
 }
 
 /// The smallest step of the amount input: `0.01` for EUR, `1` for JPY, `0.001` for BHD.

@@ -23,10 +23,21 @@ use axum::Router;
 
 use crate::app::AppState;
 
-/// The pages' routes.
-pub fn router() -> Router<AppState> {
-    Router::new()
-        .route("/cashier", get(cashier::show))
+/// The pages' routes. `cashier.js` is served under `/cdn/` and, when `RECUR_CDN_URL` names
+/// another path, under that path too (so a CDN can pull it from the same path).
+pub fn router(state: &AppState) -> Router<AppState> {
+    let cdn_path = url::Url::parse(&state.cdn_url())
+        .map(|u| u.path().trim_end_matches('/').to_string())
+        .unwrap_or_default();
+    let router = Router::new();
+    let router = if cdn_path != "/cdn" && !cdn_path.starts_with("/api") {
+        router.route(&format!("{cdn_path}/cashier.js"), get(cashier_embed_script))
+    } else {
+        router
+    };
+    router
+        .route("/cashier", get(cashier::show).post(cashier::pay))
+        .route("/cashier/confirm", post(cashier::confirm))
         .route("/checkout/{token}", get(checkout::show).post(checkout::pay))
         .route("/checkout/{token}/confirm", post(checkout::confirm))
         .route("/portal/{token}", get(portal::show))
@@ -53,6 +64,8 @@ pub fn router() -> Router<AppState> {
         .route("/portal/{token}/memberships/{key}/pay", post(portal::pay))
         .route("/assets/recur.css", get(stylesheet))
         .route("/assets/card-form.js", get(card_form_script))
+        .route("/assets/cashier-page.js", get(cashier_page_script))
+        .route("/cdn/cashier.js", get(cashier_embed_script))
 }
 
 async fn stylesheet() -> impl IntoResponse {
@@ -72,5 +85,27 @@ async fn card_form_script() -> impl IntoResponse {
             (header::CACHE_CONTROL, "public, max-age=3600"),
         ],
         include_str!("../../assets/card-form.js"),
+    )
+}
+
+async fn cashier_page_script() -> impl IntoResponse {
+    (
+        [
+            (header::CONTENT_TYPE, "text/javascript; charset=utf-8"),
+            (header::CACHE_CONTROL, "public, max-age=3600"),
+        ],
+        include_str!("../../assets/cashier-page.js"),
+    )
+}
+
+/// `cashier.js` for merchant pages that embed the cashier; loadable from any origin.
+async fn cashier_embed_script() -> impl IntoResponse {
+    (
+        [
+            (header::CONTENT_TYPE, "text/javascript; charset=utf-8"),
+            (header::CACHE_CONTROL, "public, max-age=3600"),
+            (header::ACCESS_CONTROL_ALLOW_ORIGIN, "*"),
+        ],
+        include_str!("../../assets/cashier.js"),
     )
 }

@@ -69,7 +69,7 @@ pub fn allow_form_redirect(mut response: Response, target: Option<&str>) -> Resp
     let origin = target
         .and_then(|t| url::Url::parse(t).ok())
         .map(|u| u.origin().ascii_serialization())
-        .filter(|o| o.starts_with("https://"));
+        .filter(|o| o.starts_with("https://") || o.starts_with("http://"));
     let Some(origin) = origin else {
         return response;
     };

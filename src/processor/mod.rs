@@ -29,6 +29,9 @@ pub struct ChargeRequest<'a> {
     pub amount: i64,
     /// ISO 4217 code.
     pub currency: &'a str,
+    /// The merchant's card gateway (`PaymentProcessorId`) to route through; `None` lets the
+    /// processor pick its default route (renewals).
+    pub gateway: Option<i64>,
     /// Sandbox only: the outcome a `chargeEmitterQueue` item forces. Live processors ignore it.
     pub directive: Option<&'a ChargeDirective>,
 }
@@ -61,6 +64,36 @@ pub struct PayoutRequest<'a> {
     pub amount: i64,
     /// ISO 4217 code.
     pub currency: &'a str,
+    /// The card gateway to route through; `None` for the default route.
+    pub gateway: Option<i64>,
+}
+
+/// A payment through an alternative (non-card) method such as an e-wallet or a bank transfer.
+#[derive(Debug, Clone)]
+pub struct AlternativeRequest<'a> {
+    /// The merchant on whose behalf the payment runs.
+    pub merchant_id: i64,
+    /// Unique per payment; repeating it returns the first answer.
+    pub idempotency_key: &'a str,
+    /// The method's `PaymentProcessorId`.
+    pub method: i64,
+    /// The payer's account at the method (their e-mail address).
+    pub account: &'a str,
+    /// Amount in minor units.
+    pub amount: i64,
+    /// ISO 4217 code.
+    pub currency: &'a str,
+}
+
+/// What the card's BIN tells about it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct BinInfo {
+    /// `credit`, `debit` or `prepaid`.
+    pub bin_type: Option<String>,
+    /// The issuing bank.
+    pub issuer: Option<String>,
+    /// ISO 3166-1 alpha-2 country of the issuer.
+    pub country: Option<String>,
 }
 
 /// The processor's answer to a charge, refund or payout.
@@ -136,4 +169,12 @@ pub trait Processor: Send + Sync + 'static {
 
     /// Sends money to a stored card. Idempotent on `request.idempotency_key`.
     fn payout<'a>(&'a self, request: PayoutRequest<'a>) -> ProcessorFuture<'a, ChargeOutcome>;
+
+    /// Takes a payment through an alternative method. Idempotent on `request.idempotency_key`;
+    /// refunded like a charge, by its reference.
+    fn collect<'a>(&'a self, request: AlternativeRequest<'a>)
+        -> ProcessorFuture<'a, ChargeOutcome>;
+
+    /// Looks up the card type, issuer and country of a BIN (the first six digits).
+    fn bin_info<'a>(&'a self, bin: &'a str) -> ProcessorFuture<'a, BinInfo>;
 }

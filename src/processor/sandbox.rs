@@ -8,8 +8,8 @@ use std::sync::Arc;
 use recur_domain::card::CardNumber;
 
 use super::{
-    ChargeOutcome, ChargeRequest, PayoutRequest, Processor, ProcessorFuture, RefundRequest,
-    Verification,
+    AlternativeRequest, BinInfo, ChargeOutcome, ChargeRequest, PayoutRequest, Processor,
+    ProcessorFuture, RefundRequest, Verification,
 };
 use crate::clock::Clock;
 use crate::ids;
@@ -27,7 +27,14 @@ pub enum Behaviour {
     /// `4000 0000 0000 3220`: the hosted page asks the customer to confirm their identity; once
     /// confirmed (and for charges without the customer present) it is approved.
     Challenge,
+    /// `4000 0000 0000 0119`: [`TROUBLED_GATEWAY`] fails it with the soft decline
+    /// `processing_error`; every other route approves it (the cascading test card).
+    GatewayError,
 }
+
+/// The sandbox gateway that cannot process [`Behaviour::GatewayError`] cards: "Sandbox Card
+/// Gateway A", first in every merchant's cascade.
+pub const TROUBLED_GATEWAY: i64 = 101;
 
 impl Behaviour {
     /// The behaviour of a test card number.
@@ -36,6 +43,7 @@ impl Behaviour {
             "4000000000000002" => Behaviour::Decline,
             "4000000000009995" => Behaviour::InsufficientFunds,
             "4000000000003220" => Behaviour::Challenge,
+            "4000000000000119" => Behaviour::GatewayError,
             _ => Behaviour::Approve,
         }
     }
@@ -46,6 +54,7 @@ impl Behaviour {
             Behaviour::Decline => "decline",
             Behaviour::InsufficientFunds => "insufficient_funds",
             Behaviour::Challenge => "challenge",
+            Behaviour::GatewayError => "gateway_error",
         }
     }
 
@@ -54,16 +63,21 @@ impl Behaviour {
             "decline" => Behaviour::Decline,
             "insufficient_funds" => Behaviour::InsufficientFunds,
             "challenge" => Behaviour::Challenge,
+            "gateway_error" => Behaviour::GatewayError,
             _ => Behaviour::Approve,
         }
     }
 
-    /// `(code, reason)` of a decline, `None` when the card is approved.
-    fn decline(self) -> Option<(&'static str, &'static str)> {
+    /// `(code, reason)` of a decline through `gateway`, `None` when the card is approved.
+    fn decline(self, gateway: Option<i64>) -> Option<(&'static str, &'static str)> {
         match self {
             Behaviour::Decline => Some(("card_declined", "Your card was declined.")),
             Behaviour::InsufficientFunds => Some(("insufficient_funds", "Insufficient funds.")),
-            Behaviour::Approve | Behaviour::Challenge => None,
+            Behaviour::GatewayError if gateway == Some(TROUBLED_GATEWAY) => Some((
+                "processing_error",
+                "The gateway could not process the card.",
+            )),
+            Behaviour::Approve | Behaviour::Challenge | Behaviour::GatewayError => None,
         }
     }
 }
@@ -162,7 +176,7 @@ impl SandboxProcessor {
         let decline = match (request.directive, behaviour) {
             (Some(directive), _) if directive.succeed => None,
             (Some(directive), _) => Some(("emitter_rejected", directive.description.as_str())),
-            (None, Some(behaviour)) => behaviour.decline(),
+            (None, Some(behaviour)) => behaviour.decline(request.gateway),
             (None, None) => Some(UNKNOWN_CARD),
         };
         let mut tx = self.store.begin().await?;
@@ -257,10 +271,12 @@ impl SandboxProcessor {
     }
 
     async fn payout_once(&self, request: PayoutRequest<'_>) -> anyhow::Result<ChargeOutcome> {
+        // Sending money needs no funds on the card: only a refused card or a gateway failure
+        // stops a payout.
         let decline = match self.behaviour(request.merchant_id, request.token).await? {
             None => Some(UNKNOWN_CARD),
-            Some(Behaviour::Decline) => Behaviour::Decline.decline(),
-            Some(_) => None,
+            Some(Behaviour::InsufficientFunds) => None,
+            Some(behaviour) => behaviour.decline(request.gateway),
         };
         let mut tx = self.store.begin().await?;
         let outcome = self
@@ -281,7 +297,46 @@ impl SandboxProcessor {
         tx.commit().await?;
         Ok(outcome)
     }
+
+    async fn collect_once(&self, request: AlternativeRequest<'_>) -> anyhow::Result<ChargeOutcome> {
+        let refused = request
+            .account
+            .split('@')
+            .next()
+            .is_some_and(|local| local.ends_with("+decline"));
+        let mut tx = self.store.begin().await?;
+        let outcome = self
+            .record_once(
+                &mut tx,
+                Entry {
+                    key: request.idempotency_key,
+                    merchant_id: request.merchant_id,
+                    kind: "charge",
+                    refunded_reference: None,
+                    token: "",
+                    amount: request.amount,
+                    currency: request.currency,
+                    decline: refused
+                        .then_some(("payment_refused", "The payer refused the payment.")),
+                },
+            )
+            .await?;
+        tx.commit().await?;
+        Ok(outcome)
+    }
 }
+
+/// The sandbox's BIN table: (BIN prefix, type, issuer, country). Unknown BINs have no details.
+const SANDBOX_BINS: [(&str, &str, &str, &str); 8] = [
+    ("424242", "credit", "Sandbox Bank", "US"),
+    ("400000", "credit", "Sandbox Bank", "US"),
+    ("400005", "debit", "Sandbox Bank", "US"),
+    ("400002", "debit", "Sandbox Bank Deutschland", "DE"),
+    ("400008", "credit", "Sandbox Bank UK", "GB"),
+    ("555555", "credit", "Sandbox Mastercard Bank", "US"),
+    ("520082", "debit", "Sandbox Mastercard Bank", "US"),
+    ("378282", "credit", "Sandbox Amex", "US"),
+];
 
 /// Decline of a token the vault does not know.
 const UNKNOWN_CARD: (&str, &str) = ("invalid_payment_method", "Unknown payment method.");
@@ -358,5 +413,26 @@ impl Processor for SandboxProcessor {
 
     fn payout<'a>(&'a self, request: PayoutRequest<'a>) -> ProcessorFuture<'a, ChargeOutcome> {
         Box::pin(self.payout_once(request))
+    }
+
+    fn collect<'a>(
+        &'a self,
+        request: AlternativeRequest<'a>,
+    ) -> ProcessorFuture<'a, ChargeOutcome> {
+        Box::pin(self.collect_once(request))
+    }
+
+    fn bin_info<'a>(&'a self, bin: &'a str) -> ProcessorFuture<'a, BinInfo> {
+        Box::pin(async move {
+            Ok(SANDBOX_BINS
+                .iter()
+                .find(|(prefix, ..)| bin.starts_with(prefix))
+                .map(|(_, bin_type, issuer, country)| BinInfo {
+                    bin_type: Some((*bin_type).into()),
+                    issuer: Some((*issuer).into()),
+                    country: Some((*country).into()),
+                })
+                .unwrap_or_default())
+        })
     }
 }

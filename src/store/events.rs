@@ -211,17 +211,30 @@ pub async fn record_attempt(
     .execute(&mut **tx)
     .await?;
     let delivered = outcome.status == EventStatus::Delivered;
-    sqlx::query(
+    // A re-send while this attempt was in flight cleared the lease and started a new round: the
+    // attempt is counted, but the new round stays due.
+    let updated = sqlx::query(
         "UPDATE events SET status = $1, attempts = attempts + 1, round_attempts = round_attempts + 1, \
          next_attempt_at = $2, lease_until = NULL, delivered_at = COALESCE($3, delivered_at) \
-         WHERE id = $4",
+         WHERE id = $4 AND lease_until IS NOT NULL",
     )
     .bind(outcome.status.as_str())
     .bind(outcome.next_attempt_at.map(to_micros))
     .bind(delivered.then(|| to_micros(outcome.started_at)))
     .bind(event.id)
     .execute(&mut **tx)
-    .await?;
+    .await?
+    .rows_affected();
+    if updated == 0 {
+        sqlx::query(
+            "UPDATE events SET attempts = attempts + 1, \
+             delivered_at = COALESCE($1, delivered_at) WHERE id = $2",
+        )
+        .bind(delivered.then(|| to_micros(outcome.started_at)))
+        .bind(event.id)
+        .execute(&mut **tx)
+        .await?;
+    }
     Ok(())
 }
 
@@ -297,4 +310,22 @@ pub async fn resend(
         .fetch_optional(&mut **tx)
         .await?;
     row.as_ref().map(decode).transpose()
+}
+
+/// The `ActionId` of the order's newest event with `action`, if any.
+pub async fn latest_for_order<'c, E: Executor<'c, Database = Any>>(
+    executor: E,
+    merchant_id: i64,
+    order_id: &str,
+    action: &str,
+) -> Result<Option<String>, sqlx::Error> {
+    sqlx::query_scalar(
+        "SELECT action_id FROM events WHERE merchant_id = $1 AND order_id = $2 AND action = $3 \
+         ORDER BY id DESC LIMIT 1",
+    )
+    .bind(merchant_id)
+    .bind(order_id)
+    .bind(action)
+    .fetch_optional(executor)
+    .await
 }

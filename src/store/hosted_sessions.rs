@@ -2,6 +2,7 @@
 
 use chrono::{DateTime, Utc};
 
+use super::cashier_transactions::CardFacts;
 use super::{from_micros, to_micros, Tx};
 
 /// What a hosted-page session is created with, validated.
@@ -114,28 +115,48 @@ pub struct HostedSession {
     pub fields: NewHostedSession,
     /// `open` until paid.
     pub status: String,
+    /// When it was opened.
+    pub created_at: DateTime<Utc>,
     /// When it stops being usable.
     pub expires_at: DateTime<Utc>,
+    /// A card waiting for the customer's identity confirmation, with the amount and the chosen
+    /// processor.
+    pub pending: Option<PendingPayment>,
 }
 
-/// The session whose token has this lookup digest. The token is the credential: it identifies the
-/// merchant as well.
-pub async fn by_token_digest(
-    store: &super::Store,
-    token_digest: &str,
-) -> Result<Option<HostedSession>, sqlx::Error> {
+/// What a session keeps while the customer confirms their identity.
+#[derive(Debug, Clone)]
+pub struct PendingPayment {
+    /// The card.
+    pub card: CardFacts,
+    /// Amount in minor units.
+    pub amount: i64,
+    /// The processor the customer chose.
+    pub processor_id: i64,
+}
+
+const SESSION_COLUMNS: &str = "id, merchant_id, order_id, currency, locked_amount, \
+    billing_details, webhook_url, success_redirect_url, failed_redirect_url, disabled_psp_ids, \
+    credit_card_only, is_payout, cashier_description, status, created_at, expires_at, \
+    pending_card, pending_amount, pending_processor_id";
+
+fn from_row(row: &sqlx::any::AnyRow) -> Result<HostedSession, sqlx::Error> {
     use sqlx::Row;
-    let row = sqlx::query(
-        "SELECT id, merchant_id, order_id, currency, locked_amount, billing_details, webhook_url, \
-         success_redirect_url, failed_redirect_url, disabled_psp_ids, credit_card_only, is_payout, \
-         cashier_description, status, expires_at FROM hosted_page_sessions WHERE token_digest = $1",
-    )
-    .bind(token_digest)
-    .fetch_optional(store.pool())
-    .await?;
-    let Some(row) = row else { return Ok(None) };
     let disabled: String = row.try_get("disabled_psp_ids")?;
-    Ok(Some(HostedSession {
+    let pending_card: Option<String> = row.try_get("pending_card")?;
+    let pending = match pending_card {
+        Some(card) => Some(PendingPayment {
+            card: serde_json::from_str(&card).map_err(|e| sqlx::Error::Decode(Box::new(e)))?,
+            amount: row
+                .try_get::<Option<i64>, _>("pending_amount")?
+                .unwrap_or(0),
+            processor_id: row
+                .try_get::<Option<i64>, _>("pending_processor_id")?
+                .unwrap_or(0),
+        }),
+        None => None,
+    };
+    Ok(HostedSession {
         id: row.try_get("id")?,
         merchant_id: row.try_get("merchant_id")?,
         fields: NewHostedSession {
@@ -153,6 +174,100 @@ pub async fn by_token_digest(
             cashier_description: row.try_get("cashier_description")?,
         },
         status: row.try_get("status")?,
+        created_at: from_micros(row.try_get("created_at")?),
         expires_at: from_micros(row.try_get("expires_at")?),
-    }))
+        pending,
+    })
+}
+
+/// The session whose token has this lookup digest. The token is the credential: it identifies the
+/// merchant as well.
+pub async fn by_token_digest(
+    store: &super::Store,
+    token_digest: &str,
+) -> Result<Option<HostedSession>, sqlx::Error> {
+    sqlx::query(&format!(
+        "SELECT {SESSION_COLUMNS} FROM hosted_page_sessions WHERE token_digest = $1"
+    ))
+    .bind(token_digest)
+    .fetch_optional(store.pool())
+    .await?
+    .as_ref()
+    .map(from_row)
+    .transpose()
+}
+
+/// The session `id` of `merchant_id`.
+pub async fn by_id<'c, E: sqlx::Executor<'c, Database = sqlx::Any>>(
+    executor: E,
+    merchant_id: i64,
+    id: i64,
+) -> Result<Option<HostedSession>, sqlx::Error> {
+    sqlx::query(&format!(
+        "SELECT {SESSION_COLUMNS} FROM hosted_page_sessions WHERE merchant_id = $1 AND id = $2"
+    ))
+    .bind(merchant_id)
+    .bind(id)
+    .fetch_optional(executor)
+    .await?
+    .as_ref()
+    .map(from_row)
+    .transpose()
+}
+
+/// Claims an open session for one payment until `until`: `false` when it is completed or another
+/// request holds the claim (a double click, a second tab). A claim left by a crashed process
+/// lapses at `until`.
+pub async fn claim(
+    store: &super::Store,
+    id: i64,
+    now: DateTime<Utc>,
+    until: DateTime<Utc>,
+) -> Result<bool, sqlx::Error> {
+    let claimed = sqlx::query(
+        "UPDATE hosted_page_sessions SET claimed_until = $1 WHERE id = $2 AND status = 'open' \
+         AND (claimed_until IS NULL OR claimed_until <= $3)",
+    )
+    .bind(to_micros(until))
+    .bind(id)
+    .bind(to_micros(now))
+    .execute(store.pool())
+    .await?;
+    Ok(claimed.rows_affected() == 1)
+}
+
+/// Ends a payment's claim; `completed` closes the session for good (paid or paid out).
+pub async fn release(tx: &mut Tx, id: i64, completed: bool) -> Result<(), sqlx::Error> {
+    sqlx::query(
+        "UPDATE hosted_page_sessions SET claimed_until = NULL, \
+         status = CASE WHEN $1 = 1 THEN 'completed' ELSE status END WHERE id = $2",
+    )
+    .bind(i64::from(completed))
+    .bind(id)
+    .execute(&mut **tx)
+    .await
+    .map(|_| ())
+}
+
+/// Parks a payment on the session while the customer confirms their identity; `None` clears it.
+pub async fn set_pending(
+    store: &super::Store,
+    id: i64,
+    pending: Option<&PendingPayment>,
+) -> Result<(), sqlx::Error> {
+    let card = pending
+        .map(|p| serde_json::to_string(&p.card))
+        .transpose()
+        .map_err(|e| sqlx::Error::Encode(Box::new(e)))?;
+    sqlx::query(
+        "UPDATE hosted_page_sessions SET pending_card = $1, pending_amount = $2, \
+         pending_processor_id = $3 WHERE id = $4",
+    )
+    .bind(card)
+    .bind(pending.map(|p| p.amount))
+    .bind(pending.map(|p| p.processor_id))
+    .bind(id)
+    .execute(store.pool())
+    .await
+    .map(|_| ())
 }

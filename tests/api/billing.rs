@@ -644,6 +644,7 @@ backend_test!(
                 token: &card.processor_token,
                 amount: charge.amount,
                 currency: &charge.currency,
+                gateway: None,
                 directive: None,
             })
             .await

@@ -5,6 +5,7 @@ mod receivers;
 
 mod auth;
 mod billing;
+mod cashier;
 mod checkout;
 mod cli;
 mod customers;

@@ -43,6 +43,7 @@ backend_test!(
                         token: &token,
                         amount: 1000,
                         currency: "EUR",
+                        gateway: None,
                         directive,
                     })
                     .await
@@ -122,6 +123,7 @@ backend_test!(
                         token: &token,
                         amount: 2500,
                         currency: "EUR",
+                        gateway: None,
                     })
                     .await
                     .unwrap()
@@ -147,6 +149,7 @@ backend_test!(
                 token: &good,
                 amount: 1,
                 currency: "EUR",
+                gateway: None,
                 directive: None,
             })
             .await

@@ -7,6 +7,8 @@
 pub mod calendar;
 pub mod card;
 pub mod card_entry;
+pub mod cascade;
+pub mod fx;
 pub mod invoice;
 pub mod membership;
 pub mod money;

@@ -1,0 +1,35 @@
+// recur cashier page: shows the card fields only for card processors, and, on the outcome page
+// of a cashier shown inside an iframe, tells the parent page (which loads cashier.js) where the
+// customer goes next.
+(function () {
+  "use strict";
+
+  function sync(form) {
+    var chosen = form.querySelector("input[name=processorId]:checked");
+    var card = !chosen || chosen.getAttribute("data-kind") === "card";
+    var fields = form.querySelector(".card-fields");
+    if (fields) { fields.hidden = !card; fields.disabled = !card; }
+    var note = form.querySelector("[data-alternative-note]");
+    if (note) { note.hidden = card; }
+  }
+
+  function report() {
+    var outcome = document.querySelector("[data-cashier-outcome]");
+    if (!outcome || window.parent === window) { return; }
+    window.parent.postMessage({
+      source: "recur-cashier",
+      outcome: outcome.getAttribute("data-cashier-outcome"),
+      orderId: outcome.getAttribute("data-order-id"),
+      transactionId: outcome.getAttribute("data-transaction-id"),
+      redirectUrl: outcome.getAttribute("data-redirect")
+    }, "*");
+  }
+
+  document.addEventListener("DOMContentLoaded", function () {
+    Array.prototype.forEach.call(document.querySelectorAll("form[data-cashier-form]"), function (form) {
+      sync(form);
+      form.addEventListener("change", function () { sync(form); });
+    });
+    report();
+  });
+})();

@@ -1,0 +1,185 @@
+//! Running one payment, payout or alternative-method collection over a route of processors:
+//! each soft decline moves on to the next card processor; an approval, a hard decline or a
+//! processor that could not be asked ends it (rules in `recur_domain::cascade`).
+
+use recur_domain::cascade::is_soft_decline;
+
+use crate::app::AppState;
+use crate::processor::{AlternativeRequest, ChargeOutcome, ChargeRequest, PayoutRequest};
+use crate::store::cashier_transactions::{Attempt, TransactionStatus};
+use crate::store::processors::PaymentProcessor;
+
+/// What money moves, and from or to what.
+#[derive(Debug, Clone, Copy)]
+pub enum Operation<'a> {
+    /// Charge the card behind `token`.
+    Charge {
+        /// Processor token of the card.
+        token: &'a str,
+    },
+    /// Send money to the card behind `token`.
+    Payout {
+        /// Processor token of the card.
+        token: &'a str,
+    },
+    /// Collect through an alternative method from the payer's `account`.
+    Collect {
+        /// The payer's e-mail.
+        account: &'a str,
+    },
+}
+
+/// How a cascade ended.
+#[derive(Debug, Clone)]
+pub struct Cascade {
+    /// Every attempt, in order; never empty.
+    pub attempts: Vec<Attempt>,
+    /// The final status.
+    pub status: TransactionStatus,
+    /// The processor of the final attempt.
+    pub processor: PaymentProcessor,
+    /// The idempotency key of the final attempt.
+    pub key: String,
+}
+
+/// Runs `operation` for `amount` over `route` (at least one processor). Keys are
+/// `{key_prefix}:{processor id}`, so repeating a cascade with the same prefix repeats no
+/// movement of money.
+pub async fn run(
+    state: &AppState,
+    merchant_id: i64,
+    route: &[PaymentProcessor],
+    operation: Operation<'_>,
+    amount: i64,
+    currency: &str,
+    key_prefix: &str,
+) -> anyhow::Result<Cascade> {
+    let mut attempts = Vec::with_capacity(route.len());
+    for (index, processor) in route.iter().enumerate() {
+        let key = format!("{key_prefix}:{}", processor.processor_id);
+        let gateway = Some(processor.processor_id);
+        let answer = match operation {
+            Operation::Charge { token } => {
+                state
+                    .processor
+                    .charge(ChargeRequest {
+                        merchant_id,
+                        idempotency_key: &key,
+                        token,
+                        amount,
+                        currency,
+                        gateway,
+                        directive: None,
+                    })
+                    .await
+            }
+            Operation::Payout { token } => {
+                state
+                    .processor
+                    .payout(PayoutRequest {
+                        merchant_id,
+                        idempotency_key: &key,
+                        token,
+                        amount,
+                        currency,
+                        gateway,
+                    })
+                    .await
+            }
+            Operation::Collect { account } => {
+                state
+                    .processor
+                    .collect(AlternativeRequest {
+                        merchant_id,
+                        idempotency_key: &key,
+                        method: processor.processor_id,
+                        account,
+                        amount,
+                        currency,
+                    })
+                    .await
+            }
+        };
+        let at = state.clock.now();
+        let (attempt, status, soft) = match answer {
+            Ok(ChargeOutcome::Approved { reference }) => (
+                attempt(
+                    processor,
+                    reference,
+                    None,
+                    None,
+                    TransactionStatus::Success,
+                    at,
+                ),
+                TransactionStatus::Success,
+                false,
+            ),
+            Ok(ChargeOutcome::Declined {
+                reference,
+                code,
+                reason,
+            }) => {
+                let soft = is_soft_decline(&code);
+                (
+                    attempt(
+                        processor,
+                        reference,
+                        Some(code),
+                        Some(reason),
+                        TransactionStatus::Rejected,
+                        at,
+                    ),
+                    TransactionStatus::Rejected,
+                    soft,
+                )
+            }
+            Err(error) => {
+                tracing::warn!(processor = processor.processor_id, %error, "processor call failed");
+                (
+                    attempt(
+                        processor,
+                        String::new(),
+                        Some("processor_unavailable".into()),
+                        Some("The processor could not be reached.".into()),
+                        TransactionStatus::Failed,
+                        at,
+                    ),
+                    TransactionStatus::Failed,
+                    // The money may have moved before the answer was lost: never ask a second
+                    // processor after an unanswered call.
+                    false,
+                )
+            }
+        };
+        attempts.push(attempt);
+        if !soft || index + 1 == route.len() {
+            return Ok(Cascade {
+                attempts,
+                status,
+                processor: processor.clone(),
+                key,
+            });
+        }
+    }
+    anyhow::bail!("a cascade needs at least one processor")
+}
+
+fn attempt(
+    processor: &PaymentProcessor,
+    reference: String,
+    decline_code: Option<String>,
+    decline_reason: Option<String>,
+    status: TransactionStatus,
+    at: chrono::DateTime<chrono::Utc>,
+) -> Attempt {
+    Attempt {
+        processor_id: processor.processor_id,
+        processor_key: processor.processor_key.clone(),
+        processor_name: processor.name.clone(),
+        reference,
+        decline_code,
+        decline_reason,
+        status: status.as_str().into(),
+        at,
+    }
+}

@@ -1,0 +1,547 @@
+//! What happens to a cashier order: the customer's payment or payout, a provider-started retry
+//! of a rejected one, the merchant's refunds and payouts, and re-sending the latest
+//! notification. Each change commits with its transaction row and its notification together.
+
+use chrono::{DateTime, Utc};
+use recur_domain::cascade::route;
+use recur_domain::money::{decimal_to_minor, Currency};
+use recur_domain::validation::FieldErrors;
+use rust_decimal::Decimal;
+
+use super::cascade::{self, Cascade, Operation};
+use super::notification::{TransactionPayload, CRM_ALTERNATIVE, CRM_CARD};
+use super::payer::Payer;
+use crate::api::problem::ApiError;
+use crate::app::AppState;
+use crate::billing::notify::{amount_number, TRANSACTION};
+use crate::processor::{ChargeOutcome, RefundRequest};
+use crate::store::cashier_transactions::{
+    self, Attempt, CardFacts, CashierTransaction, NewTransaction, TransactionKind,
+    TransactionStatus,
+};
+use crate::store::hosted_sessions::{self, HostedSession};
+use crate::store::outbox::{self, NewEvent};
+use crate::store::processors::{self, PaymentProcessor, ProcessorKind};
+use crate::store::{events, Tx};
+
+/// A payment or payout the customer asked for on the cashier page.
+#[derive(Debug, Clone)]
+pub struct CashierPayment<'a> {
+    /// The session, claimed by the caller.
+    pub session: &'a HostedSession,
+    /// The processors the page offered, in cascade order.
+    pub offered: &'a [PaymentProcessor],
+    /// The one the customer chose.
+    pub processor_id: i64,
+    /// Minor units.
+    pub amount: i64,
+    /// The card, unless an alternative method was chosen.
+    pub card: Option<CardFacts>,
+    /// The customer's address.
+    pub client_ip: Option<String>,
+}
+
+/// Runs the customer's payment (or payout, for a payout session) through the cascade, records
+/// it, notifies the merchant and ends the session's claim (closing it after a success).
+pub async fn pay(
+    state: &AppState,
+    payment: CashierPayment<'_>,
+) -> Result<CashierTransaction, ApiError> {
+    let session = payment.session;
+    let route: Vec<PaymentProcessor> = route(
+        payment.offered,
+        payment.processor_id,
+        |p| p.processor_id,
+        |p| p.kind == ProcessorKind::Card,
+    )
+    .into_iter()
+    .cloned()
+    .collect();
+    let Some(first) = route.first() else {
+        return Err(invalid("processorId", "is not offered in this cashier"));
+    };
+    let payer = Payer::of(session)?;
+    let kind = if session.fields.is_payout {
+        TransactionKind::PayOut
+    } else {
+        TransactionKind::PayIn
+    };
+    let operation = match (&payment.card, first.kind) {
+        (Some(card), ProcessorKind::Card) if kind == TransactionKind::PayOut => {
+            Operation::Payout { token: &card.token }
+        }
+        (Some(card), ProcessorKind::Card) => Operation::Charge { token: &card.token },
+        (_, ProcessorKind::Alternative) if kind == TransactionKind::PayIn => Operation::Collect {
+            account: &payer.email,
+        },
+        _ => return Err(invalid("cardNumber", "is required")),
+    };
+    let card = match first.kind {
+        ProcessorKind::Card => payment.card.clone(),
+        ProcessorKind::Alternative => None,
+    };
+    let number = cashier_transactions::count_for_session(state.store.pool(), session.id).await?;
+    let cascade = cascade::run(
+        state,
+        session.merchant_id,
+        &route,
+        operation,
+        payment.amount,
+        &session.fields.currency,
+        &format!("cashier:{}:{number}", session.id),
+    )
+    .await?;
+    let recorded = Recorded {
+        session,
+        payer: &payer,
+        kind,
+        amount: payment.amount,
+        initial_amount: session.fields.locked_amount.unwrap_or(payment.amount),
+        card: card.as_ref(),
+        client_ip: payment.client_ip.as_deref(),
+        parent_id: None,
+        retried: false,
+    };
+    record(state, recorded, cascade).await
+}
+
+/// A provider-started retry of the order's rejected (or failed) pay-in or payout: the same
+/// card, or the same alternative method, through every card processor of the merchant in cascade
+/// order. Notified with `Retried: true`; a success closes the order's session.
+pub async fn retry(
+    state: &AppState,
+    merchant_id: i64,
+    order_id: &str,
+) -> Result<CashierTransaction, ApiError> {
+    let pool = state.store.pool();
+    let Some(last) = cashier_transactions::latest(pool, merchant_id, order_id, None).await? else {
+        return Err(ApiError::NotFound);
+    };
+    let original = match last.kind {
+        TransactionKind::Refund => None,
+        _ if last.status == TransactionStatus::Success => None,
+        _ => Some(last),
+    }
+    .ok_or_else(|| {
+        ApiError::Conflict(
+            "only an order whose latest transaction was rejected can be retried".into(),
+        )
+    })?;
+    let session = hosted_sessions::by_id(pool, merchant_id, original.session_id)
+        .await?
+        .ok_or(ApiError::NotFound)?;
+    let payer = Payer::of(&session)?;
+    let all = processors::list(pool, merchant_id).await?;
+    let route: Vec<PaymentProcessor> = match &original.card {
+        Some(_) => all
+            .into_iter()
+            .filter(|p| p.kind == ProcessorKind::Card)
+            .collect(),
+        None => all
+            .into_iter()
+            .filter(|p| p.processor_id == original.processor_id)
+            .collect(),
+    };
+    if route.is_empty() {
+        return Err(ApiError::Conflict(
+            "the merchant has no processor to retry with".into(),
+        ));
+    }
+    let operation = match (&original.card, original.kind) {
+        (Some(card), TransactionKind::PayOut) => Operation::Payout { token: &card.token },
+        (Some(card), _) => Operation::Charge { token: &card.token },
+        (None, _) => Operation::Collect {
+            account: &payer.email,
+        },
+    };
+    let cascade = cascade::run(
+        state,
+        merchant_id,
+        &route,
+        operation,
+        original.amount,
+        &original.currency,
+        &format!("retry:{}", original.id),
+    )
+    .await?;
+    let recorded = Recorded {
+        session: &session,
+        payer: &payer,
+        kind: original.kind,
+        amount: original.amount,
+        initial_amount: original.initial_amount,
+        card: original.card.as_ref(),
+        client_ip: original.client_ip.as_deref(),
+        parent_id: Some(original.id),
+        retried: true,
+    };
+    record(state, recorded, cascade).await
+}
+
+/// Refunds `amount` (minor units; everything left when `None`) of the order's successful pay-in.
+pub async fn refund(
+    state: &AppState,
+    merchant_id: i64,
+    order_id: &str,
+    amount: Option<Decimal>,
+) -> Result<CashierTransaction, ApiError> {
+    let pool = state.store.pool();
+    let Some(payin) =
+        cashier_transactions::latest_success(pool, merchant_id, order_id, TransactionKind::PayIn)
+            .await?
+    else {
+        return Err(invalid("orderId", "has no successful payment to refund"));
+    };
+    let (count, refunded) = cashier_transactions::refunds_of(pool, merchant_id, payin.id).await?;
+    let left = payin.amount - refunded;
+    if left <= 0 {
+        return Err(ApiError::Conflict("the payment is fully refunded".into()));
+    }
+    let currency = Currency::parse(&payin.currency).map_err(anyhow::Error::from)?;
+    let amount = match amount {
+        Some(amount) => minor(amount, currency)?,
+        None => left,
+    };
+    if amount <= 0 || amount > left {
+        return Err(invalid(
+            "amount",
+            format!(
+                "must be greater than 0 and at most {} (what is left to refund)",
+                recur_domain::money::format_amount(left, currency)
+            ),
+        ));
+    }
+    let session = hosted_sessions::by_id(pool, merchant_id, payin.session_id)
+        .await?
+        .ok_or(ApiError::NotFound)?;
+    let payer = Payer::of(&session)?;
+    let processor = processors::list(pool, merchant_id)
+        .await?
+        .into_iter()
+        .find(|p| p.processor_id == payin.processor_id)
+        .ok_or(ApiError::NotFound)?;
+    let key = format!("refund:{}:{count}", payin.id);
+    let answer = state
+        .processor
+        .refund(RefundRequest {
+            merchant_id,
+            idempotency_key: &key,
+            charge_reference: payin.external_id.as_deref().unwrap_or_default(),
+            amount,
+            currency: &payin.currency,
+        })
+        .await;
+    let cascade = single_attempt(state, processor, key, answer);
+    let recorded = Recorded {
+        session: &session,
+        payer: &payer,
+        kind: TransactionKind::Refund,
+        amount,
+        initial_amount: payin.initial_amount,
+        card: payin.card.as_ref(),
+        client_ip: None,
+        parent_id: Some(payin.id),
+        retried: false,
+    };
+    record(state, recorded, cascade).await
+}
+
+/// Sends `amount` (minor units) to the card of the order's latest successful card pay-in or
+/// payout, through the merchant's card processors from that one's processor on.
+pub async fn payout(
+    state: &AppState,
+    merchant_id: i64,
+    order_id: &str,
+    amount: Decimal,
+) -> Result<CashierTransaction, ApiError> {
+    let pool = state.store.pool();
+    let mut sources = Vec::new();
+    for kind in [TransactionKind::PayIn, TransactionKind::PayOut] {
+        if let Some(t) =
+            cashier_transactions::latest_success(pool, merchant_id, order_id, kind).await?
+        {
+            sources.push(t);
+        }
+    }
+    let Some(source) = sources
+        .into_iter()
+        .filter(|t| t.card.is_some())
+        .max_by_key(|t| t.id)
+    else {
+        return Err(invalid(
+            "orderId",
+            "has no successful card payment or payout whose card could receive money",
+        ));
+    };
+    let amount = minor(
+        amount,
+        Currency::parse(&source.currency).map_err(anyhow::Error::from)?,
+    )?;
+    if amount <= 0 {
+        return Err(invalid("amount", "must be greater than 0"));
+    }
+    let session = hosted_sessions::by_id(pool, merchant_id, source.session_id)
+        .await?
+        .ok_or(ApiError::NotFound)?;
+    let payer = Payer::of(&session)?;
+    let cards: Vec<PaymentProcessor> = processors::list(pool, merchant_id)
+        .await?
+        .into_iter()
+        .filter(|p| p.kind == ProcessorKind::Card)
+        .collect();
+    let route: Vec<PaymentProcessor> =
+        route(&cards, source.processor_id, |p| p.processor_id, |_| true)
+            .into_iter()
+            .cloned()
+            .collect();
+    if route.is_empty() {
+        return Err(ApiError::Conflict(
+            "the merchant has no card processor".into(),
+        ));
+    }
+    let card = source.card.as_ref().expect("filtered on a card");
+    let number =
+        cashier_transactions::count_of_kind(pool, merchant_id, order_id, TransactionKind::PayOut)
+            .await?;
+    let cascade = cascade::run(
+        state,
+        merchant_id,
+        &route,
+        Operation::Payout { token: &card.token },
+        amount,
+        &source.currency,
+        &format!("payout:{}:{number}", source.id),
+    )
+    .await?;
+    let recorded = Recorded {
+        session: &session,
+        payer: &payer,
+        kind: TransactionKind::PayOut,
+        amount,
+        initial_amount: amount,
+        card: Some(card),
+        client_ip: None,
+        parent_id: Some(source.id),
+        retried: false,
+    };
+    record(state, recorded, cascade).await
+}
+
+/// Schedules the order's newest transaction notification for delivery again. `Ok(false)` when
+/// the order has none.
+pub async fn resync(state: &AppState, merchant_id: i64, order_id: &str) -> Result<bool, ApiError> {
+    let mut tx = state.store.begin().await?;
+    let Some(action_id) =
+        events::latest_for_order(&mut *tx, merchant_id, order_id, TRANSACTION).await?
+    else {
+        return Ok(false);
+    };
+    let found = events::resend(&mut tx, merchant_id, &action_id, state.clock.now())
+        .await?
+        .is_some();
+    tx.commit().await?;
+    Ok(found)
+}
+
+/// A single processor answer as a one-attempt cascade (refunds do not cascade).
+fn single_attempt(
+    state: &AppState,
+    processor: PaymentProcessor,
+    key: String,
+    answer: anyhow::Result<ChargeOutcome>,
+) -> Cascade {
+    let (status, reference, code, reason) = match answer {
+        Ok(ChargeOutcome::Approved { reference }) => {
+            (TransactionStatus::Success, reference, None, None)
+        }
+        Ok(ChargeOutcome::Declined {
+            reference,
+            code,
+            reason,
+        }) => (
+            TransactionStatus::Rejected,
+            reference,
+            Some(code),
+            Some(reason),
+        ),
+        Err(error) => {
+            tracing::warn!(%error, "refund call failed");
+            (
+                TransactionStatus::Failed,
+                String::new(),
+                Some("processor_unavailable".into()),
+                Some("The processor could not be reached.".into()),
+            )
+        }
+    };
+    Cascade {
+        attempts: vec![Attempt {
+            processor_id: processor.processor_id,
+            processor_key: processor.processor_key.clone(),
+            processor_name: processor.name.clone(),
+            reference,
+            decline_code: code,
+            decline_reason: reason,
+            status: status.as_str().into(),
+            at: state.clock.now(),
+        }],
+        status,
+        processor,
+        key,
+    }
+}
+
+/// What a transaction is recorded with besides its cascade.
+struct Recorded<'a> {
+    session: &'a HostedSession,
+    payer: &'a Payer,
+    kind: TransactionKind,
+    amount: i64,
+    initial_amount: i64,
+    card: Option<&'a CardFacts>,
+    client_ip: Option<&'a str>,
+    parent_id: Option<i64>,
+    retried: bool,
+}
+
+/// Records the transaction and its notification, and ends the session's claim, in one database
+/// transaction.
+async fn record(
+    state: &AppState,
+    r: Recorded<'_>,
+    cascade: Cascade,
+) -> Result<CashierTransaction, ApiError> {
+    let session = r.session;
+    let now = state.clock.now();
+    let last = cascade
+        .attempts
+        .last()
+        .cloned()
+        .expect("a cascade has attempts");
+    let mut tx = state.store.begin().await?;
+    let new = NewTransaction {
+        merchant_id: session.merchant_id,
+        session_id: session.id,
+        order_id: &session.fields.order_id,
+        idempotency_key: &cascade.key,
+        kind: r.kind,
+        status: cascade.status,
+        amount: r.amount,
+        initial_amount: r.initial_amount,
+        currency: &session.fields.currency,
+        processor_id: cascade.processor.processor_id,
+        external_id: Some(last.reference.as_str()).filter(|r| !r.is_empty()),
+        decline_code: last.decline_code.as_deref(),
+        decline_reason: last.decline_reason.as_deref(),
+        card: r.card,
+        client_ip: r.client_ip,
+        cascade_id: &uuid::Uuid::new_v4().hyphenated().to_string(),
+        attempts: &cascade.attempts,
+        parent_id: r.parent_id,
+        retried: r.retried,
+    };
+    let Some(id) = cashier_transactions::insert(&mut tx, &new, now).await? else {
+        return Err(ApiError::Conflict(
+            "this operation was recorded by a concurrent request".into(),
+        ));
+    };
+    let transaction = cashier_transactions::by_id(&mut *tx, session.merchant_id, id)
+        .await?
+        .ok_or(ApiError::NotFound)?;
+    notify(&mut tx, state, session, r.payer, &transaction, now).await?;
+    if matches!(r.kind, TransactionKind::PayIn | TransactionKind::PayOut) {
+        hosted_sessions::release(
+            &mut tx,
+            session.id,
+            transaction.status == TransactionStatus::Success,
+        )
+        .await?;
+    }
+    tx.commit().await?;
+    Ok(transaction)
+}
+
+/// Records the transaction's `TRANSACTION_DATA_UPDATE` for the session's `webhookUrl` (nothing
+/// when the session has none).
+async fn notify(
+    tx: &mut Tx,
+    state: &AppState,
+    session: &HostedSession,
+    payer: &Payer,
+    t: &CashierTransaction,
+    now: DateTime<Utc>,
+) -> Result<(), ApiError> {
+    let Some(webhook_url) = session.fields.webhook_url.as_deref() else {
+        return Ok(());
+    };
+    let currency = Currency::parse(&t.currency).map_err(anyhow::Error::from)?;
+    let processor_name = t
+        .attempts
+        .last()
+        .map(|a| a.processor_name.clone())
+        .unwrap_or_default();
+    let payload = TransactionPayload {
+        organization_id: t.merchant_id,
+        merchant_order_id: t.order_id.clone(),
+        account_id: payer.account_id(&state.keys, t.merchant_id),
+        account: payer.details(session),
+        usd_amount: state.config.usd_rates.to_usd(t.amount, currency),
+        kind: t.kind.as_str(),
+        status: t.status.as_str(),
+        amount: amount_number(t.amount, currency),
+        initial_amount: amount_number(t.initial_amount, currency),
+        currency: t.currency.clone(),
+        transaction_id: t.id,
+        reference: t.external_id.clone().unwrap_or_default(),
+        processor_id: t.processor_id,
+        processor_name,
+        decline_code: t.decline_code.clone(),
+        decline_reason: t.decline_reason.clone(),
+        card: t.card.clone(),
+        cascade_id: Some(t.cascade_id.clone()),
+        attempts: t.attempts.clone(),
+        issued_at: now,
+        client_ip: t.client_ip.clone(),
+        crm_payment_type: if t.card.is_some() {
+            CRM_CARD
+        } else {
+            CRM_ALTERNATIVE
+        },
+        plan_key: None,
+        is_subscription: false,
+        subscription_invoice_id: None,
+        retried: t.retried,
+    };
+    let action_id = uuid::Uuid::new_v4().hyphenated().to_string();
+    let mut body = payload.into_json();
+    body.insert("Action".into(), TRANSACTION.into());
+    body.insert("ActionId".into(), action_id.clone().into());
+    body.insert("OrderId".into(), t.order_id.clone().into());
+    let body = serde_json::Value::Object(body);
+    outbox::insert_event(
+        tx,
+        NewEvent {
+            merchant_id: t.merchant_id,
+            membership_id: None,
+            action_id,
+            action: TRANSACTION,
+            order_id: &t.order_id,
+            webhook_url,
+            payload: &body,
+        },
+        now,
+    )
+    .await?;
+    Ok(())
+}
+
+/// `amount` in minor units of `currency`: 400 on `amount` with more decimals than it has.
+fn minor(amount: Decimal, currency: Currency) -> Result<i64, ApiError> {
+    decimal_to_minor(amount, currency).map_err(|e| invalid("amount", e.to_string()))
+}
+
+fn invalid(field: &str, message: impl Into<String>) -> ApiError {
+    let mut errors = FieldErrors::new();
+    errors.add(field, message);
+    ApiError::Validation(errors)
+}

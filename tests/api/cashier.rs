@@ -1,0 +1,734 @@
+//! The cashier behind a hosted-page session: payments through the card cascade, alternative
+//! methods, payouts, the identity step, provider retries, refunds and payouts through the API,
+//! webhook re-sync, and the notification payload against the spec's field table.
+
+use std::collections::BTreeSet;
+
+use reqwest::StatusCode;
+use serde_json::{json, Value};
+use sha2::{Digest, Sha256};
+
+use crate::backend_matrix;
+use crate::harness::{Reply, TestServer};
+use crate::receivers::{eventually, WebhookReceiver};
+
+fn sha256_hex(text: &str) -> String {
+    hex::encode(Sha256::digest(text.as_bytes()))
+}
+
+/// A session body for `order_id`, changed by `overrides` (top-level keys, and `billingDetails`
+/// keys under `"billingDetails"`; `null` removes a key).
+fn session_body(server: &TestServer, order_id: &str, webhook: &str, overrides: Value) -> Value {
+    let email = "payer@example.com";
+    let ts = chrono::Utc::now().timestamp().to_string();
+    let mut body = json!({
+        "timestamp": ts,
+        "signature": sha256_hex(&format!("{email};{ts};{}", server.merchant.merchant_secret)),
+        "webhookUrl": webhook,
+        "successRedirectUrl": "https://shop.example.com/ok",
+        "failedRedirectUrl": "https://shop.example.com/failed",
+        "billingDetails": {
+            "lockedAmount": "49.90",
+            "firstName": "Ada",
+            "lastName": "Lovelace",
+            "email": email,
+            "street": "Main Street 1",
+            "region": "Berlin",
+            "city": "Berlin",
+            "country": "DE",
+            "zipCode": "10115",
+            "phone": "+4915112345678",
+            "dateOfBirth": "1990-12-10",
+            "gender": "Female",
+            "currency": "EUR"
+        },
+        "orderId": order_id,
+        "cashierDescription": "Annual plan"
+    });
+    for (key, value) in overrides.as_object().unwrap() {
+        if key == "billingDetails" {
+            for (k, v) in value.as_object().unwrap() {
+                if v.is_null() {
+                    body["billingDetails"].as_object_mut().unwrap().remove(k);
+                } else {
+                    body["billingDetails"][k] = v.clone();
+                }
+            }
+        } else if value.is_null() {
+            body.as_object_mut().unwrap().remove(key);
+        } else {
+            body[key] = value.clone();
+        }
+    }
+    body
+}
+
+/// Opens a session and returns its cashier URL.
+async fn open(server: &TestServer, body: &Value) -> String {
+    let reply = secret_post(server, "/api/payment/hosted-page", body).await;
+    assert_eq!(reply.status, StatusCode::OK, "{}", reply.body);
+    reply.body["redirectUrl"].as_str().unwrap().to_string()
+}
+
+async fn secret_post(server: &TestServer, path: &str, body: &Value) -> Reply {
+    let response = server
+        .client
+        .post(format!("{}{path}", server.base_url))
+        .header("x-merchant-secret", &server.merchant.merchant_secret)
+        .json(body)
+        .send()
+        .await
+        .unwrap();
+    let status = response.status();
+    let headers = response.headers().clone();
+    Reply {
+        status,
+        headers,
+        body: response.json().await.unwrap_or(Value::Null),
+    }
+}
+
+/// A browser without redirects.
+fn visitor() -> reqwest::Client {
+    reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap()
+}
+
+/// The page's answer: status, `Location`, body.
+struct Page {
+    status: StatusCode,
+    location: Option<String>,
+    text: String,
+}
+
+async fn page(response: reqwest::Response) -> Page {
+    let status = response.status();
+    let location = response
+        .headers()
+        .get("location")
+        .map(|v| v.to_str().unwrap().to_string());
+    Page {
+        status,
+        location,
+        text: response.text().await.unwrap(),
+    }
+}
+
+/// The value of the hidden input `name` on the page.
+fn hidden(text: &str, name: &str) -> String {
+    let marker = format!("name=\"{name}\" value=\"");
+    let start = text
+        .find(&marker)
+        .unwrap_or_else(|| panic!("{name} on page"))
+        + marker.len();
+    let end = text[start..].find('"').unwrap() + start;
+    text[start..end].to_string()
+}
+
+/// Opens the cashier at `url` and posts its form with `fields` (plus the hidden ones).
+async fn submit(client: &reqwest::Client, url: &str, fields: &[(&str, &str)]) -> Page {
+    let form_page = page(client.get(url).send().await.unwrap()).await;
+    assert_eq!(form_page.status, StatusCode::OK, "{}", form_page.text);
+    let mut form: Vec<(String, String)> = ["sessionToken", "m_orderId", "csrfToken"]
+        .iter()
+        .map(|n| (n.to_string(), hidden(&form_page.text, n)))
+        .collect();
+    if form_page.text.contains("name=\"m_fixed_pp_id\"") {
+        form.push((
+            "m_fixed_pp_id".into(),
+            hidden(&form_page.text, "m_fixed_pp_id"),
+        ));
+    }
+    form.extend(fields.iter().map(|(k, v)| (k.to_string(), v.to_string())));
+    let base = url.split("/cashier").next().unwrap();
+    page(
+        client
+            .post(format!("{base}/cashier"))
+            .form(&form)
+            .send()
+            .await
+            .unwrap(),
+    )
+    .await
+}
+
+fn card(number: &str, processor: &str) -> Vec<(&'static str, String)> {
+    vec![
+        ("processorId", processor.to_string()),
+        ("cardNumber", number.to_string()),
+        ("expiry", "12/30".to_string()),
+        ("cvc", "123".to_string()),
+        ("holder", "Ada Lovelace".to_string()),
+    ]
+}
+
+async fn pay(client: &reqwest::Client, url: &str, fields: Vec<(&'static str, String)>) -> Page {
+    let borrowed: Vec<(&str, &str)> = fields.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    submit(client, url, &borrowed).await
+}
+
+/// Transaction notifications recorded for `order_id`, oldest first.
+async fn notices(server: &TestServer, order_id: &str) -> Vec<Value> {
+    server
+        .events(order_id)
+        .await
+        .into_iter()
+        .filter(|e| e["Action"] == "TRANSACTION_DATA_UPDATE")
+        .collect()
+}
+
+async fn server_with(backend: crate::harness::Backend, receiver: &WebhookReceiver) -> TestServer {
+    TestServer::start_with_owned(backend, &receiver.settings()).await
+}
+
+/// Field names of a table row's "Notes" list: `MerchantId (integer), CreatedDate (…), FirstName`.
+fn listed_names(notes: &str) -> BTreeSet<String> {
+    notes
+        .trim_end_matches('.')
+        .split(", ")
+        .map(|item| item.split_whitespace().next().unwrap().to_string())
+        .collect()
+}
+
+/// The notification table of the spec (vendored in `docs/spec/`): top-level field names, the
+/// `AccountDetails` names and the `AttemptsVector` item names.
+fn spec_fields() -> (BTreeSet<String>, BTreeSet<String>, BTreeSet<String>) {
+    let spec = include_str!("../../docs/spec/hosted-payment-page.md");
+    let table = spec
+        .split("### Transaction notification payload")
+        .nth(1)
+        .unwrap()
+        .split("\n## ")
+        .next()
+        .unwrap();
+    let (mut top, mut account, mut attempt) = (BTreeSet::new(), BTreeSet::new(), BTreeSet::new());
+    for row in table
+        .lines()
+        .filter(|l| l.starts_with("| ") && !l.starts_with("| Field"))
+    {
+        let cells: Vec<&str> = row.split('|').map(str::trim).collect();
+        let (name, notes) = (cells[1], cells[3]);
+        match name {
+            "CascadingInfo.AttemptsVector[]" => attempt = listed_names(notes),
+            "AccountDetails" => {
+                account = listed_names(notes);
+                top.insert(name.to_string());
+            }
+            _ => {
+                top.insert(name.to_string());
+            }
+        }
+    }
+    (top, account, attempt)
+}
+
+fn keys(value: &Value) -> BTreeSet<String> {
+    value.as_object().unwrap().keys().cloned().collect()
+}
+
+backend_matrix!(
+    a_card_payment_notifies_every_spec_field,
+    |backend| async move {
+        let receiver = WebhookReceiver::start().await;
+        let server = server_with(backend, &receiver).await;
+        let url = open(
+            &server,
+            &session_body(&server, "hp-order-1", &receiver.url, json!({})),
+        )
+        .await;
+        let answer = pay(&visitor(), &url, card("4242 4242 4242 4242", "101")).await;
+        assert_eq!(answer.status, StatusCode::SEE_OTHER);
+        assert_eq!(
+            answer.location.as_deref(),
+            Some("https://shop.example.com/ok")
+        );
+
+        eventually(|| !receiver.received().is_empty()).await;
+        let request = &receiver.received()[0];
+        let body = request.json();
+        let secret = &server.merchant.merchant_secret;
+        assert_eq!(
+            body["Signature"],
+            sha256_hex(&format!("{secret}:hp-order-1")).as_str()
+        );
+
+        // One to one with the spec's table, nested objects included.
+        let (top, account, attempt) = spec_fields();
+        assert_eq!(keys(&body), top, "payload fields = spec table");
+        assert_eq!(keys(&body["AccountDetails"]), account);
+        assert_eq!(
+            keys(&body["CascadingInfo"]),
+            BTreeSet::from(["SessionId".into(), "AttemptsVector".into()])
+        );
+        assert_eq!(keys(&body["CascadingInfo"]["AttemptsVector"][0]), attempt);
+
+        // Filled from real data.
+        assert_eq!(body["Action"], "TRANSACTION_DATA_UPDATE");
+        assert_eq!(body["OrderId"], "hp-order-1");
+        assert_eq!(body["MerchantOrderId"], "hp-order-1");
+        assert_eq!(body["TransactionType"], "PayIn");
+        assert_eq!(body["TransactionStatus"], "Success");
+        assert_eq!(body["Amount"], json!(49.9));
+        assert_eq!(body["InitialAmount"], json!(49.9));
+        assert_eq!(body["Currency"], "EUR");
+        assert_eq!(body["UsdAmount"], json!(53.89), "49.90 EUR × 1.08");
+        assert_eq!(body["MaskedPan"], "424242******4242");
+        assert_eq!(body["LastCcDigits"], "4242");
+        assert_eq!(body["CardType"], "Visa");
+        assert_eq!(body["BinType"], "credit");
+        assert_eq!(body["CreditCardCountry"], "US");
+        assert_eq!(body["CardIssuer"], "Sandbox Bank");
+        assert_eq!(body["PaymentProcessorId"], 101);
+        assert_eq!(body["PaymentProcessor"], "Sandbox Card Gateway A");
+        assert_eq!(body["ClientIP"], "127.0.0.1");
+        assert_eq!(body["Retried"], false);
+        assert_eq!(body["IsSubscriptionTransaction"], false);
+        assert_eq!(body["CrmPaymentType"], 1);
+        assert!(body["TransactionId"].is_i64());
+        assert!(body["ExternalTransactionId"]
+            .as_str()
+            .unwrap()
+            .starts_with("sbx_"));
+        assert_eq!(body["InternalPspId"], body["ExternalTransactionId"]);
+        let details = &body["AccountDetails"];
+        assert_eq!(details["Dob"], "12/10/1990");
+        assert_eq!(details["FirstName"], "Ada");
+        assert_eq!(details["Country"], "DE");
+        assert_eq!(details["Currency"], "EUR");
+        assert!(uuid::Uuid::parse_str(body["AccountId"].as_str().unwrap()).is_ok());
+        assert!(uuid::Uuid::parse_str(body["ActionId"].as_str().unwrap()).is_ok());
+        let attempts = body["CascadingInfo"]["AttemptsVector"].as_array().unwrap();
+        assert_eq!(attempts.len(), 1);
+        assert_eq!(attempts[0]["Status"], "Success");
+        assert!(
+            uuid::Uuid::parse_str(attempts[0]["PaymentProcessorKey"].as_str().unwrap()).is_ok()
+        );
+
+        // The order is final: the link shows the outcome, a new session for it is refused.
+        let done = page(visitor().get(&url).send().await.unwrap()).await;
+        assert_eq!(done.status, StatusCode::OK);
+        assert!(done.text.contains("Payment received"), "{}", done.text);
+        let again = secret_post(
+            &server,
+            "/api/payment/hosted-page",
+            &session_body(&server, "hp-order-1", &receiver.url, json!({})),
+        )
+        .await;
+        assert!(again.problem(400).contains_key("orderId"));
+    }
+);
+
+backend_matrix!(
+    a_soft_decline_cascades_to_the_next_gateway,
+    |backend| async move {
+        let receiver = WebhookReceiver::start().await;
+        let server = server_with(backend, &receiver).await;
+        let url = open(
+            &server,
+            &session_body(&server, "hp-cascade", &receiver.url, json!({})),
+        )
+        .await;
+        let answer = pay(&visitor(), &url, card("4000000000000119", "101")).await;
+        assert_eq!(
+            answer.location.as_deref(),
+            Some("https://shop.example.com/ok")
+        );
+        let notice = &notices(&server, "hp-cascade").await[0];
+        assert_eq!(notice["TransactionStatus"], "Success");
+        assert_eq!(notice["PaymentProcessorId"], 102);
+        let attempts = notice["CascadingInfo"]["AttemptsVector"]
+            .as_array()
+            .unwrap();
+        assert_eq!(attempts.len(), 2);
+        assert_eq!(attempts[0]["PaymentProcessorId"], 101);
+        assert_eq!(attempts[0]["Status"], "Rejected");
+        assert_eq!(
+            attempts[0]["DeclineReason"],
+            "The gateway could not process the card."
+        );
+        assert_eq!(attempts[1]["PaymentProcessorId"], 102);
+        assert_eq!(attempts[1]["Status"], "Success");
+        assert_ne!(
+            attempts[0]["ExternalTransactionId"],
+            attempts[1]["ExternalTransactionId"]
+        );
+
+        // A hard decline does not cascade.
+        let url = open(
+            &server,
+            &session_body(&server, "hp-hard", &receiver.url, json!({})),
+        )
+        .await;
+        let answer = pay(&visitor(), &url, card("4000000000000002", "101")).await;
+        assert_eq!(
+            answer.location.as_deref(),
+            Some("https://shop.example.com/failed")
+        );
+        let notice = &notices(&server, "hp-hard").await[0];
+        assert_eq!(notice["TransactionStatus"], "Rejected");
+        assert_eq!(notice["DeclineReasonCode"], "card_declined");
+        assert_eq!(
+            notice["CascadingInfo"]["AttemptsVector"]
+                .as_array()
+                .unwrap()
+                .len(),
+            1
+        );
+    }
+);
+
+backend_matrix!(
+    a_provider_retry_turns_a_rejected_order_successful,
+    |backend| async move {
+        let receiver = WebhookReceiver::start().await;
+        let server = server_with(backend, &receiver).await;
+        let state = &server.server.state;
+        let merchant_id = server.merchant.merchant_id;
+        // Fixed to gateway A, the cascading test card is rejected: nothing to cascade to.
+        let url = open(
+            &server,
+            &session_body(&server, "hp-retry", &receiver.url, json!({})),
+        )
+        .await;
+        let answer = pay(
+            &visitor(),
+            &format!("{url}&m_fixed_pp_id=101"),
+            card("4000000000000119", "101"),
+        )
+        .await;
+        assert_eq!(
+            answer.location.as_deref(),
+            Some("https://shop.example.com/failed")
+        );
+        let first = &notices(&server, "hp-retry").await[0];
+        assert_eq!(first["TransactionStatus"], "Rejected");
+        assert_eq!(first["Retried"], false);
+
+        // The provider retries over every card gateway: Success, Retried.
+        let retried = recur::payments::orders::retry(state, merchant_id, "hp-retry")
+            .await
+            .unwrap();
+        assert_eq!(retried.status.as_str(), "Success");
+        let all = notices(&server, "hp-retry").await;
+        assert_eq!(all.len(), 2);
+        assert_eq!(all[1]["TransactionStatus"], "Success");
+        assert_eq!(all[1]["Retried"], true);
+        assert_eq!(all[1]["PaymentProcessorId"], 102);
+        assert_ne!(all[1]["TransactionId"], first["TransactionId"]);
+        // Successful orders are not retried again.
+        assert!(
+            recur::payments::orders::retry(state, merchant_id, "hp-retry")
+                .await
+                .is_err()
+        );
+
+        // A card the issuer refuses stays Rejected, and says it was retried.
+        let url = open(
+            &server,
+            &session_body(&server, "hp-retry-2", &receiver.url, json!({})),
+        )
+        .await;
+        pay(&visitor(), &url, card("4000000000009995", "101")).await;
+        let again = recur::payments::orders::retry(state, merchant_id, "hp-retry-2")
+            .await
+            .unwrap();
+        assert_eq!(again.status.as_str(), "Rejected");
+        let all = notices(&server, "hp-retry-2").await;
+        assert_eq!(all[1]["Retried"], true);
+        assert_eq!(all[1]["DeclineReasonCode"], "insufficient_funds");
+    }
+);
+
+backend_matrix!(
+    editable_amounts_methods_and_the_identity_step,
+    |backend| async move {
+        let receiver = WebhookReceiver::start().await;
+        let server = server_with(backend, &receiver).await;
+        let body = session_body(
+            &server,
+            "hp-open-amount",
+            &receiver.url,
+            json!({"billingDetails": {"lockedAmount": null}, "successRedirectUrl": null, "failedRedirectUrl": null}),
+        );
+        let url = open(&server, &body).await;
+        let client = visitor();
+        // Bad amounts and a bad card come back with the fields marked; nothing is charged.
+        for amount in ["abc", "12.345", "0", "-5"] {
+            let mut fields = card("4242424242424242", "101");
+            fields.push(("amount", amount.into()));
+            let answer = pay(&client, &url, fields).await;
+            assert_eq!(answer.status, StatusCode::BAD_REQUEST, "{amount}");
+            assert!(answer.text.contains("id=\"amount-error\""), "{amount}");
+        }
+        let mut fields = card("4242424242424241", "101");
+        fields.push(("amount", "12.34".into()));
+        assert_eq!(
+            pay(&client, &url, fields).await.status,
+            StatusCode::BAD_REQUEST
+        );
+        assert!(notices(&server, "hp-open-amount").await.is_empty());
+
+        // Without a failed URL, a decline shows the form again with the reason.
+        let mut fields = card("4000000000000002", "101");
+        fields.push(("amount", "12.34".into()));
+        let declined = pay(&client, &url, fields).await;
+        assert_eq!(declined.status, StatusCode::PAYMENT_REQUIRED);
+        assert!(declined.text.contains("data-testid=\"form-message\""));
+
+        // The identity step: the card waits for the answer, then pays.
+        let mut fields = card("4000000000003220", "101");
+        fields.push(("amount", "12.34".into()));
+        let parked = pay(&client, &url, fields).await;
+        assert_eq!(parked.status, StatusCode::SEE_OTHER);
+        let location = format!("{}{}", server.base_url, parked.location.unwrap());
+        let challenge = page(client.get(&location).send().await.unwrap()).await;
+        assert!(
+            challenge.text.contains("/cashier/confirm"),
+            "{}",
+            challenge.text
+        );
+        let form: Vec<(String, String)> = ["sessionToken", "m_orderId", "csrfToken"]
+            .iter()
+            .map(|n| (n.to_string(), hidden(&challenge.text, n)))
+            .chain([("action".to_string(), "confirm".to_string())])
+            .collect();
+        let confirmed = page(
+            client
+                .post(format!("{}/cashier/confirm", server.base_url))
+                .form(&form)
+                .send()
+                .await
+                .unwrap(),
+        )
+        .await;
+        assert_eq!(confirmed.status, StatusCode::SEE_OTHER);
+        let done = page(client.get(&location).send().await.unwrap()).await;
+        assert!(done.text.contains("Payment received"), "{}", done.text);
+        let all = notices(&server, "hp-open-amount").await;
+        assert_eq!(all.len(), 2, "the decline and the payment");
+        assert_eq!(all[1]["Amount"], json!(12.34));
+        assert_eq!(all[1]["InitialAmount"], json!(12.34));
+        assert_eq!(all[1]["TransactionStatus"], "Success");
+
+        // An alternative method needs no card.
+        let url = open(
+            &server,
+            &session_body(&server, "hp-wallet", &receiver.url, json!({})),
+        )
+        .await;
+        let answer = submit(&client, &url, &[("processorId", "201")]).await;
+        assert_eq!(
+            answer.location.as_deref(),
+            Some("https://shop.example.com/ok")
+        );
+        let notice = &notices(&server, "hp-wallet").await[0];
+        assert_eq!(notice["PaymentProcessor"], "Sandbox E-Wallet");
+        assert_eq!(notice["CrmPaymentType"], 2);
+        assert_eq!(notice["MaskedPan"], Value::Null);
+        // A processor the session hides cannot be used.
+        let hidden_psp = session_body(
+            &server,
+            "hp-hidden",
+            &receiver.url,
+            json!({"disabledPspIds": [201]}),
+        );
+        let url = open(&server, &hidden_psp).await;
+        assert_eq!(
+            submit(&client, &url, &[("processorId", "201")])
+                .await
+                .status,
+            StatusCode::BAD_REQUEST
+        );
+
+        // A form without its token is refused.
+        let refused = client
+            .post(format!("{}/cashier", server.base_url))
+            .form(&[
+                (
+                    "sessionToken",
+                    hidden(
+                        &page(client.get(&url).send().await.unwrap()).await.text,
+                        "sessionToken",
+                    )
+                    .as_str(),
+                ),
+                ("m_orderId", "hp-hidden"),
+                ("processorId", "101"),
+            ])
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(refused.status(), StatusCode::FORBIDDEN);
+    }
+);
+
+backend_matrix!(payouts_refunds_and_resync, |backend| async move {
+    let receiver = WebhookReceiver::start().await;
+    let server = server_with(backend, &receiver).await;
+    let client = visitor();
+    // Payout mode: the customer receives money on their card.
+    let body = session_body(
+        &server,
+        "hp-payout",
+        &receiver.url,
+        json!({"isPayOut": true}),
+    );
+    let url = open(&server, &body).await;
+    let answer = pay(&client, &url, card("4000000000009995", "101")).await;
+    assert_eq!(
+        answer.location.as_deref(),
+        Some("https://shop.example.com/ok")
+    );
+    let notice = &notices(&server, "hp-payout").await[0];
+    assert_eq!(notice["TransactionType"], "PayOut");
+    assert_eq!(notice["TransactionStatus"], "Success");
+
+    let url = open(
+        &server,
+        &session_body(&server, "hp-refund", &receiver.url, json!({})),
+    )
+    .await;
+    pay(&client, &url, card("4242424242424242", "101")).await;
+
+    // The API needs the secret.
+    let unauthenticated = server
+        .client
+        .post(format!("{}/api/payment/refund", server.base_url))
+        .json(&json!({"orderId": "hp-refund"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(unauthenticated.status(), StatusCode::UNAUTHORIZED);
+
+    let partial = secret_post(
+        &server,
+        "/api/payment/refund",
+        &json!({"orderId": "hp-refund", "amount": "10.00"}),
+    )
+    .await;
+    assert_eq!(partial.status, StatusCode::CREATED, "{}", partial.body);
+    assert_eq!(partial.body["transactionType"], "Refund");
+    assert_eq!(partial.body["transactionStatus"], "Success");
+    assert_eq!(partial.body["amount"], "10.00");
+    let over = secret_post(
+        &server,
+        "/api/payment/refund",
+        &json!({"orderId": "hp-refund", "amount": 40}),
+    )
+    .await;
+    assert!(over.problem(400).contains_key("amount"));
+    let rest = secret_post(
+        &server,
+        "/api/payment/refund",
+        &json!({"orderId": "hp-refund"}),
+    )
+    .await;
+    assert_eq!(rest.body["amount"], "39.90");
+    let done = secret_post(
+        &server,
+        "/api/payment/refund",
+        &json!({"orderId": "hp-refund"}),
+    )
+    .await;
+    done.problem(409);
+    let unknown = secret_post(&server, "/api/payment/refund", &json!({"orderId": "nope"})).await;
+    assert!(unknown.problem(400).contains_key("orderId"));
+    let invalid = secret_post(&server, "/api/payment/refund", &json!({"amount": "x"})).await;
+    let errors = invalid.problem(400);
+    assert!(errors.contains_key("orderId") && errors.contains_key("amount"));
+
+    let payout = secret_post(
+        &server,
+        "/api/payment/payout",
+        &json!({"orderId": "hp-refund", "amount": 5}),
+    )
+    .await;
+    assert_eq!(payout.status, StatusCode::CREATED, "{}", payout.body);
+    assert_eq!(payout.body["transactionType"], "PayOut");
+    assert_eq!(payout.body["amount"], "5.00");
+    let kinds: Vec<(String, String, Value)> = notices(&server, "hp-refund")
+        .await
+        .iter()
+        .map(|n| {
+            (
+                n["TransactionType"].as_str().unwrap().into(),
+                n["TransactionStatus"].as_str().unwrap().into(),
+                n["Amount"].clone(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            ("PayIn".into(), "Success".into(), json!(49.9)),
+            ("Refund".into(), "Success".into(), json!(10.0)),
+            ("Refund".into(), "Success".into(), json!(39.9)),
+            ("PayOut".into(), "Success".into(), json!(5.0)),
+        ]
+    );
+
+    // Re-sync sends the order's latest notification again.
+    let order_count = |id: &str| {
+        receiver
+            .received()
+            .iter()
+            .filter(|r| r.json()["OrderId"] == id)
+            .count()
+    };
+    eventually(|| order_count("hp-payout") == 1).await;
+    let resync = secret_post(
+        &server,
+        "/api/webhook-resync?merchantOrderId=hp-payout",
+        &json!({}),
+    )
+    .await;
+    assert_eq!(resync.status, StatusCode::OK);
+    assert_eq!(
+        resync.body,
+        json!({"isSuccess": true, "errorMessage": null})
+    );
+    eventually(|| order_count("hp-payout") == 2).await;
+    let unknown = secret_post(
+        &server,
+        "/api/webhook-resync?merchantOrderId=nope",
+        &json!({}),
+    )
+    .await;
+    assert_eq!(unknown.body["isSuccess"], false);
+    assert!(unknown.body["errorMessage"].is_string());
+    let anonymous = server
+        .client
+        .post(format!(
+            "{}/api/webhook-resync?merchantOrderId=hp-payout",
+            server.base_url
+        ))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(anonymous.status(), StatusCode::UNAUTHORIZED);
+});
+
+backend_matrix!(a_double_submission_charges_once, |backend| async move {
+    let receiver = WebhookReceiver::start().await;
+    let server = server_with(backend, &receiver).await;
+    let url = open(
+        &server,
+        &session_body(&server, "hp-double", &receiver.url, json!({})),
+    )
+    .await;
+    let client = visitor();
+    let (a, b) = tokio::join!(
+        pay(&client, &url, card("4242424242424242", "101")),
+        pay(&client, &url, card("4242424242424242", "101")),
+    );
+    assert!(a.status == StatusCode::SEE_OTHER && b.status == StatusCode::SEE_OTHER);
+    let count = server
+        .count(
+            "SELECT COUNT(*) FROM cashier_transactions WHERE order_id = $1",
+            "hp-double",
+        )
+        .await;
+    assert_eq!(count, 1);
+});
