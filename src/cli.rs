@@ -12,6 +12,7 @@ use crate::billing::engine;
 use crate::clock::SystemClock;
 use crate::config::Config;
 use crate::merchants;
+use crate::payments::orders;
 use crate::store::merchants::Mode;
 use crate::store::{self, Store};
 
@@ -40,6 +41,25 @@ pub enum Command {
     /// Sandbox test clocks.
     #[command(subcommand)]
     TestClock(TestClockCommand),
+    /// Hosted-payment-page orders.
+    #[command(subcommand)]
+    Order(OrderCommand),
+}
+
+/// `recur order …`.
+#[derive(Debug, Subcommand)]
+pub enum OrderCommand {
+    /// Retry a rejected cashier order as the provider: the same card (or alternative method)
+    /// through every card gateway of the merchant. The merchant is notified with
+    /// `Retried: true`; prints the new transaction as JSON.
+    Retry {
+        /// The merchant's user name.
+        #[arg(long)]
+        user_name: String,
+        /// The merchant's order id.
+        #[arg(long = "order-id")]
+        order_id: String,
+    },
 }
 
 /// `recur test-clock …`.
@@ -129,6 +149,29 @@ pub async fn run(cli: Cli, config: Config) -> anyhow::Result<()> {
             println!(
                 "test clock of {user_name} at {}; {actions} billing actions ran",
                 format_utc(to)
+            );
+            Ok(())
+        }
+        Command::Order(OrderCommand::Retry {
+            user_name,
+            order_id,
+        }) => {
+            let state = AppState::build(config, Arc::new(SystemClock), None).await?;
+            let merchant = store::merchants::by_user_name(&state.store, &user_name)
+                .await?
+                .ok_or_else(|| anyhow::anyhow!("no merchant with user name {user_name}"))?;
+            let t = orders::retry(&state, merchant.id, &order_id)
+                .await
+                .map_err(|e| anyhow::anyhow!("retrying order {order_id}: {e}"))?;
+            println!(
+                "{}",
+                serde_json::json!({
+                    "transactionId": t.id,
+                    "orderId": t.order_id,
+                    "transactionType": t.kind.as_str(),
+                    "transactionStatus": t.status.as_str(),
+                    "retried": t.retried,
+                })
             );
             Ok(())
         }

@@ -732,3 +732,61 @@ backend_matrix!(a_double_submission_charges_once, |backend| async move {
         .await;
     assert_eq!(count, 1);
 });
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_operator_retries_a_rejected_order_from_the_command_line() {
+    let receiver = WebhookReceiver::start().await;
+    let server = server_with(crate::harness::Backend::Sqlite, &receiver).await;
+    let url = open(
+        &server,
+        &session_body(&server, "hp-cli-retry", &receiver.url, json!({})),
+    )
+    .await;
+    pay(
+        &visitor(),
+        &format!("{url}&m_fixed_pp_id=101"),
+        card("4000000000000119", "101"),
+    )
+    .await;
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_recur"))
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("RECUR_DATA_DIR", server.data_dir())
+        .env("RECUR_LOG", "warn")
+        .args([
+            "order",
+            "retry",
+            "--user-name",
+            &server.merchant.user_name,
+            "--order-id",
+            "hp-cli-retry",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let printed: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(printed["transactionStatus"], "Success");
+    assert_eq!(printed["retried"], true);
+    let all = notices(&server, "hp-cli-retry").await;
+    assert_eq!(all.len(), 2);
+    assert_eq!(all[1]["Retried"], true);
+    // Nothing left to retry.
+    let again = std::process::Command::new(env!("CARGO_BIN_EXE_recur"))
+        .env_clear()
+        .env("RECUR_DATA_DIR", server.data_dir())
+        .args([
+            "order",
+            "retry",
+            "--user-name",
+            &server.merchant.user_name,
+            "--order-id",
+            "hp-cli-retry",
+        ])
+        .output()
+        .unwrap();
+    assert!(!again.status.success());
+}

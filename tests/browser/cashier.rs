@@ -5,6 +5,7 @@ use sha2::{Digest, Sha256};
 
 use crate::chrome::{Browser, DESKTOP, PHONE};
 use crate::harness::{Backend, TestServer};
+use crate::merchant_site::MerchantSite;
 
 /// Opens a session with `overrides` merged into a valid body; returns its redirect URL.
 async fn session(server: &TestServer, order_id: &str, overrides: Value) -> String {
@@ -199,8 +200,9 @@ async fn pages_carry_a_strict_content_security_policy() {
     assert_eq!(response.headers()["x-content-type-options"], "nosniff");
     assert_eq!(response.headers()["cache-control"], "no-store");
     let html = response.text().await.unwrap();
-    assert!(
-        !html.contains("<script"),
+    assert_eq!(
+        html.matches("<script").count(),
+        html.matches("<script src=\"/assets/").count(),
         "no inline or third-party scripts"
     );
     for attribute in ["href=\"", "src=\""] {
@@ -212,4 +214,255 @@ async fn pages_carry_a_strict_content_security_policy() {
             );
         }
     }
+}
+
+/// Fills the card form.
+async fn enter_card(browser: &Browser, number: &str) {
+    browser.fill("#cardNumber", number).await;
+    browser.fill("#expiry", "1230").await;
+    browser.fill("#cvc", "123").await;
+}
+
+/// (kind, status, processor, amount, attempts) of the order's transactions, oldest first.
+async fn transactions(
+    server: &TestServer,
+    order_id: &str,
+) -> Vec<(String, String, i64, i64, usize)> {
+    let rows: Vec<(String, String, i64, i64, String)> = sqlx::query_as(
+        "SELECT kind, status, processor_id, amount, attempts FROM cashier_transactions \
+         WHERE order_id = $1 ORDER BY id",
+    )
+    .bind(order_id)
+    .fetch_all(server.server.state.store.pool())
+    .await
+    .unwrap();
+    rows.into_iter()
+        .map(|(kind, status, processor, amount, attempts)| {
+            let attempts: Vec<Value> = serde_json::from_str(&attempts).unwrap();
+            (kind, status, processor, amount, attempts.len())
+        })
+        .collect()
+}
+
+fn redirects(site: &MerchantSite) -> Value {
+    json!({"successRedirectUrl": site.ok(), "failedRedirectUrl": site.failed()})
+}
+
+fn merged(mut a: Value, b: Value) -> Value {
+    for (k, v) in b.as_object().unwrap() {
+        a[k] = v.clone();
+    }
+    a
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pay_a_locked_amount_and_an_editable_one_on_a_fixed_processor() {
+    let server = TestServer::start(Backend::Sqlite).await;
+    let site = MerchantSite::start(format!("{}/cdn", server.base_url)).await;
+    let browser = Browser::start(DESKTOP).await;
+
+    let url = session(
+        &server,
+        "PAY-1",
+        merged(
+            redirects(&site),
+            json!({"billingDetails": {"lockedAmount": "49.90"}}),
+        ),
+    )
+    .await;
+    browser.open(&url).await;
+    enter_card(&browser, "4242424242424242").await;
+    browser.click("button[type=submit]").await;
+    browser.wait_for_url(&site.ok()).await;
+    assert_eq!(browser.text("#outcome").await, "Thank you for your order");
+    assert_eq!(
+        transactions(&server, "PAY-1").await,
+        [("PayIn".into(), "Success".into(), 101, 4990, 1)]
+    );
+
+    let url = session(&server, "PAY-2", redirects(&site)).await;
+    browser.open(&format!("{url}&m_fixed_pp_id=102")).await;
+    assert_eq!(processor_names(&browser).await, ["Sandbox Card Gateway B"]);
+    browser.fill("#amount", "25.50").await;
+    enter_card(&browser, "5555555555554444").await;
+    browser.screenshot("cashier-editable-filled").await;
+    browser.click("button[type=submit]").await;
+    browser.wait_for_url(&site.ok()).await;
+    assert_eq!(
+        transactions(&server, "PAY-2").await,
+        [("PayIn".into(), "Success".into(), 102, 2550, 1)]
+    );
+    browser.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_declined_gateway_cascades_to_the_next_and_a_hard_decline_fails() {
+    let server = TestServer::start(Backend::Sqlite).await;
+    let site = MerchantSite::start(format!("{}/cdn", server.base_url)).await;
+    let browser = Browser::start(DESKTOP).await;
+
+    let url = session(
+        &server,
+        "CASCADE-1",
+        merged(
+            redirects(&site),
+            json!({"billingDetails": {"lockedAmount": 30}}),
+        ),
+    )
+    .await;
+    browser.open(&url).await;
+    enter_card(&browser, "4000 0000 0000 0119").await;
+    browser.click("button[type=submit]").await;
+    browser.wait_for_url(&site.ok()).await;
+    assert_eq!(
+        transactions(&server, "CASCADE-1").await,
+        [("PayIn".into(), "Success".into(), 102, 3000, 2)],
+        "rejected by gateway A, approved by gateway B"
+    );
+
+    let url = session(
+        &server,
+        "CASCADE-2",
+        merged(
+            redirects(&site),
+            json!({"billingDetails": {"lockedAmount": 30}}),
+        ),
+    )
+    .await;
+    browser.open(&url).await;
+    enter_card(&browser, "4000 0000 0000 0002").await;
+    browser.click("button[type=submit]").await;
+    browser.wait_for_url(&site.failed()).await;
+    assert_eq!(
+        transactions(&server, "CASCADE-2").await,
+        [("PayIn".into(), "Rejected".into(), 101, 3000, 1)]
+    );
+
+    // Without a failed URL the customer stays and may try another card.
+    let url = session(
+        &server,
+        "CASCADE-3",
+        json!({"billingDetails": {"lockedAmount": 30}}),
+    )
+    .await;
+    browser.open(&url).await;
+    enter_card(&browser, "4000 0000 0000 0002").await;
+    browser.click("button[type=submit]").await;
+    browser.wait_for("[data-testid=form-message]").await;
+    enter_card(&browser, "4242 4242 4242 4242").await;
+    browser.click("button[type=submit]").await;
+    browser.wait_for("[data-testid=outcome]").await;
+    assert_eq!(
+        browser.text("[data-testid=outcome]").await,
+        "Payment received"
+    );
+    browser.screenshot("cashier-paid").await;
+    browser.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_payout_sends_money_to_the_card_and_a_wallet_needs_no_card() {
+    let server = TestServer::start(Backend::Sqlite).await;
+    let site = MerchantSite::start(format!("{}/cdn", server.base_url)).await;
+    let browser = Browser::start(DESKTOP).await;
+
+    let url = session(
+        &server,
+        "PAYOUT-1",
+        merged(
+            redirects(&site),
+            json!({"isPayOut": true, "billingDetails": {"lockedAmount": 20}}),
+        ),
+    )
+    .await;
+    browser.open(&url).await;
+    enter_card(&browser, "4242424242424242").await;
+    browser.click("button[type=submit]").await;
+    browser.wait_for_url(&site.ok()).await;
+    assert_eq!(
+        transactions(&server, "PAYOUT-1").await,
+        [("PayOut".into(), "Success".into(), 101, 2000, 1)]
+    );
+
+    let url = session(
+        &server,
+        "WALLET-1",
+        merged(
+            redirects(&site),
+            json!({"billingDetails": {"lockedAmount": 15}}),
+        ),
+    )
+    .await;
+    browser.open(&url).await;
+    browser.click("input[value='201']").await;
+    assert!(
+        !browser.visible("#cardNumber").await,
+        "card fields hide for a wallet"
+    );
+    browser.click("button[type=submit]").await;
+    browser.wait_for_url(&site.ok()).await;
+    assert_eq!(
+        transactions(&server, "WALLET-1").await,
+        [("PayIn".into(), "Success".into(), 201, 1500, 1)]
+    );
+    browser.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_example_shop_embeds_the_cashier_and_is_redirected_by_cashier_js() {
+    let server = TestServer::start(Backend::Sqlite).await;
+    let site = MerchantSite::start(format!("{}/cdn", server.base_url)).await;
+    let browser = Browser::start(DESKTOP).await;
+    let url = session(
+        &server,
+        "IFRAME-1",
+        merged(
+            redirects(&site),
+            json!({"billingDetails": {"lockedAmount": "12.00"}}),
+        ),
+    )
+    .await;
+    let shop = format!(
+        "{}/shop?cashier={}",
+        site.base,
+        url::form_urlencoded::byte_serialize(url.as_bytes()).collect::<String>()
+    );
+    browser.open(&shop).await;
+    browser.wait_for("iframe#recur-cashier").await;
+    browser.client.enter_frame(Some(0)).await.unwrap();
+    browser.wait_for("#cardNumber").await;
+    enter_card(&browser, "4242424242424242").await;
+    browser.screenshot("cashier-iframe").await;
+    browser.click("button[type=submit]").await;
+    // The top window, not the frame, lands on the shop's success page.
+    browser.wait_for_url(&site.ok()).await;
+    browser.client.enter_parent_frame().await.ok();
+    assert_eq!(browser.text("#outcome").await, "Thank you for your order");
+    assert_eq!(
+        transactions(&server, "IFRAME-1").await,
+        [("PayIn".into(), "Success".into(), 101, 1200, 1)]
+    );
+
+    // A failed payment sends the top window to the failed page.
+    let url = session(
+        &server,
+        "IFRAME-2",
+        merged(
+            redirects(&site),
+            json!({"billingDetails": {"lockedAmount": "12.00"}}),
+        ),
+    )
+    .await;
+    let shop = format!(
+        "{}/shop?cashier={}",
+        site.base,
+        url::form_urlencoded::byte_serialize(url.as_bytes()).collect::<String>()
+    );
+    browser.open(&shop).await;
+    browser.client.enter_frame(Some(0)).await.unwrap();
+    browser.wait_for("#cardNumber").await;
+    enter_card(&browser, "4000000000000002").await;
+    browser.click("button[type=submit]").await;
+    browser.wait_for_url(&site.failed()).await;
+    browser.close().await;
 }

@@ -6,6 +6,7 @@
 mod harness;
 
 mod chrome;
+mod merchant_site;
 
 mod cashier;
 mod checkout;
