@@ -121,7 +121,11 @@ async fn fresh_database(backend: Backend, dir: &std::path::Path) -> String {
             use sqlx::{Connection, Executor};
             let admin = std::env::var("RECUR_TEST_POSTGRES_URL")
                 .expect("RECUR_TEST_POSTGRES_URL is needed for the PostgreSQL benchmark");
-            let name = format!("recur_t_{}_bench", chrono::Utc::now().timestamp());
+            let name = format!(
+                "recur_t_{}_bench_{}",
+                chrono::Utc::now().timestamp(),
+                recur::ids::prefixed("", 8).to_lowercase()
+            );
             let mut conn = sqlx::PgConnection::connect(&admin).await.expect("connect");
             conn.execute(format!("CREATE DATABASE {name}").as_str())
                 .await

@@ -19,4 +19,5 @@ mod operations;
 mod process;
 mod processor;
 mod secrets;
+mod soak;
 mod webhooks;
