@@ -25,6 +25,9 @@ const RECOVERY: Duration = Duration::from_secs(10);
 /// The server's current address, replaced after a restart.
 type Base = Arc<RwLock<String>>;
 
+/// Requests the injected faults made fail (5xx or no answer), to show the faults were felt.
+static FAILED_REQUESTS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
 /// Sends until the server answers with a status `accept` takes (connection errors and 5xx are
 /// the faults this test injects; anything else unexpected fails the test).
 async fn send(
@@ -52,6 +55,7 @@ async fn send(
             }
             assert!(status >= 500, "{path}: unexpected {status} {body}");
         }
+        FAILED_REQUESTS.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
 }
@@ -219,6 +223,8 @@ async fn soak_with_a_database_outage_and_a_kill_loses_and_duplicates_nothing() {
         String::from_utf8_lossy(&created.stderr)
     );
     let merchant: Value = serde_json::from_slice(&created.stdout).unwrap();
+    // A slow endpoint keeps deliveries in flight when the faults come.
+    receiver.delay(Duration::from_millis(100));
     let (mut server, url) = recur.serve();
     let base: Base = Arc::new(RwLock::new(url));
     let client = reqwest::Client::builder()
@@ -351,14 +357,33 @@ async fn soak_with_a_database_outage_and_a_kill_loses_and_duplicates_nothing() {
             >= (MEMBERSHIPS / 2) as i64
     })
     .await;
+    let active = scalar(
+        &store,
+        "SELECT COUNT(*) FROM memberships WHERE status = 'Active'",
+    )
+    .await;
+    let undelivered = scalar(
+        &store,
+        "SELECT COUNT(*) FROM events WHERE status <> 'Delivered'",
+    )
+    .await;
     server.kill().expect("kill -9");
     server.wait().unwrap();
+    assert!(
+        active < MEMBERSHIPS as i64 && undelivered > 0,
+        "the kill came mid-run ({active} active, {undelivered} events pending)"
+    );
+    receiver.delay(Duration::ZERO);
     let (mut server, url) = recur.serve();
     *base.write().unwrap() = url;
 
     for client in clients {
         client.await.unwrap();
     }
+    assert!(
+        FAILED_REQUESTS.load(std::sync::atomic::Ordering::SeqCst) > 0,
+        "the outage and the kill failed some requests"
+    );
     until("every renewal", Duration::from_secs(120), async || {
         scalar(
             &store,
