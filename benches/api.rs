@@ -1,6 +1,10 @@
 //! API throughput and latency against the raw rate of the same database, in one run.
 //!
-//! `cargo bench --bench api -- [--seconds N] [--backend sqlite|postgres|both]`
+//! `cargo bench --bench api -- [--seconds N] [--backend sqlite|postgres|both] [--clients 1,8,64]
+//! [--stored N]`
+//!
+//! `--stored N` first fills the API database with N customers of the benchmark's merchant, to
+//! show whether a request's cost grows with the rows already stored.
 //!
 //! For each backend it measures, at 1, 8 and 64 concurrent clients:
 //! - the raw single-row rate of the database: one-row insert transactions and primary-key selects
@@ -25,6 +29,14 @@ use recur::store::Store;
 use serde_json::json;
 
 const CONCURRENCY: [usize; 3] = [1, 8, 64];
+
+/// What one benchmark run measures.
+#[derive(Clone, Debug)]
+struct Plan {
+    duration: Duration,
+    clients: Vec<usize>,
+    stored: i64,
+}
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 enum Backend {
@@ -89,6 +101,7 @@ where
 
 struct Row {
     backend: Backend,
+    stored: i64,
     operation: &'static str,
     concurrency: usize,
     sample: Sample,
@@ -96,12 +109,13 @@ struct Row {
 }
 
 fn print_rows(rows: &[Row]) {
-    println!("| backend | operation | clients | req/s | p50 ms | p99 ms | raw/s | API / raw |");
-    println!("|---|---|---|---|---|---|---|---|");
+    println!("| backend | stored customers | operation | clients | req/s | p50 ms | p99 ms | raw/s | API / raw |");
+    println!("|---|---|---|---|---|---|---|---|---|");
     for row in rows {
         println!(
-            "| {:?} | {} | {} | {:.0} | {:.2} | {:.2} | {:.0} | {:.0}% |",
+            "| {:?} | {} | {} | {} | {:.0} | {:.2} | {:.2} | {:.0} | {:.0}% |",
             row.backend,
+            row.stored,
             row.operation,
             row.concurrency,
             row.sample.rate(),
@@ -239,7 +253,54 @@ async fn raw_postgres(url: &str, concurrency: usize, duration: Duration) -> (f64
     }
 }
 
-async fn bench_backend(backend: Backend, duration: Duration) -> Vec<Row> {
+/// Fills the database with `count` customers of `merchant_id` in one statement.
+async fn seed_customers(
+    url: &str,
+    backend: Backend,
+    merchant_id: i64,
+    processor_key: &str,
+    count: i64,
+) {
+    if count == 0 {
+        return;
+    }
+    let store = Store::connect(url).await.expect("connect");
+    let series = match backend {
+        Backend::Postgres => "SELECT g AS n FROM generate_series(1, CAST($4 AS BIGINT)) g",
+        Backend::Sqlite => {
+            "WITH RECURSIVE s(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM s WHERE n < $4) SELECT n FROM s"
+        }
+    };
+    let sql = format!(
+        "INSERT INTO customers (merchant_id, customer_key, processor_key, first_name, last_name, \
+         email, email_identity, phone, country_code, tax_ids, created_at, updated_at) \
+         SELECT $1, 'cstmr_seed' || n, $2, 'Seed', 'Row', 'seed' || n || '@example.com', \
+         'seed' || n || '@example.com', '+4915112345678', 'DE', '[]', $3, $3 FROM ({series}) seq"
+    );
+    let started = Instant::now();
+    sqlx::query(&sql)
+        .bind(merchant_id)
+        .bind(processor_key)
+        .bind(chrono::Utc::now().timestamp_micros())
+        .bind(count)
+        .execute(store.pool())
+        .await
+        .expect("seed customers");
+    if backend == Backend::Postgres {
+        sqlx::query("ANALYZE customers")
+            .execute(store.pool())
+            .await
+            .expect("analyze");
+    }
+    eprintln!(
+        "{backend:?}: {count} customers stored in {:?}",
+        started.elapsed()
+    );
+    store.pool().close().await;
+}
+
+async fn bench_backend(backend: Backend, plan: &Plan) -> Vec<Row> {
+    let duration = plan.duration;
     let dir = tempfile::tempdir().expect("temp dir");
     let raw_url = fresh_database(backend, dir.path()).await;
     let api_dir = tempfile::tempdir().expect("temp dir");
@@ -248,13 +309,21 @@ async fn bench_backend(backend: Backend, duration: Duration) -> Vec<Row> {
     env.insert("RECUR_LISTEN", "127.0.0.1:0".into());
     env.insert("RECUR_DATA_DIR", api_dir.path().display().to_string());
     env.insert("RECUR_DEMO_MERCHANT", "false".into());
-    env.insert("RECUR_DATABASE_URL", api_url);
+    env.insert("RECUR_DATABASE_URL", api_url.clone());
     env.insert("RECUR_LOG", "warn".into());
     let config = Config::from_sources(None, |k| env.get(k).cloned()).expect("config");
     let server = app::start(config).await.expect("server");
     let merchant = merchants::create(&server.state, "Bench", Mode::Sandbox)
         .await
         .expect("merchant");
+    seed_customers(
+        &api_url,
+        backend,
+        merchant.merchant_id,
+        &merchant.processor_key,
+        plan.stored,
+    )
+    .await;
     let base = format!("http://{}/api/subscriptions/v1", server.addr);
     let client = reqwest::Client::builder()
         .pool_max_idle_per_host(128)
@@ -274,7 +343,7 @@ async fn bench_backend(backend: Backend, duration: Duration) -> Vec<Row> {
         .to_string();
 
     let mut rows = Vec::new();
-    for concurrency in CONCURRENCY {
+    for concurrency in plan.clients.iter().copied() {
         let (raw_insert, raw_select) = match backend {
             Backend::Sqlite => raw_loop(&raw_url, concurrency, duration).await,
             Backend::Postgres => raw_postgres(&raw_url, concurrency, duration).await,
@@ -334,6 +403,7 @@ async fn bench_backend(backend: Backend, duration: Duration) -> Vec<Row> {
         .await;
         rows.push(Row {
             backend,
+            stored: plan.stored,
             operation: "create-customer (write)",
             concurrency,
             sample: creates,
@@ -341,6 +411,7 @@ async fn bench_backend(backend: Backend, duration: Duration) -> Vec<Row> {
         });
         rows.push(Row {
             backend,
+            stored: plan.stored,
             operation: "get-customer (read)",
             concurrency,
             sample: gets,
@@ -365,13 +436,24 @@ fn main() {
         Some("postgres") => vec![Backend::Postgres],
         _ => vec![Backend::Sqlite, Backend::Postgres],
     };
+    let plan = Plan {
+        duration: Duration::from_secs(seconds),
+        clients: value("--clients")
+            .map(|list| {
+                list.split(',')
+                    .filter_map(|c| c.trim().parse().ok())
+                    .collect()
+            })
+            .unwrap_or_else(|| CONCURRENCY.to_vec()),
+        stored: value("--stored").and_then(|s| s.parse().ok()).unwrap_or(0),
+    };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .expect("runtime");
     let mut rows = Vec::new();
     for backend in backends {
-        rows.extend(runtime.block_on(bench_backend(backend, Duration::from_secs(seconds))));
+        rows.extend(runtime.block_on(bench_backend(backend, &plan)));
     }
     println!(
         "\nrecur API vs raw database, {seconds} s per measurement, {} cores\n",
