@@ -385,6 +385,7 @@ async fn bench_backend(backend: Backend, plan: &Plan) -> Vec<Row> {
         })
         .await;
         let keys: Arc<Vec<String>> = Arc::new(keys.lock().expect("keys").clone());
+        let customers = keys.clone();
         let (c, t, b) = (client.clone(), token.clone(), base.clone());
         let gets = drive(concurrency, duration, move |n| {
             let (client, token, base) = (c.clone(), t.clone(), b.clone());
@@ -401,6 +402,73 @@ async fn bench_backend(backend: Backend, plan: &Plan) -> Vec<Row> {
             }
         })
         .await;
+        let membership_keys = Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
+        let (c, t, b, k) = (
+            client.clone(),
+            token.clone(),
+            base.clone(),
+            membership_keys.clone(),
+        );
+        let membership_creates = drive(concurrency, duration, move |n| {
+            let (client, token, base, keys) = (c.clone(), t.clone(), b.clone(), k.clone());
+            let body = json!({
+                "customerKey": customers[(n as usize) % customers.len()],
+                "subscriptionName": "Bench plan",
+                "webhookUrl": "https://merchant.example/hooks",
+                "productInfo": {"orderId": format!("bench-{concurrency}-{n}")},
+                "pricingInfo": {"currency": "EUR", "totalAmount": "29.97", "pricePerUnit": 9.99, "quantity": 3},
+                "billingCycle": {"intervalType": "Monthly", "intervalCount": 1}
+            });
+            async move {
+                let response = client
+                    .post(format!("{base}/membership"))
+                    .bearer_auth(token)
+                    .json(&body)
+                    .send()
+                    .await
+                    .expect("create membership");
+                assert_eq!(response.status(), 201, "create-membership answered {}", response.status());
+                let record: serde_json::Value = response.json().await.expect("record");
+                keys.lock()
+                    .expect("keys")
+                    .push(record["membershipKey"].as_str().expect("key").to_string());
+            }
+        })
+        .await;
+        let membership_keys: Arc<Vec<String>> =
+            Arc::new(membership_keys.lock().expect("keys").clone());
+        let (c, t, b) = (client.clone(), token.clone(), base.clone());
+        let membership_gets = drive(concurrency, duration, move |n| {
+            let (client, token, base) = (c.clone(), t.clone(), b.clone());
+            let key = membership_keys[(n as usize) % membership_keys.len()].clone();
+            async move {
+                let response = client
+                    .get(format!("{base}/membership/{key}"))
+                    .bearer_auth(token)
+                    .send()
+                    .await
+                    .expect("get membership");
+                assert_eq!(response.status(), 200);
+                response.bytes().await.expect("body");
+            }
+        })
+        .await;
+        rows.push(Row {
+            backend,
+            stored: plan.stored,
+            operation: "create-membership (write)",
+            concurrency,
+            sample: membership_creates,
+            raw_rate: raw_insert,
+        });
+        rows.push(Row {
+            backend,
+            stored: plan.stored,
+            operation: "get-membership (read)",
+            concurrency,
+            sample: membership_gets,
+            raw_rate: raw_select,
+        });
         rows.push(Row {
             backend,
             stored: plan.stored,
