@@ -107,6 +107,12 @@ impl ServerKeys {
         hex::encode(mac.finalize().into_bytes())
     }
 
+    /// The card's keyed fingerprint (`CreditCardDigest`): equal for equal numbers, and the number
+    /// cannot be read back from it.
+    pub fn card_fingerprint(&self, card: &recur_domain::card::CardNumber) -> String {
+        self.lookup_digest(&format!("card:{}", card.digits()))
+    }
+
     /// The access-token key used when none is configured.
     pub fn default_jwt_key(&self) -> &[u8; 32] {
         &self.jwt_default
