@@ -1,11 +1,13 @@
-//! Running one payment, payout or alternative-method collection over a route of processors:
+//! Running one payment, payout, refund or alternative-method collection over a route of processors:
 //! each soft decline moves on to the next card processor; an approval, a hard decline or a
 //! processor that could not be asked ends it (rules in `recur_domain::cascade`).
 
 use recur_domain::cascade::is_soft_decline;
 
 use crate::app::AppState;
-use crate::processor::{AlternativeRequest, ChargeOutcome, ChargeRequest, PayoutRequest};
+use crate::processor::{
+    AlternativeRequest, ChargeOutcome, ChargeRequest, PayoutRequest, RefundRequest,
+};
 use crate::store::cashier_transactions::{Attempt, TransactionStatus};
 use crate::store::processors::PaymentProcessor;
 
@@ -26,6 +28,12 @@ pub enum Operation<'a> {
     Collect {
         /// The payer's e-mail.
         account: &'a str,
+    },
+    /// Give back (part of) the payment with this processor reference (refunds do not cascade:
+    /// their route is the processor that took the payment).
+    Refund {
+        /// The processor's reference of the payment.
+        reference: &'a str,
     },
 }
 
@@ -83,6 +91,18 @@ pub async fn run(
                         amount,
                         currency,
                         gateway,
+                    })
+                    .await
+            }
+            Operation::Refund { reference } => {
+                state
+                    .processor
+                    .refund(RefundRequest {
+                        merchant_id,
+                        idempotency_key: &key,
+                        charge_reference: reference,
+                        amount,
+                        currency,
                     })
                     .await
             }

@@ -14,10 +14,8 @@ use super::payer::Payer;
 use crate::api::problem::ApiError;
 use crate::app::AppState;
 use crate::billing::notify::{amount_number, TRANSACTION};
-use crate::processor::{ChargeOutcome, RefundRequest};
 use crate::store::cashier_transactions::{
-    self, Attempt, CardFacts, CashierTransaction, NewTransaction, TransactionKind,
-    TransactionStatus,
+    self, CardFacts, CashierTransaction, NewTransaction, TransactionKind, TransactionStatus,
 };
 use crate::store::hosted_sessions::{self, HostedSession};
 use crate::store::outbox::{self, NewEvent};
@@ -220,18 +218,18 @@ pub async fn refund(
         .into_iter()
         .find(|p| p.processor_id == payin.processor_id)
         .ok_or(ApiError::NotFound)?;
-    let key = format!("refund:{}:{count}", payin.id);
-    let answer = state
-        .processor
-        .refund(RefundRequest {
-            merchant_id,
-            idempotency_key: &key,
-            charge_reference: payin.external_id.as_deref().unwrap_or_default(),
-            amount,
-            currency: &payin.currency,
-        })
-        .await;
-    let cascade = single_attempt(state, processor, key, answer);
+    let cascade = cascade::run(
+        state,
+        merchant_id,
+        &[processor],
+        Operation::Refund {
+            reference: payin.external_id.as_deref().unwrap_or_default(),
+        },
+        amount,
+        &payin.currency,
+        &format!("refund:{}:{count}", payin.id),
+    )
+    .await?;
     let recorded = Recorded {
         session: &session,
         payer: &payer,
@@ -341,54 +339,6 @@ pub async fn resync(state: &AppState, merchant_id: i64, order_id: &str) -> Resul
         .is_some();
     tx.commit().await?;
     Ok(found)
-}
-
-/// A single processor answer as a one-attempt cascade (refunds do not cascade).
-fn single_attempt(
-    state: &AppState,
-    processor: PaymentProcessor,
-    key: String,
-    answer: anyhow::Result<ChargeOutcome>,
-) -> Cascade {
-    let (status, reference, code, reason) = match answer {
-        Ok(ChargeOutcome::Approved { reference }) => {
-            (TransactionStatus::Success, reference, None, None)
-        }
-        Ok(ChargeOutcome::Declined {
-            reference,
-            code,
-            reason,
-        }) => (
-            TransactionStatus::Rejected,
-            reference,
-            Some(code),
-            Some(reason),
-        ),
-        Err(error) => {
-            tracing::warn!(%error, "refund call failed");
-            (
-                TransactionStatus::Failed,
-                String::new(),
-                Some("processor_unavailable".into()),
-                Some("The processor could not be reached.".into()),
-            )
-        }
-    };
-    Cascade {
-        attempts: vec![Attempt {
-            processor_id: processor.processor_id,
-            processor_key: processor.processor_key.clone(),
-            processor_name: processor.name.clone(),
-            reference,
-            decline_code: code,
-            decline_reason: reason,
-            status: status.as_str().into(),
-            at: state.clock.now(),
-        }],
-        status,
-        processor,
-        key,
-    }
 }
 
 /// What a transaction is recorded with besides its cascade.
