@@ -160,6 +160,14 @@ impl SandboxProcessor {
             .ok_or_else(|| anyhow::anyhow!("the sandbox ledger lost an entry"))
     }
 
+    /// [`Self::record_once`] in a transaction of its own.
+    async fn record_alone(&self, entry: Entry<'_>) -> anyhow::Result<ChargeOutcome> {
+        let mut tx = self.store.begin().await?;
+        let outcome = self.record_once(&mut tx, entry).await?;
+        tx.commit().await?;
+        Ok(outcome)
+    }
+
     async fn behaviour(&self, merchant_id: i64, token: &str) -> anyhow::Result<Option<Behaviour>> {
         let behaviour: Option<String> = sqlx::query_scalar(
             "SELECT behaviour FROM sandbox_cards WHERE token = $1 AND merchant_id = $2",
@@ -179,24 +187,17 @@ impl SandboxProcessor {
             (None, Some(behaviour)) => behaviour.decline(request.gateway),
             (None, None) => Some(UNKNOWN_CARD),
         };
-        let mut tx = self.store.begin().await?;
-        let outcome = self
-            .record_once(
-                &mut tx,
-                Entry {
-                    key: request.idempotency_key,
-                    merchant_id: request.merchant_id,
-                    kind: "charge",
-                    refunded_reference: None,
-                    token: request.token,
-                    amount: request.amount,
-                    currency: request.currency,
-                    decline,
-                },
-            )
-            .await?;
-        tx.commit().await?;
-        Ok(outcome)
+        self.record_alone(Entry {
+            key: request.idempotency_key,
+            merchant_id: request.merchant_id,
+            kind: "charge",
+            refunded_reference: None,
+            token: request.token,
+            amount: request.amount,
+            currency: request.currency,
+            decline,
+        })
+        .await
     }
 
     async fn refund_once(&self, request: RefundRequest<'_>) -> anyhow::Result<ChargeOutcome> {
@@ -278,24 +279,17 @@ impl SandboxProcessor {
             Some(Behaviour::InsufficientFunds) => None,
             Some(behaviour) => behaviour.decline(request.gateway),
         };
-        let mut tx = self.store.begin().await?;
-        let outcome = self
-            .record_once(
-                &mut tx,
-                Entry {
-                    key: request.idempotency_key,
-                    merchant_id: request.merchant_id,
-                    kind: "payout",
-                    refunded_reference: None,
-                    token: request.token,
-                    amount: request.amount,
-                    currency: request.currency,
-                    decline,
-                },
-            )
-            .await?;
-        tx.commit().await?;
-        Ok(outcome)
+        self.record_alone(Entry {
+            key: request.idempotency_key,
+            merchant_id: request.merchant_id,
+            kind: "payout",
+            refunded_reference: None,
+            token: request.token,
+            amount: request.amount,
+            currency: request.currency,
+            decline,
+        })
+        .await
     }
 
     async fn collect_once(&self, request: AlternativeRequest<'_>) -> anyhow::Result<ChargeOutcome> {
@@ -304,25 +298,17 @@ impl SandboxProcessor {
             .split('@')
             .next()
             .is_some_and(|local| local.ends_with("+decline"));
-        let mut tx = self.store.begin().await?;
-        let outcome = self
-            .record_once(
-                &mut tx,
-                Entry {
-                    key: request.idempotency_key,
-                    merchant_id: request.merchant_id,
-                    kind: "charge",
-                    refunded_reference: None,
-                    token: "",
-                    amount: request.amount,
-                    currency: request.currency,
-                    decline: refused
-                        .then_some(("payment_refused", "The payer refused the payment.")),
-                },
-            )
-            .await?;
-        tx.commit().await?;
-        Ok(outcome)
+        self.record_alone(Entry {
+            key: request.idempotency_key,
+            merchant_id: request.merchant_id,
+            kind: "charge",
+            refunded_reference: None,
+            token: "",
+            amount: request.amount,
+            currency: request.currency,
+            decline: refused.then_some(("payment_refused", "The payer refused the payment.")),
+        })
+        .await
     }
 }
 
