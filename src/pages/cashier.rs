@@ -35,7 +35,7 @@ use crate::store::processors::{self, PaymentProcessor, ProcessorKind};
 /// How long one payment may hold the session before another request may try again.
 const CLAIM: Duration = Duration::minutes(2);
 
-/// The cashier's query string.
+/// The link's parameters: the query string of `GET /cashier`, and hidden fields of its forms.
 #[derive(Debug, Deserialize)]
 pub struct CashierQuery {
     /// `hp-…` session token.
@@ -51,15 +51,9 @@ pub struct CashierQuery {
 /// The posted cashier form: the link's parameters, the amount, the method and the card.
 #[derive(Deserialize)]
 pub struct CashierForm {
-    /// `hp-…` session token.
-    #[serde(rename = "sessionToken", default)]
-    pub session_token: String,
-    /// The order id.
-    #[serde(rename = "m_orderId", default)]
-    pub order_id: String,
-    /// The fixed processor of the link, if any.
-    #[serde(default)]
-    pub m_fixed_pp_id: Option<String>,
+    /// The link's parameters.
+    #[serde(flatten)]
+    pub link: CashierQuery,
     /// Amount as typed (ignored when locked).
     #[serde(default)]
     pub amount: String,
@@ -74,15 +68,9 @@ pub struct CashierForm {
 /// The posted identity-confirmation answer.
 #[derive(Debug, Deserialize)]
 pub struct ConfirmForm {
-    /// `hp-…` session token.
-    #[serde(rename = "sessionToken", default)]
-    pub session_token: String,
-    /// The order id.
-    #[serde(rename = "m_orderId", default)]
-    pub order_id: String,
-    /// The fixed processor of the link, if any.
-    #[serde(default)]
-    pub m_fixed_pp_id: Option<String>,
+    /// The link's parameters.
+    #[serde(flatten)]
+    pub link: CashierQuery,
     /// Token and button.
     #[serde(flatten)]
     pub form: TokenForm,
@@ -142,20 +130,16 @@ pub fn offered(
         .collect()
 }
 
-async fn load(
-    state: &AppState,
-    token: Option<&str>,
-    order_id: Option<&str>,
-    fixed: Option<&str>,
-) -> Result<Option<Cashier>, ApiError> {
-    let Some(session) = find_session(state, token, order_id).await? else {
+async fn load(state: &AppState, link: &CashierQuery) -> Result<Option<Cashier>, ApiError> {
+    let token = link.session_token.as_deref();
+    let Some(session) = find_session(state, token, link.order_id.as_deref()).await? else {
         return Ok(None);
     };
     let merchant = merchants::by_id(&state.store, session.merchant_id)
         .await?
         .ok_or(ApiError::NotFound)?;
     let currency = Currency::parse(&session.fields.currency).map_err(anyhow::Error::from)?;
-    let fixed = fixed.filter(|f| !f.is_empty()).map(str::to_string);
+    let fixed = link.m_fixed_pp_id.clone().filter(|f| !f.is_empty());
     let processors = offered(
         processors::list(state.store.pool(), merchant.id).await?,
         &session,
@@ -171,6 +155,24 @@ async fn load(
     }))
 }
 
+/// The session a cashier form was posted for, or the page that refuses the post: 410 for a
+/// link that is no longer valid, 403 without the form's token or from another site.
+async fn posted(
+    state: &AppState,
+    t: &BTreeMap<String, String>,
+    headers: &HeaderMap,
+    link: &CashierQuery,
+    csrf_token: &str,
+) -> Result<Result<Cashier, Response>, ApiError> {
+    let Some(cashier) = load(state, link).await? else {
+        return expired::page_for(state, t).map(Err);
+    };
+    if !csrf::form_ok(state, &cashier.token, csrf_token, headers) {
+        return notice::forbidden(state, t).map(Err);
+    }
+    Ok(Ok(cashier))
+}
+
 /// `GET /cashier`: the form, the identity-confirmation step, or the order's outcome.
 pub async fn show(
     State(state): State<AppState>,
@@ -178,14 +180,7 @@ pub async fn show(
     Query(query): Query<CashierQuery>,
 ) -> Result<Response, ApiError> {
     let t = session::strings(&state, &headers);
-    let Some(cashier) = load(
-        &state,
-        query.session_token.as_deref(),
-        query.order_id.as_deref(),
-        query.m_fixed_pp_id.as_deref(),
-    )
-    .await?
-    else {
+    let Some(cashier) = load(&state, &query).await? else {
         return expired::page_for(&state, t);
     };
     if cashier.session.status != "open" {
@@ -205,19 +200,10 @@ pub async fn pay(
     PageForm(form): PageForm<CashierForm>,
 ) -> Result<Response, ApiError> {
     let t = session::strings(&state, &headers);
-    let Some(cashier) = load(
-        &state,
-        Some(&form.session_token),
-        Some(&form.order_id),
-        form.m_fixed_pp_id.as_deref(),
-    )
-    .await?
-    else {
-        return expired::page_for(&state, t);
+    let cashier = match posted(&state, t, &headers, &form.link, &form.card.csrf_token).await? {
+        Ok(cashier) => cashier,
+        Err(refused) => return Ok(refused),
     };
-    if !csrf::form_ok(&state, &cashier.token, &form.card.csrf_token, &headers) {
-        return notice::forbidden(&state, t);
-    }
     if cashier.session.status != "open" {
         return Ok(see_page(&cashier));
     }
@@ -311,19 +297,10 @@ pub async fn confirm(
     PageForm(form): PageForm<ConfirmForm>,
 ) -> Result<Response, ApiError> {
     let t = session::strings(&state, &headers);
-    let Some(cashier) = load(
-        &state,
-        Some(&form.session_token),
-        Some(&form.order_id),
-        form.m_fixed_pp_id.as_deref(),
-    )
-    .await?
-    else {
-        return expired::page_for(&state, t);
+    let cashier = match posted(&state, t, &headers, &form.link, &form.form.csrf_token).await? {
+        Ok(cashier) => cashier,
+        Err(refused) => return Ok(refused),
     };
-    if !csrf::form_ok(&state, &cashier.token, &form.form.csrf_token, &headers) {
-        return notice::forbidden(&state, t);
-    }
     let Some(pending) = cashier.session.pending.clone() else {
         return Ok(see_page(&cashier));
     };
