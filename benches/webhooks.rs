@@ -97,11 +97,10 @@ async fn recur_rate(receiver: &WebhookReceiver, database_url: Option<String>, n:
             NewEvent {
                 merchant_id: merchant.merchant_id,
                 membership_id: None,
-                action_id: payload["ActionId"].as_str().unwrap().to_string(),
                 action: "SUBSCRIPTION_STATUS_CHANGED",
                 order_id: payload["OrderId"].as_str().unwrap(),
                 webhook_url: &receiver.url,
-                payload: &payload,
+                fields: payload.as_object().unwrap().clone(),
             },
             now,
         )

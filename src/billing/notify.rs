@@ -91,22 +91,16 @@ async fn record(
     mut payload: Map<String, Value>,
     at: DateTime<Utc>,
 ) -> Result<(), BillingError> {
-    let action_id = uuid::Uuid::new_v4().hyphenated().to_string();
-    payload.insert("Action".into(), action.into());
-    payload.insert("ActionId".into(), action_id.clone().into());
-    payload.insert("OrderId".into(), m.order_id.clone().into());
     payload.insert("IssuedAt".into(), format_utc(at).into());
-    let payload = Value::Object(payload);
     outbox::insert_event(
         tx,
         NewEvent {
             merchant_id: m.merchant_id,
             membership_id: Some(m.id),
-            action_id,
             action,
             order_id: &m.order_id,
             webhook_url: &m.webhook_url,
-            payload: &payload,
+            fields: payload,
         },
         at,
     )

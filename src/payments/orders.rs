@@ -462,22 +462,15 @@ async fn notify(
         subscription_invoice_id: None,
         retried: t.retried,
     };
-    let action_id = uuid::Uuid::new_v4().hyphenated().to_string();
-    let mut body = payload.into_json();
-    body.insert("Action".into(), TRANSACTION.into());
-    body.insert("ActionId".into(), action_id.clone().into());
-    body.insert("OrderId".into(), t.order_id.clone().into());
-    let body = serde_json::Value::Object(body);
     outbox::insert_event(
         tx,
         NewEvent {
             merchant_id: t.merchant_id,
             membership_id: None,
-            action_id,
             action: TRANSACTION,
             order_id: &t.order_id,
             webhook_url,
-            payload: &body,
+            fields: payload.into_json(),
         },
         now,
     )

@@ -3,7 +3,7 @@
 //! mailer deliver them.
 
 use chrono::{DateTime, Utc};
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use super::{to_micros, Tx};
 
@@ -14,24 +14,29 @@ pub struct NewEvent<'a> {
     pub merchant_id: i64,
     /// The membership it reports on, if any.
     pub membership_id: Option<i64>,
-    /// `ActionId`: a UUID, stable across delivery attempts.
-    pub action_id: String,
     /// `Action`.
     pub action: &'a str,
     /// `OrderId`.
     pub order_id: &'a str,
     /// Where it goes.
     pub webhook_url: &'a str,
-    /// The payload without `Signature` (added at delivery from the merchant secret).
-    pub payload: &'a Value,
+    /// The payload's own fields; `Action`, `ActionId` and `OrderId` are added here, `Signature`
+    /// at delivery (from the merchant secret).
+    pub fields: Map<String, Value>,
 }
 
-/// Records an event, due for delivery at `now`.
+/// Records an event, due for delivery at `now`, and returns its `ActionId`: a new UUID, stable
+/// across delivery attempts.
 pub async fn insert_event(
     tx: &mut Tx,
     event: NewEvent<'_>,
     now: DateTime<Utc>,
-) -> Result<(), sqlx::Error> {
+) -> Result<String, sqlx::Error> {
+    let action_id = uuid::Uuid::new_v4().hyphenated().to_string();
+    let mut payload = event.fields;
+    payload.insert("Action".into(), event.action.into());
+    payload.insert("ActionId".into(), action_id.clone().into());
+    payload.insert("OrderId".into(), event.order_id.into());
     sqlx::query(
         "INSERT INTO events (merchant_id, membership_id, action_id, action, order_id, webhook_url, \
          payload, status, attempts, next_attempt_at, created_at) \
@@ -39,15 +44,15 @@ pub async fn insert_event(
     )
     .bind(event.merchant_id)
     .bind(event.membership_id)
-    .bind(&event.action_id)
+    .bind(&action_id)
     .bind(event.action)
     .bind(event.order_id)
     .bind(event.webhook_url)
-    .bind(event.payload.to_string())
+    .bind(Value::Object(payload).to_string())
     .bind(to_micros(now))
     .execute(&mut **tx)
     .await?;
-    Ok(())
+    Ok(action_id)
 }
 
 /// Kinds of customer e-mail.
