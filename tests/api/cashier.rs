@@ -16,35 +16,13 @@ fn sha256_hex(text: &str) -> String {
     hex::encode(Sha256::digest(text.as_bytes()))
 }
 
-/// A session body for `order_id`, changed by `overrides` (top-level keys, and `billingDetails`
-/// keys under `"billingDetails"`; `null` removes a key).
+/// The hosted-page tests' valid body for `order_id`, notifying `webhook`, changed by
+/// `overrides` (top-level keys, and `billingDetails` keys under `"billingDetails"`; `null`
+/// removes a key).
 fn session_body(server: &TestServer, order_id: &str, webhook: &str, overrides: Value) -> Value {
-    let email = "payer@example.com";
-    let ts = chrono::Utc::now().timestamp().to_string();
-    let mut body = json!({
-        "timestamp": ts,
-        "signature": sha256_hex(&format!("{email};{ts};{}", server.merchant.merchant_secret)),
-        "webhookUrl": webhook,
-        "successRedirectUrl": "https://shop.example.com/ok",
-        "failedRedirectUrl": "https://shop.example.com/failed",
-        "billingDetails": {
-            "lockedAmount": "49.90",
-            "firstName": "Ada",
-            "lastName": "Lovelace",
-            "email": email,
-            "street": "Main Street 1",
-            "region": "Berlin",
-            "city": "Berlin",
-            "country": "DE",
-            "zipCode": "10115",
-            "phone": "+4915112345678",
-            "dateOfBirth": "1990-12-10",
-            "gender": "Female",
-            "currency": "EUR"
-        },
-        "orderId": order_id,
-        "cashierDescription": "Annual plan"
-    });
+    let now = chrono::Utc::now().timestamp();
+    let mut body = crate::hosted_page::body(order_id, now, &server.merchant.merchant_secret);
+    body["webhookUrl"] = webhook.into();
     for (key, value) in overrides.as_object().unwrap() {
         if key == "billingDetails" {
             for (k, v) in value.as_object().unwrap() {
@@ -61,6 +39,16 @@ fn session_body(server: &TestServer, order_id: &str, webhook: &str, overrides: V
         }
     }
     body
+}
+
+/// Opens a session for `order_id` (see [`session_body`]) and returns its cashier URL.
+async fn open_order(
+    server: &TestServer,
+    order_id: &str,
+    webhook: &str,
+    overrides: Value,
+) -> String {
+    open(server, &session_body(server, order_id, webhook, overrides)).await
 }
 
 /// Opens a session and returns its cashier URL.
@@ -233,11 +221,7 @@ backend_matrix!(
     |backend| async move {
         let receiver = WebhookReceiver::start().await;
         let server = server_with(backend, &receiver).await;
-        let url = open(
-            &server,
-            &session_body(&server, "hp-order-1", &receiver.url, json!({})),
-        )
-        .await;
+        let url = open_order(&server, "hp-order-1", &receiver.url, json!({})).await;
         let answer = pay(&visitor(), &url, card("4242 4242 4242 4242", "101")).await;
         assert_eq!(answer.status, StatusCode::SEE_OTHER);
         assert_eq!(
@@ -325,11 +309,7 @@ backend_matrix!(
     |backend| async move {
         let receiver = WebhookReceiver::start().await;
         let server = server_with(backend, &receiver).await;
-        let url = open(
-            &server,
-            &session_body(&server, "hp-cascade", &receiver.url, json!({})),
-        )
-        .await;
+        let url = open_order(&server, "hp-cascade", &receiver.url, json!({})).await;
         let answer = pay(&visitor(), &url, card("4000000000000119", "101")).await;
         assert_eq!(
             answer.location.as_deref(),
@@ -356,11 +336,7 @@ backend_matrix!(
         );
 
         // A hard decline does not cascade.
-        let url = open(
-            &server,
-            &session_body(&server, "hp-hard", &receiver.url, json!({})),
-        )
-        .await;
+        let url = open_order(&server, "hp-hard", &receiver.url, json!({})).await;
         let answer = pay(&visitor(), &url, card("4000000000000002", "101")).await;
         assert_eq!(
             answer.location.as_deref(),
@@ -387,11 +363,7 @@ backend_matrix!(
         let state = &server.server.state;
         let merchant_id = server.merchant.merchant_id;
         // Fixed to gateway A, the cascading test card is rejected: nothing to cascade to.
-        let url = open(
-            &server,
-            &session_body(&server, "hp-retry", &receiver.url, json!({})),
-        )
-        .await;
+        let url = open_order(&server, "hp-retry", &receiver.url, json!({})).await;
         let answer = pay(
             &visitor(),
             &format!("{url}&m_fixed_pp_id=101"),
@@ -425,11 +397,7 @@ backend_matrix!(
         );
 
         // A card the issuer refuses stays Rejected, and says it was retried.
-        let url = open(
-            &server,
-            &session_body(&server, "hp-retry-2", &receiver.url, json!({})),
-        )
-        .await;
+        let url = open_order(&server, "hp-retry-2", &receiver.url, json!({})).await;
         pay(&visitor(), &url, card("4000000000009995", "101")).await;
         let again = recur::payments::orders::retry(state, merchant_id, "hp-retry-2")
             .await
@@ -446,13 +414,7 @@ backend_matrix!(
     |backend| async move {
         let receiver = WebhookReceiver::start().await;
         let server = server_with(backend, &receiver).await;
-        let body = session_body(
-            &server,
-            "hp-open-amount",
-            &receiver.url,
-            json!({"billingDetails": {"lockedAmount": null}, "successRedirectUrl": null, "failedRedirectUrl": null}),
-        );
-        let url = open(&server, &body).await;
+        let url = open_order(&server, "hp-open-amount", &receiver.url, json!({"billingDetails": {"lockedAmount": null}, "successRedirectUrl": null, "failedRedirectUrl": null})).await;
         let client = visitor();
         // Bad amounts and a bad card come back with the fields marked; nothing is charged.
         for amount in ["abc", "12.345", "0", "-5"] {
@@ -513,11 +475,7 @@ backend_matrix!(
         assert_eq!(all[1]["TransactionStatus"], "Success");
 
         // An alternative method needs no card.
-        let url = open(
-            &server,
-            &session_body(&server, "hp-wallet", &receiver.url, json!({})),
-        )
-        .await;
+        let url = open_order(&server, "hp-wallet", &receiver.url, json!({})).await;
         let answer = submit(&client, &url, &[("processorId", "201")]).await;
         assert_eq!(
             answer.location.as_deref(),
@@ -528,13 +486,13 @@ backend_matrix!(
         assert_eq!(notice["CrmPaymentType"], 2);
         assert_eq!(notice["MaskedPan"], Value::Null);
         // A processor the session hides cannot be used.
-        let hidden_psp = session_body(
+        let url = open_order(
             &server,
             "hp-hidden",
             &receiver.url,
             json!({"disabledPspIds": [201]}),
-        );
-        let url = open(&server, &hidden_psp).await;
+        )
+        .await;
         assert_eq!(
             submit(&client, &url, &[("processorId", "201")])
                 .await
@@ -569,13 +527,13 @@ backend_matrix!(payouts_refunds_and_resync, |backend| async move {
     let server = server_with(backend, &receiver).await;
     let client = visitor();
     // Payout mode: the customer receives money on their card.
-    let body = session_body(
+    let url = open_order(
         &server,
         "hp-payout",
         &receiver.url,
         json!({"isPayOut": true}),
-    );
-    let url = open(&server, &body).await;
+    )
+    .await;
     let answer = pay(&client, &url, card("4000000000009995", "101")).await;
     assert_eq!(
         answer.location.as_deref(),
@@ -585,11 +543,7 @@ backend_matrix!(payouts_refunds_and_resync, |backend| async move {
     assert_eq!(notice["TransactionType"], "PayOut");
     assert_eq!(notice["TransactionStatus"], "Success");
 
-    let url = open(
-        &server,
-        &session_body(&server, "hp-refund", &receiver.url, json!({})),
-    )
-    .await;
+    let url = open_order(&server, "hp-refund", &receiver.url, json!({})).await;
     pay(&client, &url, card("4242424242424242", "101")).await;
 
     // The API needs the secret.
@@ -713,11 +667,7 @@ backend_matrix!(payouts_refunds_and_resync, |backend| async move {
 backend_matrix!(a_double_submission_charges_once, |backend| async move {
     let receiver = WebhookReceiver::start().await;
     let server = server_with(backend, &receiver).await;
-    let url = open(
-        &server,
-        &session_body(&server, "hp-double", &receiver.url, json!({})),
-    )
-    .await;
+    let url = open_order(&server, "hp-double", &receiver.url, json!({})).await;
     let client = visitor();
     let (a, b) = tokio::join!(
         pay(&client, &url, card("4242424242424242", "101")),
@@ -737,11 +687,7 @@ backend_matrix!(a_double_submission_charges_once, |backend| async move {
 async fn the_operator_retries_a_rejected_order_from_the_command_line() {
     let receiver = WebhookReceiver::start().await;
     let server = server_with(crate::harness::Backend::Sqlite, &receiver).await;
-    let url = open(
-        &server,
-        &session_body(&server, "hp-cli-retry", &receiver.url, json!({})),
-    )
-    .await;
+    let url = open_order(&server, "hp-cli-retry", &receiver.url, json!({})).await;
     pay(
         &visitor(),
         &format!("{url}&m_fixed_pp_id=101"),

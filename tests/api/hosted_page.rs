@@ -19,7 +19,7 @@ fn now() -> i64 {
 }
 
 /// A valid body signed with `secret` at `timestamp`.
-fn body(order_id: &str, timestamp: i64, secret: &str) -> Value {
+pub fn body(order_id: &str, timestamp: i64, secret: &str) -> Value {
     let email = "payer@example.com";
     let ts = timestamp.to_string();
     json!({
