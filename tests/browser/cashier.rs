@@ -408,6 +408,14 @@ async fn a_payout_sends_money_to_the_card_and_a_wallet_needs_no_card() {
     browser.close().await;
 }
 
+/// Opens the example shop with the cashier at `url` in its iframe, and switches into the frame.
+async fn open_in_shop(browser: &Browser, site: &MerchantSite, url: &str) {
+    browser.open(&site.shop(url)).await;
+    browser.wait_for("iframe#recur-cashier").await;
+    browser.client.enter_frame(Some(0)).await.unwrap();
+    browser.wait_for("#cardNumber").await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_example_shop_embeds_the_cashier_and_is_redirected_by_cashier_js() {
     let server = TestServer::start(Backend::Sqlite).await;
@@ -422,15 +430,7 @@ async fn the_example_shop_embeds_the_cashier_and_is_redirected_by_cashier_js() {
         ),
     )
     .await;
-    let shop = format!(
-        "{}/shop?cashier={}",
-        site.base,
-        url::form_urlencoded::byte_serialize(url.as_bytes()).collect::<String>()
-    );
-    browser.open(&shop).await;
-    browser.wait_for("iframe#recur-cashier").await;
-    browser.client.enter_frame(Some(0)).await.unwrap();
-    browser.wait_for("#cardNumber").await;
+    open_in_shop(&browser, &site, &url).await;
     enter_card(&browser, "4242424242424242").await;
     browser.screenshot("cashier-iframe").await;
     browser.click("button[type=submit]").await;
@@ -453,14 +453,7 @@ async fn the_example_shop_embeds_the_cashier_and_is_redirected_by_cashier_js() {
         ),
     )
     .await;
-    let shop = format!(
-        "{}/shop?cashier={}",
-        site.base,
-        url::form_urlencoded::byte_serialize(url.as_bytes()).collect::<String>()
-    );
-    browser.open(&shop).await;
-    browser.client.enter_frame(Some(0)).await.unwrap();
-    browser.wait_for("#cardNumber").await;
+    open_in_shop(&browser, &site, &url).await;
     enter_card(&browser, "4000000000000002").await;
     browser.click("button[type=submit]").await;
     browser.wait_for_url(&site.failed()).await;

@@ -52,6 +52,13 @@ impl MerchantSite {
         }
     }
 
+    /// The example shop page embedding the cashier at `cashier_url`.
+    pub fn shop(&self, cashier_url: &str) -> String {
+        let encoded: String =
+            url::form_urlencoded::byte_serialize(cashier_url.as_bytes()).collect();
+        format!("{}/shop?cashier={encoded}", self.base)
+    }
+
     /// The success page.
     pub fn ok(&self) -> String {
         format!("{}/ok", self.base)
