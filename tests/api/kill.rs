@@ -1,30 +1,18 @@
 //! kill -9 of the real `recur` binary in the middle of a burst of webhook deliveries, e-mails and
 //! a billing run; after a restart nothing is lost and no period is charged twice.
 
-use std::collections::{HashMap, HashSet};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use recur::store::Store;
 use serde_json::{json, Value};
 
 use crate::backend_matrix;
 use crate::harness::{fresh_postgres_database, Backend};
-use crate::process::Recur;
+use crate::process::{until, Recur};
 use crate::receivers::{SmtpSink, WebhookReceiver};
 
 /// Memberships in the burst.
 const MEMBERSHIPS: usize = 24;
-
-async fn until(what: &str, timeout: Duration, mut done: impl AsyncFnMut() -> bool) {
-    let deadline = Instant::now() + timeout;
-    while !done().await {
-        assert!(
-            Instant::now() < deadline,
-            "{what} did not happen within {timeout:?}"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-}
 
 async fn scalar(store: &Store, sql: &str) -> i64 {
     sqlx::query_scalar(sql)
@@ -43,36 +31,8 @@ backend_matrix!(
             Backend::Postgres => fresh_postgres_database().await,
             Backend::Sqlite => format!("sqlite://{}/recur.sqlite3?mode=rwc", data.path().display()),
         };
-        let mut env: Vec<(String, String)> = vec![
-            ("RECUR_DATA_DIR".into(), data.path().display().to_string()),
-            ("RECUR_DATABASE_URL".into(), database_url.clone()),
-            ("RECUR_LISTEN".into(), "127.0.0.1:0".into()),
-            ("RECUR_DEMO_MERCHANT".into(), "false".into()),
-            ("RECUR_LOG".into(), "warn".into()),
-            ("RECUR_WEBHOOK_TIMEOUT_SECONDS".into(), "2".into()),
-            ("RECUR_BILLING_RECOVERY_SECONDS".into(), "1".into()),
-            (
-                "RECUR_SMTP_URL".into(),
-                format!("smtp://127.0.0.1:{}", sink.port),
-            ),
-        ];
-        env.extend(
-            receiver
-                .settings()
-                .iter()
-                .map(|(k, v)| (k.to_string(), v.clone())),
-        );
-        let recur = Recur { env };
-        let created = recur
-            .command(&["merchant", "create", "--name", "Kill Test", "--json"])
-            .output()
-            .unwrap();
-        assert!(
-            created.status.success(),
-            "{}",
-            String::from_utf8_lossy(&created.stderr)
-        );
-        let merchant: Value = serde_json::from_slice(&created.stdout).unwrap();
+        let recur = Recur::delivering_to(data.path(), &database_url, &receiver, &sink);
+        let merchant = recur.create_merchant("Kill Test");
 
         // A slow endpoint keeps deliveries in flight while the memberships are made.
         receiver.delay(Duration::from_millis(150));
@@ -203,26 +163,12 @@ backend_matrix!(
             .fetch_all(store.pool())
             .await
             .unwrap();
-        let received: Vec<String> = receiver
-            .received()
-            .iter()
-            .map(|r| r.header("webhook-id").to_string())
-            .collect();
-        let distinct: HashSet<&String> = received.iter().collect();
+        let distinct = receiver.action_ids();
         assert_eq!(distinct.len(), action_ids.len(), "every event arrived");
         assert!(action_ids.iter().all(|id| distinct.contains(id)));
-        assert!(received.len() >= delivered_before);
+        assert!(receiver.received().len() >= delivered_before);
         // E-mails: every message arrived, and a repeat would carry the same Message-ID.
-        let mut by_message_id: HashMap<String, usize> = HashMap::new();
-        for mail in sink.delivered() {
-            let id = mail
-                .data
-                .lines()
-                .find_map(|l| l.strip_prefix("Message-ID: "))
-                .unwrap_or_default()
-                .to_string();
-            *by_message_id.entry(id).or_default() += 1;
-        }
+        let by_message_id = sink.message_ids();
         let emails = scalar(&store, "SELECT COUNT(*) FROM emails").await;
         assert_eq!(by_message_id.len() as i64, emails, "every e-mail arrived");
         assert_eq!(

@@ -45,3 +45,62 @@ impl Recur {
         (child, url)
     }
 }
+
+impl Recur {
+    /// A `recur` on `database_url` whose webhooks go to `receiver` and e-mails to `sink`, with the
+    /// short time-outs the fault tests want (2 s per delivery, 1 s before an unanswered charge is
+    /// asked again).
+    pub fn delivering_to(
+        data_dir: &std::path::Path,
+        database_url: &str,
+        receiver: &crate::receivers::WebhookReceiver,
+        sink: &crate::receivers::SmtpSink,
+    ) -> Self {
+        let mut env: Vec<(String, String)> = vec![
+            ("RECUR_DATA_DIR".into(), data_dir.display().to_string()),
+            ("RECUR_DATABASE_URL".into(), database_url.to_string()),
+            ("RECUR_LISTEN".into(), "127.0.0.1:0".into()),
+            ("RECUR_DEMO_MERCHANT".into(), "false".into()),
+            ("RECUR_LOG".into(), "warn".into()),
+            ("RECUR_WEBHOOK_TIMEOUT_SECONDS".into(), "2".into()),
+            ("RECUR_BILLING_RECOVERY_SECONDS".into(), "1".into()),
+            (
+                "RECUR_SMTP_URL".into(),
+                format!("smtp://127.0.0.1:{}", sink.port),
+            ),
+        ];
+        env.extend(
+            receiver
+                .settings()
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.clone())),
+        );
+        Self { env }
+    }
+
+    /// Creates a sandbox merchant with `recur merchant create --json` and returns its credentials.
+    pub fn create_merchant(&self, name: &str) -> serde_json::Value {
+        let created = self
+            .command(&["merchant", "create", "--name", name, "--json"])
+            .output()
+            .unwrap();
+        assert!(
+            created.status.success(),
+            "{}",
+            String::from_utf8_lossy(&created.stderr)
+        );
+        serde_json::from_slice(&created.stdout).unwrap()
+    }
+}
+
+/// Waits until `done` holds, failing the test after `timeout`.
+pub async fn until(what: &str, timeout: std::time::Duration, mut done: impl AsyncFnMut() -> bool) {
+    let deadline = std::time::Instant::now() + timeout;
+    while !done().await {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{what} did not happen within {timeout:?}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+}

@@ -165,6 +165,14 @@ impl WebhookReceiver {
     pub fn received(&self) -> Vec<Received> {
         self.received.lock().unwrap().clone()
     }
+
+    /// The distinct `webhook-id`s (ActionIds) received so far.
+    pub fn action_ids(&self) -> std::collections::HashSet<String> {
+        self.received()
+            .iter()
+            .map(|r| r.header("webhook-id").to_string())
+            .collect()
+    }
 }
 
 impl Drop for WebhookReceiver {
@@ -278,6 +286,21 @@ impl SmtpSink {
 
     pub fn delivered(&self) -> Vec<Mail> {
         self.delivered.lock().unwrap().clone()
+    }
+
+    /// How many times each `Message-ID` arrived.
+    pub fn message_ids(&self) -> std::collections::HashMap<String, usize> {
+        let mut counts = std::collections::HashMap::new();
+        for mail in self.delivered() {
+            let id = mail
+                .data
+                .lines()
+                .find_map(|l| l.strip_prefix("Message-ID: "))
+                .unwrap_or_default()
+                .to_string();
+            *counts.entry(id).or_default() += 1;
+        }
+        counts
     }
 }
 

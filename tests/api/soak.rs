@@ -4,7 +4,6 @@
 //! duplicated, no event or e-mail is missing, and the server answered again within seconds of the
 //! database's return. Bounded: a fixed number of customers, a few minutes at most.
 
-use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, RwLock};
 use std::time::{Duration, Instant};
 
@@ -12,7 +11,7 @@ use recur::store::Store;
 use serde_json::{json, Value};
 
 use crate::harness::fresh_postgres_database;
-use crate::process::Recur;
+use crate::process::{until, Recur};
 use crate::receivers::{SmtpSink, WebhookReceiver};
 
 /// Memberships created through the API during the run; each is paid, then renewed once.
@@ -173,17 +172,6 @@ async fn scalar(store: &Store, sql: &str) -> i64 {
     retry_sql(|| sqlx::query_scalar(sql).fetch_one(store.pool())).await
 }
 
-async fn until(what: &str, timeout: Duration, mut done: impl AsyncFnMut() -> bool) {
-    let deadline = Instant::now() + timeout;
-    while !done().await {
-        assert!(
-            Instant::now() < deadline,
-            "{what} did not happen within {timeout:?}"
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn soak_with_a_database_outage_and_a_kill_loses_and_duplicates_nothing() {
     use sqlx::{Connection, Executor};
@@ -193,36 +181,8 @@ async fn soak_with_a_database_outage_and_a_kill_loses_and_duplicates_nothing() {
     let database_url = fresh_postgres_database().await;
     let database = database_url.rsplit_once('/').unwrap().1.to_string();
     let admin_url = std::env::var("RECUR_TEST_POSTGRES_URL").unwrap();
-    let mut env: Vec<(String, String)> = vec![
-        ("RECUR_DATA_DIR".into(), data.path().display().to_string()),
-        ("RECUR_DATABASE_URL".into(), database_url.clone()),
-        ("RECUR_LISTEN".into(), "127.0.0.1:0".into()),
-        ("RECUR_DEMO_MERCHANT".into(), "false".into()),
-        ("RECUR_LOG".into(), "warn".into()),
-        ("RECUR_WEBHOOK_TIMEOUT_SECONDS".into(), "2".into()),
-        ("RECUR_BILLING_RECOVERY_SECONDS".into(), "1".into()),
-        (
-            "RECUR_SMTP_URL".into(),
-            format!("smtp://127.0.0.1:{}", sink.port),
-        ),
-    ];
-    env.extend(
-        receiver
-            .settings()
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.clone())),
-    );
-    let recur = Recur { env };
-    let created = recur
-        .command(&["merchant", "create", "--name", "Soak Test", "--json"])
-        .output()
-        .unwrap();
-    assert!(
-        created.status.success(),
-        "{}",
-        String::from_utf8_lossy(&created.stderr)
-    );
-    let merchant: Value = serde_json::from_slice(&created.stdout).unwrap();
+    let recur = Recur::delivering_to(data.path(), &database_url, &receiver, &sink);
+    let merchant = recur.create_merchant("Soak Test");
     // A slow endpoint keeps deliveries in flight when the faults come.
     receiver.delay(Duration::from_millis(100));
     let (mut server, url) = recur.serve();
@@ -450,11 +410,7 @@ async fn soak_with_a_database_outage_and_a_kill_loses_and_duplicates_nothing() {
         .fetch_all(store.pool())
         .await
         .unwrap();
-    let received: HashSet<String> = receiver
-        .received()
-        .iter()
-        .map(|r| r.header("webhook-id").to_string())
-        .collect();
+    let received = receiver.action_ids();
     assert_eq!(
         received.len(),
         action_ids.len(),
@@ -462,16 +418,7 @@ async fn soak_with_a_database_outage_and_a_kill_loses_and_duplicates_nothing() {
     );
     assert!(action_ids.iter().all(|id| received.contains(id)));
     // E-mails: every message arrived; a repeat carries the same Message-ID.
-    let mut by_message_id: HashMap<String, usize> = HashMap::new();
-    for mail in sink.delivered() {
-        let id = mail
-            .data
-            .lines()
-            .find_map(|l| l.strip_prefix("Message-ID: "))
-            .unwrap_or_default()
-            .to_string();
-        *by_message_id.entry(id).or_default() += 1;
-    }
+    let by_message_id = sink.message_ids();
     let emails = scalar(&store, "SELECT COUNT(*) FROM emails").await;
     assert_eq!(emails, 2 * MEMBERSHIPS as i64, "a receipt per payment");
     assert_eq!(by_message_id.len() as i64, emails, "every e-mail arrived");
