@@ -10,6 +10,7 @@ mod checkout;
 mod cli;
 mod customers;
 mod errors;
+mod faults;
 mod hosted_page;
 mod idempotency;
 mod kill;
