@@ -123,10 +123,6 @@ fn templates() -> minijinja::Environment<'static> {
         ("base.html", include_str!("../templates/base.html")),
         ("cashier.html", include_str!("../templates/cashier.html")),
         (
-            "cashier_challenge.html",
-            include_str!("../templates/cashier_challenge.html"),
-        ),
-        (
             "cashier_done.html",
             include_str!("../templates/cashier_done.html"),
         ),

@@ -87,16 +87,32 @@ struct Cashier {
 }
 
 impl Cashier {
+    /// The link's parameters, as (name, value) pairs.
+    fn link_pairs(&self) -> Vec<(&'static str, &str)> {
+        let mut pairs = vec![
+            ("sessionToken", self.token.as_str()),
+            ("m_orderId", self.session.fields.order_id.as_str()),
+        ];
+        if let Some(fixed) = &self.fixed {
+            pairs.push(("m_fixed_pp_id", fixed.as_str()));
+        }
+        pairs
+    }
+
+    /// The link's parameters as hidden fields of a form.
+    fn link_fields(&self) -> Vec<minijinja::Value> {
+        self.link_pairs()
+            .into_iter()
+            .map(|(name, value)| context! { name => name, value => value })
+            .collect()
+    }
+
     /// The page's own address.
     fn link(&self) -> String {
-        let mut url = url::Url::parse("http://cashier/cashier").expect("static URL");
-        url.query_pairs_mut()
-            .append_pair("sessionToken", &self.token)
-            .append_pair("m_orderId", &self.session.fields.order_id);
-        if let Some(fixed) = &self.fixed {
-            url.query_pairs_mut().append_pair("m_fixed_pp_id", fixed);
-        }
-        format!("/cashier?{}", url.query().unwrap_or_default())
+        let query: String = url::form_urlencoded::Serializer::new(String::new())
+            .extend_pairs(self.link_pairs())
+            .finish();
+        format!("/cashier?{query}")
     }
 }
 
@@ -471,8 +487,7 @@ fn form_page(
             card => p.kind == ProcessorKind::Card,
             checked => Some(p.processor_id) == chosen,
         }).collect::<Vec<_>>(),
-        session_token => cashier.token,
-        fixed => cashier.fixed,
+        hidden => cashier.link_fields(),
         csrf_token => csrf::form_token(&state.keys, &cashier.token),
         errors => entry.errors,
         message => entry.message,
@@ -500,15 +515,16 @@ fn challenge_page(
     page(
         state,
         StatusCode::OK,
-        "cashier_challenge.html",
+        "challenge.html",
         context! {
             t => t,
-            merchant_name => cashier.merchant.name,
-            amount => display_amount(pending.amount, cashier.currency, lang),
+            plan => context! {
+                merchant_name => cashier.merchant.name,
+                due_today => display_amount(pending.amount, cashier.currency, lang),
+            },
             card => context! { brand => pending.card.brand, last4 => pending.card.last4 },
-            session_token => cashier.token,
-            order_id => cashier.session.fields.order_id,
-            fixed => cashier.fixed,
+            action => "/cashier/confirm",
+            hidden => cashier.link_fields(),
             csrf_token => csrf::form_token(&state.keys, &cashier.token),
             sandbox => cashier.merchant.mode == Mode::Sandbox,
         },
