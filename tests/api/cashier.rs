@@ -448,7 +448,9 @@ backend_matrix!(
         let challenge = page(client.get(&location).send().await.unwrap()).await;
         assert!(
             // The shared challenge template writes its action HTML-escaped.
-            challenge.text.contains("action=\"&#x2f;cashier&#x2f;confirm\""),
+            challenge
+                .text
+                .contains("action=\"&#x2f;cashier&#x2f;confirm\""),
             "{}",
             challenge.text
         );
