@@ -1,15 +1,25 @@
-//! Charge attempts: call the processor for a committed `Pending` attempt, then record its answer
-//! and what follows from it in one transaction.
+//! Charge attempts: call the processor for committed `Pending` attempts, then record the answers
+//! and what follows from them in one transaction. One attempt (a checkout, a retry) and a batch
+//! of renewals take the same path; a batch costs a handful of statements whatever its size.
+
+use std::collections::{HashMap, HashSet};
 
 use chrono::{DateTime, Utc};
 
-use super::lifecycle::{self, Followups};
-use super::notify::{self, TransactionFacts};
+use super::lifecycle::{self, Followups, InvoiceChange, Settlement};
+use super::notify::{self, TransactionFacts, RECENT_INVOICES};
 use super::{update, BillingError};
 use crate::app::AppState;
 use crate::processor::{ChargeOutcome, ChargeRequest};
-use crate::store::charges::{self, Charge, ChargeKind, ChargeStatus};
-use crate::store::{customers, invoices, memberships, payment_methods};
+use crate::store::charges::{self, Charge, ChargeKind, ChargeStatus, Completion};
+use crate::store::customers::{self, Customer};
+use crate::store::invoices::{self, Invoice};
+use crate::store::memberships::{self, Membership};
+use crate::store::merchants::{self, Merchant};
+use crate::store::outbox::{self, NewEmail, NewEvent};
+use crate::store::payment_methods::{self, PaymentMethod};
+use crate::store::processors::{self, PaymentProcessor, ProcessorKind};
+use crate::store::Tx;
 
 /// How a charge attempt ended.
 #[derive(Debug)]
@@ -29,107 +39,408 @@ pub async fn execute(
     charge: &Charge,
     at: DateTime<Utc>,
 ) -> Result<Settled, BillingError> {
-    let card = payment_methods::get(
-        state.store.pool(),
-        charge.merchant_id,
-        charge.payment_method_id,
-    )
-    .await?
-    .ok_or_else(|| BillingError::Internal(anyhow::anyhow!("charge without payment method")))?;
-    let outcome = state
-        .processor
-        .charge(ChargeRequest {
-            merchant_id: charge.merchant_id,
-            idempotency_key: &charge.idempotency_key,
-            token: &card.processor_token,
-            amount: charge.amount,
-            currency: &charge.currency,
-            gateway: None,
-            directive: charge.directive.as_ref(),
-        })
-        .await?;
-    finish(state, charge, &outcome, at).await
+    execute_many(state, vec![charge.clone()], at)
+        .await?
+        .pop()
+        .ok_or_else(|| BillingError::Internal(anyhow::anyhow!("an attempt went unanswered")))
 }
 
-/// Records the processor's answer and its consequences in one transaction.
+/// [`execute`] for many attempts: one processor call and one transaction for all of them.
+/// Returns how each ended, in order. A processor failure leaves every one `Pending`.
+pub async fn execute_many(
+    state: &AppState,
+    charges: Vec<Charge>,
+    at: DateTime<Utc>,
+) -> Result<Vec<Settled>, BillingError> {
+    if charges.is_empty() {
+        return Ok(Vec::new());
+    }
+    let card_ids: Vec<(i64, i64)> = charges
+        .iter()
+        .map(|c| (c.merchant_id, c.payment_method_id))
+        .collect();
+    let cards = payment_methods::get_many(state.store.pool(), &card_ids).await?;
+    let requests = charges
+        .iter()
+        .map(|charge| {
+            let card = cards.get(&charge.payment_method_id).ok_or_else(|| {
+                BillingError::Internal(anyhow::anyhow!("charge without payment method"))
+            })?;
+            Ok(ChargeRequest {
+                merchant_id: charge.merchant_id,
+                idempotency_key: &charge.idempotency_key,
+                token: &card.processor_token,
+                amount: charge.amount,
+                currency: &charge.currency,
+                gateway: None,
+                directive: charge.directive.as_ref(),
+            })
+        })
+        .collect::<Result<Vec<_>, BillingError>>()?;
+    let outcomes = state.processor.charge_many(requests).await?;
+    if outcomes.len() != charges.len() {
+        return Err(BillingError::Internal(anyhow::anyhow!(
+            "the processor answered {} of {} attempts",
+            outcomes.len(),
+            charges.len()
+        )));
+    }
+    let answered: Vec<(Charge, ChargeOutcome)> = charges.into_iter().zip(outcomes).collect();
+    finish(state, &answered, &cards, at).await
+}
+
+/// Records the processor's answers and their consequences in one transaction.
 async fn finish(
     state: &AppState,
-    charge: &Charge,
-    outcome: &ChargeOutcome,
+    answered: &[(Charge, ChargeOutcome)],
+    cards: &HashMap<i64, PaymentMethod>,
     at: DateTime<Utc>,
-) -> Result<Settled, BillingError> {
-    let (status, decline) = match outcome {
-        ChargeOutcome::Approved { .. } => (ChargeStatus::Success, None),
-        ChargeOutcome::Declined { code, reason, .. } => (
-            ChargeStatus::Rejected,
-            Some((code.as_str(), reason.as_str())),
-        ),
-    };
+) -> Result<Vec<Settled>, BillingError> {
+    let completions: Vec<Completion<'_>> = answered
+        .iter()
+        .map(|(charge, outcome)| match outcome {
+            ChargeOutcome::Approved { reference } => Completion {
+                id: charge.id,
+                status: ChargeStatus::Success,
+                reference,
+                decline: None,
+            },
+            ChargeOutcome::Declined {
+                reference,
+                code,
+                reason,
+            } => Completion {
+                id: charge.id,
+                status: ChargeStatus::Rejected,
+                reference,
+                decline: Some((code, reason)),
+            },
+        })
+        .collect();
     let mut tx = state.store.begin().await?;
-    let Some(done) =
-        charges::complete(&mut tx, charge.id, status, outcome.reference(), decline, at).await?
-    else {
+    let done: HashMap<i64, Charge> = charges::complete_many(&mut tx, &completions, at)
+        .await?
+        .into_iter()
+        .map(|charge| (charge.id, charge))
+        .collect();
+    if done.is_empty() {
         tx.rollback().await?;
-        return Ok(Settled::AlreadyRecorded);
-    };
-    let merchant_id = done.merchant_id;
-    let backend = state.store.backend();
-    let mut m = memberships::lock_by_id(&mut tx, backend, merchant_id, done.membership_id)
-        .await?
-        .ok_or(BillingError::NotFound)?;
-    let invoice = invoices::get(&mut *tx, merchant_id, done.invoice_id)
-        .await?
-        .ok_or(BillingError::NotFound)?;
-    let approved = done.status == ChargeStatus::Success;
-    let followups = match done.kind {
-        ChargeKind::First => {
-            lifecycle::first_payment_settled(&mut tx, &mut m, &invoice, approved, at).await?
-        }
-        ChargeKind::Renewal | ChargeKind::Retry => {
-            lifecycle::recurring_settled(&mut tx, &mut m, &done, &invoice, approved, at).await?
-        }
-        ChargeKind::Proration => {
-            update::proration_settled(&mut tx, &mut m, &done, &invoice, approved, at).await?
-        }
-        ChargeKind::PayNow => {
-            lifecycle::pay_now_settled(&mut tx, &mut m, &invoice, approved, at).await?
-        }
-    };
-    if approved {
-        // A card entered on a checkout page becomes the payment method once it has paid.
-        payment_methods::attach(&mut tx, merchant_id, done.payment_method_id, at).await?;
+        return Ok(answered.iter().map(|_| Settled::AlreadyRecorded).collect());
     }
-    let invoice = invoices::get(&mut *tx, merchant_id, done.invoice_id)
-        .await?
-        .ok_or(BillingError::NotFound)?;
-    let customer = customers::by_id(&mut *tx, merchant_id, m.customer_id)
-        .await?
-        .ok_or(BillingError::NotFound)?;
-    let card = payment_methods::get(&mut *tx, merchant_id, done.payment_method_id)
-        .await?
-        .ok_or(BillingError::NotFound)?;
-    notify::transaction(
-        &mut tx,
-        state,
-        TransactionFacts {
-            membership: &m,
-            customer: &customer,
-            charge: &done,
-            invoice: &invoice,
-            payment_method: &card,
-        },
-        at,
-    )
-    .await?;
-    followups
-        .record(&mut tx, state, &m, &customer, Some(&invoice), at)
-        .await?;
+    // The recorded attempts in the order they were asked for.
+    let done_in_order: Vec<&Charge> = answered
+        .iter()
+        .filter_map(|(charge, _)| done.get(&charge.id))
+        .collect();
+    let membership_ids = distinct(
+        done_in_order
+            .iter()
+            .map(|c| (c.merchant_id, c.membership_id)),
+    );
+    let mut memberships: HashMap<i64, Membership> =
+        memberships::lock_many(&mut tx, state.store.backend(), &membership_ids)
+            .await?
+            .into_iter()
+            .map(|m| (m.id, m))
+            .collect();
+    let invoice_ids = distinct(done_in_order.iter().map(|c| (c.merchant_id, c.invoice_id)));
+    let open_invoices = invoices::get_many(&mut *tx, &invoice_ids).await?;
+
+    let mut followups = Vec::with_capacity(done_in_order.len());
+    let mut paid = Vec::new();
+    let mut changed = HashSet::new();
+    for charge in &done_in_order {
+        let m = memberships
+            .get_mut(&charge.membership_id)
+            .ok_or(BillingError::NotFound)?;
+        let invoice = open_invoices
+            .get(&charge.invoice_id)
+            .ok_or(BillingError::NotFound)?;
+        let Settlement {
+            invoice: invoice_change,
+            membership_changed,
+            followups: due,
+        } = settle(m, charge, invoice, at)?;
+        match invoice_change {
+            Some(InvoiceChange::Paid { amount, period }) => paid.push((invoice.id, amount, period)),
+            Some(InvoiceChange::Void) => invoices::void(&mut tx, invoice.id, at).await?,
+            None => {}
+        }
+        if membership_changed {
+            changed.insert(m.id);
+        }
+        followups.push(due);
+    }
+    invoices::mark_paid_many(&mut tx, &paid, at).await?;
+    let mut to_save: Vec<&mut Membership> = memberships
+        .values_mut()
+        .filter(|m| changed.contains(&m.id))
+        .collect();
+    if !memberships::save_many(&mut tx, &mut to_save, at).await? {
+        return Err(BillingError::Conflict(
+            "the membership changed concurrently; retry".into(),
+        ));
+    }
+    // A card entered on a checkout page becomes the payment method once it has paid.
+    let approved_cards = distinct(
+        done_in_order
+            .iter()
+            .filter(|c| c.status == ChargeStatus::Success)
+            .map(|c| (c.merchant_id, c.payment_method_id)),
+    );
+    payment_methods::attach_many(&mut tx, &approved_cards, at).await?;
+
+    let context = Context::load(&mut tx, &done_in_order, &memberships, &invoice_ids).await?;
+    let mut events = Vec::new();
+    let mut emails = Vec::new();
+    for (charge, due) in done_in_order.iter().zip(followups) {
+        let m = &memberships[&charge.membership_id];
+        let invoice = context.invoice(charge.invoice_id)?;
+        let reporting = context.reporting(m, Some(invoice))?;
+        let card = cards
+            .get(&charge.payment_method_id)
+            .ok_or(BillingError::NotFound)?;
+        events.push(
+            notify::transaction(
+                state,
+                TransactionFacts {
+                    membership: m,
+                    customer: reporting.customer,
+                    charge,
+                    invoice,
+                    payment_method: card,
+                    recent: reporting.recent,
+                    processor: context.card_processor(m.merchant_id),
+                },
+                at,
+            )
+            .await?,
+        );
+        let (more, email) = due.outbox_rows(state, reporting, at)?;
+        events.extend(more);
+        emails.extend(email);
+    }
+    outbox::insert_events(&mut tx, events, at).await?;
+    outbox::insert_emails(&mut tx, &emails, at, state.clock.now()).await?;
     tx.commit().await?;
-    Ok(if approved {
-        Settled::Approved(done)
-    } else {
-        Settled::Declined(done)
+    Ok(answered
+        .iter()
+        .map(|(charge, _)| match done.get(&charge.id) {
+            Some(done) if done.status == ChargeStatus::Success => Settled::Approved(done.clone()),
+            Some(done) => Settled::Declined(done.clone()),
+            None => Settled::AlreadyRecorded,
+        })
+        .collect())
+}
+
+/// The lifecycle rule for an answered attempt of this kind.
+fn settle(
+    m: &mut Membership,
+    charge: &Charge,
+    invoice: &Invoice,
+    at: DateTime<Utc>,
+) -> Result<Settlement, BillingError> {
+    let approved = charge.status == ChargeStatus::Success;
+    Ok(match charge.kind {
+        ChargeKind::First => lifecycle::first_payment_settled(m, invoice, approved, at),
+        ChargeKind::Renewal | ChargeKind::Retry => {
+            lifecycle::recurring_settled(m, charge, approved, at)
+        }
+        ChargeKind::Proration => update::proration_settled(m, charge, approved)?,
+        ChargeKind::PayNow => lifecycle::pay_now_settled(m, invoice, approved, at),
     })
+}
+
+/// The distinct pairs of `pairs`, in first-seen order.
+fn distinct(pairs: impl Iterator<Item = (i64, i64)>) -> Vec<(i64, i64)> {
+    let mut seen = HashSet::new();
+    pairs.filter(|pair| seen.insert(*pair)).collect()
+}
+
+/// What the outbox rows of a batch are built from, loaded once for the whole batch after its
+/// changes were written.
+struct Context {
+    invoices: HashMap<i64, Invoice>,
+    customers: HashMap<i64, Customer>,
+    recent: HashMap<i64, Vec<Invoice>>,
+    merchants: HashMap<i64, Merchant>,
+    processors: HashMap<i64, PaymentProcessor>,
+}
+
+impl Context {
+    async fn load(
+        tx: &mut Tx,
+        charges: &[&Charge],
+        memberships: &HashMap<i64, Membership>,
+        invoice_ids: &[(i64, i64)],
+    ) -> Result<Self, BillingError> {
+        let owners = distinct(memberships.values().map(|m| (m.merchant_id, m.customer_id)));
+        let membership_ids: Vec<i64> = memberships.keys().copied().collect();
+        let mut merchants = HashMap::new();
+        let mut card_processors = HashMap::new();
+        for merchant_id in charges
+            .iter()
+            .map(|c| c.merchant_id)
+            .collect::<HashSet<_>>()
+        {
+            let merchant = merchants::by_id_in(&mut **tx, merchant_id)
+                .await?
+                .ok_or(BillingError::NotFound)?;
+            merchants.insert(merchant_id, merchant);
+            if let Some(processor) = processors::list(&mut **tx, merchant_id)
+                .await?
+                .into_iter()
+                .find(|p| p.kind == ProcessorKind::Card)
+            {
+                card_processors.insert(merchant_id, processor);
+            }
+        }
+        Ok(Self {
+            invoices: invoices::get_many(&mut **tx, invoice_ids).await?,
+            customers: customers::by_ids(&mut **tx, &owners).await?,
+            recent: invoices::recent_many(&mut **tx, &membership_ids, RECENT_INVOICES).await?,
+            merchants,
+            processors: card_processors,
+        })
+    }
+
+    fn invoice(&self, id: i64) -> Result<&Invoice, BillingError> {
+        self.invoices.get(&id).ok_or(BillingError::NotFound)
+    }
+
+    fn card_processor(&self, merchant_id: i64) -> Option<&PaymentProcessor> {
+        self.processors.get(&merchant_id)
+    }
+
+    fn reporting<'a>(
+        &'a self,
+        m: &'a Membership,
+        invoice: Option<&'a Invoice>,
+    ) -> Result<Reporting<'a>, BillingError> {
+        Ok(Reporting {
+            membership: m,
+            customer: self
+                .customers
+                .get(&m.customer_id)
+                .ok_or(BillingError::NotFound)?,
+            invoice,
+            recent: self.recent.get(&m.id).map_or(&[], Vec::as_slice),
+            merchant: self.merchants.get(&m.merchant_id),
+        })
+    }
+}
+
+/// Everything the events and e-mail about one membership are built from.
+pub struct Reporting<'a> {
+    /// The membership as saved.
+    pub membership: &'a Membership,
+    /// Its customer.
+    pub customer: &'a Customer,
+    /// The invoice the change concerns, if any.
+    pub invoice: Option<&'a Invoice>,
+    /// The membership's latest invoices, newest first (for status and update events).
+    pub recent: &'a [Invoice],
+    /// Its merchant (for e-mails).
+    pub merchant: Option<&'a Merchant>,
+}
+
+impl Followups {
+    /// Whether anything is due.
+    fn is_empty(&self) -> bool {
+        !self.status_changed && self.updated.is_none() && self.email.is_none()
+    }
+
+    /// The events and e-mail these followups call for, built from data already loaded.
+    fn outbox_rows<'a>(
+        self,
+        state: &AppState,
+        reporting: Reporting<'a>,
+        at: DateTime<Utc>,
+    ) -> Result<(Vec<NewEvent<'a>>, Option<NewEmail>), BillingError> {
+        let m = reporting.membership;
+        let mut events = Vec::new();
+        if self.status_changed {
+            events.push(notify::status_changed(m, reporting.recent, at));
+        }
+        if let Some(updates) = self.updated {
+            events.push(notify::updated(m, reporting.recent, updates, at));
+        }
+        let email = match (self.email, reporting.merchant) {
+            (Some(kind), Some(merchant)) => Some(notify::email(
+                state,
+                kind,
+                merchant,
+                m,
+                reporting.customer,
+                reporting.invoice,
+            )?),
+            (Some(_), None) => {
+                return Err(BillingError::Internal(anyhow::anyhow!(
+                    "membership without merchant"
+                )))
+            }
+            (None, _) => None,
+        };
+        Ok((events, email))
+    }
+
+    /// Writes the events and e-mail a change of one membership calls for, in its transaction.
+    pub async fn record(
+        self,
+        tx: &mut Tx,
+        state: &AppState,
+        m: &Membership,
+        customer: &Customer,
+        invoice: Option<&Invoice>,
+        at: DateTime<Utc>,
+    ) -> Result<(), BillingError> {
+        if self.is_empty() {
+            return Ok(());
+        }
+        let recent = if self.status_changed || self.updated.is_some() {
+            invoices::recent(&mut **tx, m.id, RECENT_INVOICES).await?
+        } else {
+            Vec::new()
+        };
+        let merchant = match self.email {
+            Some(_) => merchants::by_id_in(&mut **tx, m.merchant_id).await?,
+            None => None,
+        };
+        let (events, email) = self.outbox_rows(
+            state,
+            Reporting {
+                membership: m,
+                customer,
+                invoice,
+                recent: &recent,
+                merchant: merchant.as_ref(),
+            },
+            at,
+        )?;
+        outbox::insert_events(tx, events, at).await?;
+        if let Some(email) = email {
+            outbox::insert_emails(tx, &[email], at, state.clock.now()).await?;
+        }
+        Ok(())
+    }
+
+    /// [`Self::record`] for a membership whose customer is not loaded yet.
+    pub async fn record_for(
+        self,
+        tx: &mut Tx,
+        state: &AppState,
+        m: &Membership,
+        invoice: Option<&Invoice>,
+        at: DateTime<Utc>,
+    ) -> Result<(), BillingError> {
+        if self.is_empty() {
+            return Ok(());
+        }
+        let customer = customers::by_id(&mut **tx, m.merchant_id, m.customer_id)
+            .await?
+            .ok_or(BillingError::NotFound)?;
+        self.record(tx, state, m, &customer, invoice, at).await
+    }
 }
 
 /// Completes attempts left `Pending` at or before `before` (by a crash, or a processor that did
@@ -140,35 +451,10 @@ pub async fn recover_pending(
     before: DateTime<Utc>,
     at: DateTime<Utc>,
 ) -> Result<usize, BillingError> {
-    let mut completed = 0;
-    for charge in charges::pending(state.store.pool(), merchant_id, before).await? {
-        if !matches!(execute(state, &charge, at).await?, Settled::AlreadyRecorded) {
-            completed += 1;
-        }
-    }
-    Ok(completed)
-}
-
-impl Followups {
-    /// Writes the events and e-mail a settled change calls for, after its transaction event.
-    pub async fn record(
-        self,
-        tx: &mut crate::store::Tx,
-        state: &AppState,
-        m: &memberships::Membership,
-        customer: &customers::Customer,
-        invoice: Option<&invoices::Invoice>,
-        at: DateTime<Utc>,
-    ) -> Result<(), BillingError> {
-        if self.status_changed {
-            notify::status_changed(tx, m, at).await?;
-        }
-        if let Some(updates) = self.updated {
-            notify::updated(tx, m, updates, at).await?;
-        }
-        if let Some(kind) = self.email {
-            notify::email(tx, state, kind, m, customer, invoice, at).await?;
-        }
-        Ok(())
-    }
+    let pending = charges::pending(state.store.pool(), merchant_id, before).await?;
+    Ok(execute_many(state, pending, at)
+        .await?
+        .iter()
+        .filter(|settled| !matches!(settled, Settled::AlreadyRecorded))
+        .count())
 }

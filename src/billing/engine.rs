@@ -5,13 +5,13 @@
 use chrono::{DateTime, TimeDelta, Utc};
 use recur_domain::status::MembershipStatus;
 
-use super::charging;
 use super::lifecycle::{self, Followups};
-use super::BillingError;
+use super::{charging, renewals, BillingError};
 use crate::app::AppState;
 use crate::delivery::webhooks::Dispatcher;
+use crate::store::charges::Charge;
 use crate::store::memberships::{self, Membership};
-use crate::store::{customers, test_clocks};
+use crate::store::{test_clocks, Tx};
 
 /// Which memberships a run looks at, and at what time the actions are taken.
 #[derive(Debug, Clone, Copy)]
@@ -40,39 +40,11 @@ pub async fn run_next_due(
         tx.rollback().await?;
         return Ok(false);
     };
-    let due = m.next_action_at.unwrap_or(until);
     let at = match scope {
         Scope::RealTime => until,
-        Scope::TestClock(_) => due,
+        Scope::TestClock(_) => m.next_action_at.unwrap_or(until),
     };
-    let end_reached = m.end_date.is_some_and(|end| end <= at);
-    let mut invoice = None;
-    let (charge, followups) = match m.status {
-        MembershipStatus::Incomplete => (None, lifecycle::expire(&mut tx, &mut m, at).await?),
-        MembershipStatus::Active | MembershipStatus::PastDue | MembershipStatus::Unpaid
-            if end_reached =>
-        {
-            (None, lifecycle::complete(&mut tx, &mut m, at).await?)
-        }
-        MembershipStatus::Active => {
-            let (charge, followups, renewal_invoice) =
-                lifecycle::start_renewal(&mut tx, &mut m, at).await?;
-            invoice = renewal_invoice;
-            (charge, followups)
-        }
-        MembershipStatus::PastDue => lifecycle::start_retry(&mut tx, &mut m, at).await?,
-        _ => {
-            // Unpaid waits for payment (or its end date); terminal statuses have nothing to do.
-            m.next_action_at = if m.status == MembershipStatus::Unpaid {
-                m.end_date.filter(|end| *end > at)
-            } else {
-                None
-            };
-            memberships::save(&mut tx, &mut m, at).await?;
-            (None, Followups::default())
-        }
-    };
-    record_followups(state, &mut tx, &m, followups, invoice.as_ref(), at).await?;
+    let charge = act(state, &mut tx, &mut m, at).await?;
     tx.commit().await?;
     if let Some(charge) = charge {
         charging::execute(state, &charge, at).await?;
@@ -80,21 +52,44 @@ pub async fn run_next_due(
     Ok(true)
 }
 
-async fn record_followups(
+/// Takes the action due on a claimed membership at `at`, in the caller's transaction. Returns
+/// the `Pending` attempt to run once it commits, if the action charges.
+pub(super) async fn act(
     state: &AppState,
-    tx: &mut crate::store::Tx,
-    m: &Membership,
-    followups: Followups,
-    invoice: Option<&crate::store::invoices::Invoice>,
+    tx: &mut Tx,
+    m: &mut Membership,
     at: DateTime<Utc>,
-) -> Result<(), BillingError> {
-    if !followups.status_changed && followups.updated.is_none() && followups.email.is_none() {
-        return Ok(());
-    }
-    let customer = customers::by_id(&mut **tx, m.merchant_id, m.customer_id)
-        .await?
-        .ok_or(BillingError::NotFound)?;
-    followups.record(tx, state, m, &customer, invoice, at).await
+) -> Result<Option<Charge>, BillingError> {
+    let end_reached = m.end_date.is_some_and(|end| end <= at);
+    let mut invoice = None;
+    let (charge, followups) = match m.status {
+        MembershipStatus::Incomplete => (None, lifecycle::expire(tx, m, at).await?),
+        MembershipStatus::Active | MembershipStatus::PastDue | MembershipStatus::Unpaid
+            if end_reached =>
+        {
+            (None, lifecycle::complete(tx, m, at).await?)
+        }
+        MembershipStatus::Active => {
+            let (charge, followups, renewal_invoice) = lifecycle::start_renewal(tx, m, at).await?;
+            invoice = renewal_invoice;
+            (charge, followups)
+        }
+        MembershipStatus::PastDue => lifecycle::start_retry(tx, m, at).await?,
+        _ => {
+            // Unpaid waits for payment (or its end date); terminal statuses have nothing to do.
+            m.next_action_at = if m.status == MembershipStatus::Unpaid {
+                m.end_date.filter(|end| *end > at)
+            } else {
+                None
+            };
+            memberships::save(tx, m, at).await?;
+            (None, Followups::default())
+        }
+    };
+    followups
+        .record_for(tx, state, m, invoice.as_ref(), at)
+        .await?;
+    Ok(charge)
 }
 
 /// Brings a sandbox merchant's memberships up to its test clock's time `until`: completes
@@ -113,6 +108,9 @@ pub async fn catch_up(
     Ok(actions)
 }
 
+/// How many renewals one batch claims, invoices, charges and settles together.
+pub const RENEWAL_BATCH: u32 = 250;
+
 /// One pass of the background worker: attempts left `Pending` longer than
 /// `RECUR_BILLING_RECOVERY_SECONDS` (a crash between the processor's answer and the commit
 /// leaves them so) first, then up to `batch` due actions. Returns how many actions ran.
@@ -122,7 +120,16 @@ pub async fn tick(state: &AppState, batch: u32) -> Result<u32, BillingError> {
         i64::try_from(state.config.billing_recovery_seconds).unwrap_or(i64::MAX / 1_000_000),
     );
     charging::recover_pending(state, None, now - grace, now).await?;
+    // Renewals of Active memberships, the bulk of the work, go in batches; everything else
+    // (dunning retries, expiries, completions) one by one.
     let mut actions = 0;
+    while actions < batch {
+        let renewed = renewals::renew_due(state, state.clock.now(), RENEWAL_BATCH).await?;
+        actions += renewed;
+        if renewed < RENEWAL_BATCH {
+            break;
+        }
+    }
     while actions < batch && run_next_due(state, Scope::RealTime, state.clock.now()).await? {
         actions += 1;
     }

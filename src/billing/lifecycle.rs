@@ -3,8 +3,8 @@
 //! [`transition`] and is followed by a status-change event.
 
 use chrono::{DateTime, Utc};
-use recur_domain::calendar::period_starting;
-use recur_domain::invoice::period_invoice;
+use recur_domain::calendar::{period_starting, Period};
+use recur_domain::invoice::{period_invoice, InvoicePlan};
 use recur_domain::membership::directive_for;
 use recur_domain::schedule::{dunning_retry_at, incomplete_expires_at};
 use recur_domain::status::{transition, InvoiceStatus, LifecycleEvent, MembershipStatus};
@@ -31,6 +31,32 @@ pub struct Followups {
     pub email: Option<EmailKind>,
 }
 
+/// How the invoice of a settled attempt changes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum InvoiceChange {
+    /// Paid with `amount` from the card; `period`, when given, becomes the invoice's period.
+    Paid {
+        /// Paid by the payment method, in minor units.
+        amount: i64,
+        /// The period it now bills (a first invoice's, fixed when it is paid).
+        period: Option<Period>,
+    },
+    /// Void: nothing is owed any more (a declined proration).
+    Void,
+}
+
+/// What recording a processor's answer changes besides the attempt itself. The rules below
+/// decide it in memory; [`super::charging`] writes it, for one answer or a batch of them.
+#[derive(Debug, Default)]
+pub struct Settlement {
+    /// The invoice's change, if any.
+    pub invoice: Option<InvoiceChange>,
+    /// The membership was changed in memory and must be saved.
+    pub membership_changed: bool,
+    /// Events and e-mail due.
+    pub followups: Followups,
+}
+
 /// Applies `event` to the membership's status if the status machine allows it; returns whether
 /// the status changed.
 fn apply(m: &mut Membership, event: LifecycleEvent) -> bool {
@@ -43,7 +69,12 @@ fn apply(m: &mut Membership, event: LifecycleEvent) -> bool {
     }
 }
 
-async fn save(tx: &mut Tx, m: &mut Membership, at: DateTime<Utc>) -> Result<(), BillingError> {
+/// Saves `m`; a concurrent change since it was read is a conflict.
+pub(super) async fn save(
+    tx: &mut Tx,
+    m: &mut Membership,
+    at: DateTime<Utc>,
+) -> Result<(), BillingError> {
     if memberships::save(tx, m, at).await? {
         Ok(())
     } else {
@@ -153,6 +184,19 @@ async fn pending_charge_with(
     at: DateTime<Utc>,
 ) -> Result<Charge, BillingError> {
     let (attempts, _) = charges::attempts_for_invoice(tx, invoice.id).await?;
+    let new = new_charge(m, invoice, kind, payment_method_id, attempts);
+    Ok(charges::insert_pending(tx, new, at).await?)
+}
+
+/// The attempt number `prior_attempts + 1` at `invoice` against the card `payment_method_id`;
+/// a recurring one carries the `chargeEmitterQueue` item of its ordinal.
+pub fn new_charge<'a>(
+    m: &'a Membership,
+    invoice: &'a Invoice,
+    kind: ChargeKind,
+    payment_method_id: i64,
+    prior_attempts: i64,
+) -> NewCharge<'a> {
     let directive = if kind.is_recurring() {
         m.charge_emitter_queue.as_deref().and_then(|queue| {
             directive_for(queue, u64::try_from(m.recurring_attempts).unwrap_or(0))
@@ -160,25 +204,19 @@ async fn pending_charge_with(
     } else {
         None
     };
-    let charge = charges::insert_pending(
-        tx,
-        NewCharge {
-            merchant_id: m.merchant_id,
-            membership_id: m.id,
-            invoice_id: invoice.id,
-            idempotency_key: format!("{}:{}", invoice.invoice_key, attempts + 1),
-            kind,
-            recurring_ordinal: kind.is_recurring().then_some(m.recurring_attempts),
-            directive,
-            amount: invoice.amount_due,
-            currency: &invoice.currency,
-            payment_method_id,
-            pending_update: None,
-        },
-        at,
-    )
-    .await?;
-    Ok(charge)
+    NewCharge {
+        merchant_id: m.merchant_id,
+        membership_id: m.id,
+        invoice_id: invoice.id,
+        idempotency_key: format!("{}:{}", invoice.invoice_key, prior_attempts + 1),
+        kind,
+        recurring_ordinal: kind.is_recurring().then_some(m.recurring_attempts),
+        directive,
+        amount: invoice.amount_due,
+        currency: &invoice.currency,
+        payment_method_id,
+        pending_update: None,
+    }
 }
 
 /// Which card pays.
@@ -305,54 +343,63 @@ async fn first_invoice(
     .ok_or_else(|| BillingError::Conflict("the first invoice changed concurrently; retry".into()))
 }
 
-/// Records the answer to a first payment: Active with its first period starting now, or still
+/// The answer to a first payment: Active with its first period starting now, or still
 /// Incomplete.
-pub async fn first_payment_settled(
-    tx: &mut Tx,
+pub fn first_payment_settled(
     m: &mut Membership,
     invoice: &Invoice,
     approved: bool,
     at: DateTime<Utc>,
-) -> Result<Followups, BillingError> {
+) -> Settlement {
     if !approved {
-        return Ok(Followups::default());
+        return Settlement::default();
     }
     let period = period_starting(at, &m.cycle());
-    invoices::mark_paid(tx, invoice.id, invoice.amount_due, period, at).await?;
     let changed = apply(m, LifecycleEvent::CheckoutPaid);
     if changed {
         m.current_period = period;
         m.credit_balance -= invoice.credit_applied;
         m.next_action_at = next_scheduled_action(m);
-        save(tx, m, at).await?;
     }
-    Ok(Followups {
-        status_changed: changed,
-        updated: None,
-        email: Some(EmailKind::Receipt),
-    })
+    Settlement {
+        invoice: Some(InvoiceChange::Paid {
+            amount: invoice.amount_due,
+            period,
+        }),
+        membership_changed: changed,
+        followups: Followups {
+            status_changed: changed,
+            updated: None,
+            email: Some(EmailKind::Receipt),
+        },
+    }
 }
 
-/// Records the answer to a pay-now payment of a PastDue or Unpaid membership's open invoice:
-/// paid, Active again, dunning stopped. The calendar resumes where it stood; periods that ended
-/// while the membership was Unpaid are skipped, not billed, so the next renewal bills the period
-/// in progress. A decline changes nothing (dunning goes on as scheduled).
-pub async fn pay_now_settled(
-    tx: &mut Tx,
+/// The answer to a pay-now payment of a PastDue or Unpaid membership's open invoice: paid,
+/// Active again, dunning stopped. The calendar resumes where it stood; periods that ended while
+/// the membership was Unpaid are skipped, not billed, so the next renewal bills the period in
+/// progress. A decline changes nothing (dunning goes on as scheduled).
+pub fn pay_now_settled(
     m: &mut Membership,
     invoice: &Invoice,
     approved: bool,
     at: DateTime<Utc>,
-) -> Result<Followups, BillingError> {
+) -> Settlement {
     if !approved {
-        return Ok(Followups::default());
+        return Settlement::default();
     }
-    invoices::mark_paid(tx, invoice.id, invoice.amount_due, None, at).await?;
+    let paid = Some(InvoiceChange::Paid {
+        amount: invoice.amount_due,
+        period: None,
+    });
     if !matches!(
         m.status,
         MembershipStatus::PastDue | MembershipStatus::Unpaid
     ) {
-        return Ok(Followups::default());
+        return Settlement {
+            invoice: paid,
+            ..Settlement::default()
+        };
     }
     let changed = apply(m, LifecycleEvent::RetrySucceeded);
     m.dunning_failed_at = None;
@@ -367,12 +414,60 @@ pub async fn pay_now_settled(
         m.current_period = Some(period);
     }
     m.next_action_at = next_scheduled_action(m);
-    save(tx, m, at).await?;
-    Ok(Followups {
-        status_changed: changed,
-        updated: None,
-        email: Some(EmailKind::Receipt),
-    })
+    Settlement {
+        invoice: paid,
+        membership_changed: true,
+        followups: Followups {
+            status_changed: changed,
+            updated: None,
+            email: Some(EmailKind::Receipt),
+        },
+    }
+}
+
+/// The invoice that renews an Active membership whose period ended: the next period at the
+/// current price, less credit. `None` when no period follows.
+pub fn next_renewal(m: &Membership) -> Option<(Period, InvoicePlan)> {
+    let period = m
+        .current_period
+        .and_then(|current| period_starting(current.end, &m.cycle()))?;
+    Some((
+        period,
+        period_invoice(&m.subscription_name, m.price(), m.credit_balance),
+    ))
+}
+
+/// The renewal invoice of `period`: Paid at once when credit covers it, Open otherwise.
+pub fn renewal_invoice<'a>(
+    m: &'a Membership,
+    period: Period,
+    plan: &'a InvoicePlan,
+) -> NewInvoice<'a> {
+    NewInvoice {
+        merchant_id: m.merchant_id,
+        membership_id: m.id,
+        invoice_key: ids::invoice_key(),
+        billing_key: format!("period:{}", period.start.timestamp_micros()),
+        kind: InvoiceKind::Renewal,
+        status: if plan.amount_due == 0 {
+            InvoiceStatus::Paid
+        } else {
+            InvoiceStatus::Open
+        },
+        currency: &m.currency,
+        period: Some(period),
+        plan,
+    }
+}
+
+/// The membership once its renewal invoice is issued: the new period, the credit it used, and,
+/// when the card is to be charged, one more recurring attempt.
+pub fn renewal_issued(m: &mut Membership, period: Period, plan: &InvoicePlan) {
+    m.current_period = Some(period);
+    m.credit_balance = plan.credit_after;
+    if plan.amount_due > 0 {
+        m.recurring_attempts += 1;
+    }
 }
 
 /// Starts the renewal of an Active membership whose period ended: the next period's invoice,
@@ -382,38 +477,14 @@ pub async fn start_renewal(
     m: &mut Membership,
     at: DateTime<Utc>,
 ) -> Result<(Option<Charge>, Followups, Option<Invoice>), BillingError> {
-    let Some(period) = m
-        .current_period
-        .and_then(|current| period_starting(current.end, &m.cycle()))
-    else {
+    let Some((period, plan)) = next_renewal(m) else {
         return Ok((None, complete(tx, m, at).await?, None));
     };
-    let plan = period_invoice(&m.subscription_name, m.price(), m.credit_balance);
-    let paid_by_credit = plan.amount_due == 0;
-    let invoice = invoices::insert(
-        tx,
-        NewInvoice {
-            merchant_id: m.merchant_id,
-            membership_id: m.id,
-            invoice_key: ids::invoice_key(),
-            billing_key: format!("period:{}", period.start.timestamp_micros()),
-            kind: InvoiceKind::Renewal,
-            status: if paid_by_credit {
-                InvoiceStatus::Paid
-            } else {
-                InvoiceStatus::Open
-            },
-            currency: &m.currency,
-            period: Some(period),
-            plan: &plan,
-        },
-        at,
-    )
-    .await?
-    .ok_or_else(|| BillingError::Conflict("this period was already invoiced".into()))?;
-    m.current_period = Some(period);
-    m.credit_balance = plan.credit_after;
-    if paid_by_credit {
+    let invoice = invoices::insert(tx, renewal_invoice(m, period, &plan), at)
+        .await?
+        .ok_or_else(|| BillingError::Conflict("this period was already invoiced".into()))?;
+    renewal_issued(m, period, &plan);
+    if plan.amount_due == 0 {
         m.next_action_at = next_scheduled_action(m);
         save(tx, m, at).await?;
         let followups = Followups {
@@ -422,7 +493,6 @@ pub async fn start_renewal(
         };
         return Ok((None, followups, Some(invoice)));
     }
-    m.recurring_attempts += 1;
     let charge = pending_charge(tx, m, &invoice, ChargeKind::Renewal, at).await?;
     if charge.is_none() {
         // No card to charge: the renewal fails as a decline would.
@@ -508,24 +578,28 @@ fn earliest(a: Option<DateTime<Utc>>, b: Option<DateTime<Utc>>) -> Option<DateTi
     }
 }
 
-/// Records the answer to a renewal or retry charge.
-pub async fn recurring_settled(
-    tx: &mut Tx,
+/// The answer to a renewal or retry charge.
+pub fn recurring_settled(
     m: &mut Membership,
     charge: &Charge,
-    invoice: &Invoice,
     approved: bool,
     at: DateTime<Utc>,
-) -> Result<Followups, BillingError> {
+) -> Settlement {
     let in_good_standing = matches!(
         m.status,
         MembershipStatus::Active | MembershipStatus::PastDue | MembershipStatus::Unpaid
     );
     if approved {
-        invoices::mark_paid(tx, invoice.id, charge.amount, None, at).await?;
+        let paid = Some(InvoiceChange::Paid {
+            amount: charge.amount,
+            period: None,
+        });
         if !in_good_standing {
             // Canceled or completed meanwhile: the money is recorded, the status stays.
-            return Ok(Followups::default());
+            return Settlement {
+                invoice: paid,
+                ..Settlement::default()
+            };
         }
         let changed = match charge.kind {
             ChargeKind::Retry => apply(m, LifecycleEvent::RetrySucceeded),
@@ -534,22 +608,28 @@ pub async fn recurring_settled(
         m.dunning_failed_at = None;
         m.dunning_retries = 0;
         m.next_action_at = next_scheduled_action(m);
-        save(tx, m, at).await?;
-        return Ok(Followups {
-            status_changed: changed,
-            updated: None,
-            email: Some(EmailKind::Receipt),
-        });
+        return Settlement {
+            invoice: paid,
+            membership_changed: true,
+            followups: Followups {
+                status_changed: changed,
+                updated: None,
+                email: Some(EmailKind::Receipt),
+            },
+        };
     }
     if !in_good_standing {
-        return Ok(Followups::default());
+        return Settlement::default();
     }
     let followups = match charge.kind {
         ChargeKind::Retry => retry_failed(m),
         _ => renewal_failed(m, at),
     };
-    save(tx, m, at).await?;
-    Ok(followups)
+    Settlement {
+        invoice: None,
+        membership_changed: true,
+        followups,
+    }
 }
 
 /// When an Incomplete membership created at `created_at` expires.

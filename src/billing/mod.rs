@@ -13,6 +13,7 @@ pub mod checkout;
 pub mod engine;
 pub mod lifecycle;
 pub mod notify;
+pub mod renewals;
 pub mod update;
 
 use chrono::{DateTime, Utc};

@@ -13,11 +13,12 @@ use crate::payments::notification::{AccountDetails, TransactionPayload, CRM_CARD
 use crate::store::cashier_transactions::{Attempt, CardFacts, TransactionKind, TransactionStatus};
 use crate::store::charges::{Charge, ChargeKind, ChargeStatus};
 use crate::store::customers::Customer;
-use crate::store::invoices::{self, Invoice};
+use crate::store::invoices::Invoice;
 use crate::store::memberships::Membership;
-use crate::store::outbox::{self, EmailKind, NewEmail, NewEvent};
+use crate::store::merchants::Merchant;
+use crate::store::outbox::{EmailKind, NewEmail, NewEvent};
 use crate::store::payment_methods::PaymentMethod;
-use crate::store::{merchants, processors, Tx};
+use crate::store::processors::PaymentProcessor;
 
 /// `Action` of a membership status change.
 pub const STATUS_CHANGED: &str = "SUBSCRIPTION_STATUS_CHANGED";
@@ -60,11 +61,11 @@ fn invoice_json(invoice: &Invoice) -> Value {
     })
 }
 
-/// The `Membership` object of every membership payload.
-async fn membership_json(tx: &mut Tx, m: &Membership) -> Result<Value, BillingError> {
-    let recent = invoices::recent(&mut **tx, m.id, RECENT_INVOICES).await?;
+/// The `Membership` object of every membership payload, with its `recent` invoices (newest
+/// first, at most [`RECENT_INVOICES`]).
+fn membership_json(m: &Membership, recent: &[Invoice]) -> Value {
     let currency = m.currency();
-    Ok(json!({
+    json!({
         "Id": m.membership_key,
         "Key": m.membership_key,
         "CustomerKey": m.customer_key,
@@ -81,59 +82,52 @@ async fn membership_json(tx: &mut Tx, m: &Membership) -> Result<Value, BillingEr
         "CreditBalance": format_amount(m.credit_balance, currency),
         "EndDate": time(m.end_date),
         "Invoices": recent.iter().map(invoice_json).collect::<Vec<_>>(),
-    }))
+    })
 }
 
-async fn record(
-    tx: &mut Tx,
-    m: &Membership,
-    action: &str,
+/// The event of `action` about `m`, issued at `at`.
+fn event<'a>(
+    m: &'a Membership,
+    action: &'a str,
     mut payload: Map<String, Value>,
     at: DateTime<Utc>,
-) -> Result<(), BillingError> {
+) -> NewEvent<'a> {
     payload.insert("IssuedAt".into(), format_utc(at).into());
-    outbox::insert_event(
-        tx,
-        NewEvent {
-            merchant_id: m.merchant_id,
-            membership_id: Some(m.id),
-            action,
-            order_id: &m.order_id,
-            webhook_url: &m.webhook_url,
-            fields: payload,
-        },
-        at,
-    )
-    .await?;
-    Ok(())
+    NewEvent {
+        merchant_id: m.merchant_id,
+        membership_id: Some(m.id),
+        action,
+        order_id: &m.order_id,
+        webhook_url: &m.webhook_url,
+        fields: payload,
+    }
 }
 
-/// Records a `SUBSCRIPTION_STATUS_CHANGED` event with the membership's new status and recent
+/// A `SUBSCRIPTION_STATUS_CHANGED` event with the membership's new status and its `recent`
 /// invoices.
-pub async fn status_changed(
-    tx: &mut Tx,
-    m: &Membership,
+pub fn status_changed<'a>(
+    m: &'a Membership,
+    recent: &[Invoice],
     at: DateTime<Utc>,
-) -> Result<(), BillingError> {
+) -> NewEvent<'a> {
     let mut payload = Map::new();
-    payload.insert("Membership".into(), membership_json(tx, m).await?);
-    record(tx, m, STATUS_CHANGED, payload, at).await
+    payload.insert("Membership".into(), membership_json(m, recent));
+    event(m, STATUS_CHANGED, payload, at)
 }
 
-/// Records a `SUBSCRIPTION_UPDATED` event; `updates` holds only the changed keys of the spec's
-/// table (`Name`, `PricePerUnit`, `Quantity`, `EndDate`, `IntervalType`, `IntervalCount`,
-/// `Metadata`).
-pub async fn updated(
-    tx: &mut Tx,
-    m: &Membership,
+/// A `SUBSCRIPTION_UPDATED` event; `updates` holds only the changed keys of the spec's table
+/// (`Name`, `PricePerUnit`, `Quantity`, `EndDate`, `IntervalType`, `IntervalCount`, `Metadata`).
+pub fn updated<'a>(
+    m: &'a Membership,
+    recent: &[Invoice],
     updates: Map<String, Value>,
     at: DateTime<Utc>,
-) -> Result<(), BillingError> {
-    let mut membership = membership_json(tx, m).await?;
+) -> NewEvent<'a> {
+    let mut membership = membership_json(m, recent);
     membership["Updates"] = Value::Object(updates);
     let mut payload = Map::new();
     payload.insert("Membership".into(), membership);
-    record(tx, m, UPDATED, payload, at).await
+    event(m, UPDATED, payload, at)
 }
 
 /// Everything a transaction notification is built from.
@@ -148,30 +142,31 @@ pub struct TransactionFacts<'a> {
     pub invoice: &'a Invoice,
     /// The card charged.
     pub payment_method: &'a PaymentMethod,
+    /// The membership's latest invoices, newest first (after the charge was recorded).
+    pub recent: &'a [Invoice],
+    /// The merchant's card processor, when it has one.
+    pub processor: Option<&'a PaymentProcessor>,
 }
 
-/// Records a `TRANSACTION_DATA_UPDATE` event for a completed charge attempt, with the fields of
-/// the hosted-payment-page notification table filled for a subscription charge.
-pub async fn transaction(
-    tx: &mut Tx,
+/// The `TRANSACTION_DATA_UPDATE` event of a completed charge attempt, with the fields of the
+/// hosted-payment-page notification table filled for a subscription charge.
+pub async fn transaction<'a>(
     state: &AppState,
-    facts: TransactionFacts<'_>,
+    facts: TransactionFacts<'a>,
     at: DateTime<Utc>,
-) -> Result<(), BillingError> {
+) -> Result<NewEvent<'a>, BillingError> {
     let TransactionFacts {
         membership: m,
         customer,
         charge,
         invoice,
         payment_method: card,
+        recent,
+        processor,
     } = facts;
     let currency = m.currency();
-    let processor = processors::list(&mut **tx, m.merchant_id)
-        .await?
-        .into_iter()
-        .find(|p| p.kind == processors::ProcessorKind::Card);
     let (processor_id, processor_name, processor_key) = processor
-        .map(|p| (p.processor_id, p.name, p.processor_key))
+        .map(|p| (p.processor_id, p.name.clone(), p.processor_key.clone()))
         .unwrap_or((0, "Sandbox".into(), String::new()));
     let status = match charge.status {
         ChargeStatus::Success => TransactionStatus::Success,
@@ -242,23 +237,19 @@ pub async fn transaction(
         retried: charge.kind == ChargeKind::Retry,
     };
     let mut payload = payload.into_json();
-    payload.insert("Membership".into(), membership_json(tx, m).await?);
-    record(tx, m, TRANSACTION, payload, at).await
+    payload.insert("Membership".into(), membership_json(m, recent));
+    Ok(event(m, TRANSACTION, payload, at))
 }
 
-/// Renders and records a customer e-mail about `m` (and `invoice`, when there is one).
-pub async fn email(
-    tx: &mut Tx,
+/// Renders a customer e-mail of `merchant` about `m` (and `invoice`, when there is one).
+pub fn email(
     state: &AppState,
     kind: EmailKind,
+    merchant: &Merchant,
     m: &Membership,
     customer: &Customer,
     invoice: Option<&Invoice>,
-    at: DateTime<Utc>,
-) -> Result<(), BillingError> {
-    let merchant = merchants::by_id_in(&mut **tx, m.merchant_id)
-        .await?
-        .ok_or_else(|| BillingError::Internal(anyhow::anyhow!("membership without merchant")))?;
+) -> Result<NewEmail, BillingError> {
     let currency = m.currency();
     let money = |minor: i64| display_amount(minor, currency, "en");
     let (subject, heading, message, total_label) = match kind {
@@ -326,20 +317,13 @@ pub async fn email(
     };
     let text_body = render("email/message.txt")?;
     let html_body = render("email/message.html")?;
-    outbox::insert_email(
-        tx,
-        NewEmail {
-            merchant_id: m.merchant_id,
-            customer_id: customer.id,
-            kind,
-            to_address: &customer.fields.email,
-            subject: &subject,
-            text_body: &text_body,
-            html_body: &html_body,
-        },
-        at,
-        state.clock.now(),
-    )
-    .await?;
-    Ok(())
+    Ok(NewEmail {
+        merchant_id: m.merchant_id,
+        customer_id: customer.id,
+        kind,
+        to_address: customer.fields.email.clone(),
+        subject,
+        text_body,
+        html_body,
+    })
 }

@@ -16,7 +16,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use super::charging::{self, Settled};
-use super::lifecycle::Followups;
+use super::lifecycle::{save, Followups, InvoiceChange, Settlement};
 use super::{merchant_now, next_scheduled_action, BillingError};
 use crate::api::format_utc;
 use crate::app::AppState;
@@ -25,7 +25,7 @@ use crate::store::charges::{self, Charge, ChargeKind, NewCharge};
 use crate::store::invoices::{self, Invoice, InvoiceKind, NewInvoice};
 use crate::store::memberships::{self, Membership};
 use crate::store::outbox::EmailKind;
-use crate::store::{customers, from_micros, payment_methods, to_micros, Tx};
+use crate::store::{from_micros, payment_methods, to_micros, Tx};
 
 /// The requested changes, validated; `None` leaves a field as it is.
 #[derive(Debug, Clone, Default)]
@@ -271,16 +271,6 @@ pub async fn update(
     }
 }
 
-async fn save(tx: &mut Tx, m: &mut Membership, at: DateTime<Utc>) -> Result<(), BillingError> {
-    if memberships::save(tx, m, at).await? {
-        Ok(())
-    } else {
-        Err(BillingError::Conflict(
-            "the membership changed concurrently; retry".into(),
-        ))
-    }
-}
-
 /// Recomputes the next action after terms changed (an earlier `endDate`, a new period).
 fn reschedule(m: &mut Membership) {
     m.next_action_at = match m.status {
@@ -340,25 +330,6 @@ fn followups_of(target: &Target, email: Option<EmailKind>) -> Followups {
         status_changed: false,
         updated: (!target.updates.is_empty()).then(|| target.updates.clone()),
         email,
-    }
-}
-
-impl Followups {
-    async fn record_for(
-        self,
-        tx: &mut Tx,
-        state: &AppState,
-        m: &Membership,
-        invoice: Option<&Invoice>,
-        at: DateTime<Utc>,
-    ) -> Result<(), BillingError> {
-        if self.updated.is_none() && self.email.is_none() && !self.status_changed {
-            return Ok(());
-        }
-        let customer = customers::by_id(&mut **tx, m.merchant_id, m.customer_id)
-            .await?
-            .ok_or(BillingError::NotFound)?;
-        self.record(tx, state, m, &customer, invoice, at).await
     }
 }
 
@@ -427,22 +398,23 @@ async fn proration_charge(
     .await?)
 }
 
-/// Records the answer to a proration charge: approved, the change is applied (if the
-/// membership did not change meanwhile; otherwise the amount becomes credit); declined, the
-/// proration invoice is voided and nothing else changes.
-pub async fn proration_settled(
-    tx: &mut Tx,
+/// The answer to a proration charge: paid and the change applied (unless the membership moved
+/// on meanwhile, in which case the money becomes credit), or the invoice voided on a decline.
+pub fn proration_settled(
     m: &mut Membership,
     charge: &Charge,
-    invoice: &Invoice,
     approved: bool,
-    at: DateTime<Utc>,
-) -> Result<Followups, BillingError> {
+) -> Result<Settlement, BillingError> {
     if !approved {
-        invoices::void(tx, invoice.id, at).await?;
-        return Ok(Followups::default());
+        return Ok(Settlement {
+            invoice: Some(InvoiceChange::Void),
+            ..Settlement::default()
+        });
     }
-    invoices::mark_paid(tx, invoice.id, charge.amount, None, at).await?;
+    let paid = Some(InvoiceChange::Paid {
+        amount: charge.amount,
+        period: None,
+    });
     let target: Option<Target> = charge
         .pending_update
         .as_deref()
@@ -453,15 +425,21 @@ pub async fn proration_settled(
         Some(target) if target.version == m.version && m.status == MembershipStatus::Active => {
             target.apply(m)?;
             reschedule(m);
-            save(tx, m, at).await?;
-            Ok(followups_of(&target, Some(EmailKind::Receipt)))
+            Ok(Settlement {
+                invoice: paid,
+                membership_changed: true,
+                followups: followups_of(&target, Some(EmailKind::Receipt)),
+            })
         }
         _ => {
             m.credit_balance += charge.amount;
-            save(tx, m, at).await?;
-            Ok(Followups {
-                email: Some(EmailKind::Receipt),
-                ..Followups::default()
+            Ok(Settlement {
+                invoice: paid,
+                membership_changed: true,
+                followups: Followups {
+                    email: Some(EmailKind::Receipt),
+                    ..Followups::default()
+                },
             })
         }
     }

@@ -164,6 +164,14 @@ pub trait Processor: Send + Sync + 'static {
     /// Charges a stored card. Idempotent on `request.idempotency_key`.
     fn charge<'a>(&'a self, request: ChargeRequest<'a>) -> ProcessorFuture<'a, ChargeOutcome>;
 
+    /// Charges many stored cards at once (the renewal engine's batches): one answer per
+    /// request, in order. Each request is idempotent on its key, as in [`Processor::charge`]; an
+    /// error leaves every answer unknown, and the attempts are asked again later.
+    fn charge_many<'a>(
+        &'a self,
+        requests: Vec<ChargeRequest<'a>>,
+    ) -> ProcessorFuture<'a, Vec<ChargeOutcome>>;
+
     /// Refunds (part of) an approved charge. Idempotent on `request.idempotency_key`.
     fn refund<'a>(&'a self, request: RefundRequest<'a>) -> ProcessorFuture<'a, ChargeOutcome>;
 

@@ -3,6 +3,7 @@
 //! behaviour, never the card number) and its own ledger keyed by idempotency key, in tables of its
 //! own (`sandbox_cards`, `sandbox_charges`) that recur's billing code never reads.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use recur_domain::card::CardNumber;
@@ -13,7 +14,7 @@ use super::{
 };
 use crate::clock::Clock;
 use crate::ids;
-use crate::store::{to_micros, Backend, Store, Tx};
+use crate::store::{placeholders, to_micros, Backend, Store, Tx};
 
 /// How a sandbox test card behaves when charged.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -100,19 +101,31 @@ impl SandboxProcessor {
         merchant_id: i64,
         key: &str,
     ) -> anyhow::Result<Option<ChargeOutcome>> {
+        Ok(Self::recorded_many(executor, &[(merchant_id, key)])
+            .await?
+            .remove(key))
+    }
+
+    /// The first answers recorded for these `(merchant id, key)` pairs, by key.
+    async fn recorded_many<'c, E: sqlx::Executor<'c, Database = sqlx::Any>>(
+        executor: E,
+        keys: &[(i64, &str)],
+    ) -> anyhow::Result<HashMap<String, ChargeOutcome>> {
         use sqlx::Row;
-        let row = sqlx::query(
-            "SELECT outcome, decline_code, decline_reason, reference FROM sandbox_charges \
-             WHERE idempotency_key = $1 AND merchant_id = $2",
-        )
-        .bind(key)
-        .bind(merchant_id)
-        .fetch_optional(executor)
-        .await?;
-        let Some(row) = row else { return Ok(None) };
-        let reference: String = row.try_get("reference")?;
-        Ok(Some(
-            if row.try_get::<String, _>("outcome")? == "approved" {
+        let sql = format!(
+            "SELECT idempotency_key, outcome, decline_code, decline_reason, reference \
+             FROM sandbox_charges JOIN (VALUES {}) AS v \
+             ON sandbox_charges.merchant_id = v.column1 AND sandbox_charges.idempotency_key = v.column2",
+            placeholders(keys.len(), 2, 1)
+        );
+        let mut query = sqlx::query(&sql);
+        for (merchant_id, key) in keys {
+            query = query.bind(*merchant_id).bind(key.to_string());
+        }
+        let mut recorded = HashMap::new();
+        for row in query.fetch_all(executor).await? {
+            let reference: String = row.try_get("reference")?;
+            let outcome = if row.try_get::<String, _>("outcome")? == "approved" {
                 ChargeOutcome::Approved { reference }
             } else {
                 ChargeOutcome::Declined {
@@ -124,40 +137,71 @@ impl SandboxProcessor {
                         .try_get::<Option<String>, _>("decline_reason")?
                         .unwrap_or_default(),
                 }
-            },
-        ))
+            };
+            recorded.insert(row.try_get("idempotency_key")?, outcome);
+        }
+        Ok(recorded)
     }
 
     /// Records an answer for `entry.key` unless one exists, and returns the recorded one: the
     /// first answer for a key wins.
     async fn record_once(&self, tx: &mut Tx, entry: Entry<'_>) -> anyhow::Result<ChargeOutcome> {
-        let (outcome, code, reason) = match entry.decline {
-            None => ("approved", None, None),
-            Some((code, reason)) => ("declined", Some(code), Some(reason)),
-        };
-        sqlx::query(
+        self.record_many(tx, &[entry])
+            .await?
+            .pop()
+            .ok_or_else(|| anyhow::anyhow!("the sandbox ledger lost an entry"))
+    }
+
+    /// [`Self::record_once`] for many entries in one statement; the answers in order.
+    async fn record_many(
+        &self,
+        tx: &mut Tx,
+        entries: &[Entry<'_>],
+    ) -> anyhow::Result<Vec<ChargeOutcome>> {
+        if entries.is_empty() {
+            return Ok(Vec::new());
+        }
+        let sql = format!(
             "INSERT INTO sandbox_charges (idempotency_key, merchant_id, kind, refunded_reference, \
              token, amount, currency, outcome, decline_code, decline_reason, reference, created_at) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) \
-             ON CONFLICT (idempotency_key) DO NOTHING",
-        )
-        .bind(entry.key)
-        .bind(entry.merchant_id)
-        .bind(entry.kind)
-        .bind(entry.refunded_reference)
-        .bind(entry.token)
-        .bind(entry.amount)
-        .bind(entry.currency)
-        .bind(outcome)
-        .bind(code)
-        .bind(reason)
-        .bind(ids::prefixed("sbx_", 28))
-        .bind(to_micros(self.clock.now()))
-        .execute(&mut **tx)
-        .await?;
-        Self::recorded(&mut **tx, entry.merchant_id, entry.key)
-            .await?
-            .ok_or_else(|| anyhow::anyhow!("the sandbox ledger lost an entry"))
+             VALUES {} ON CONFLICT (idempotency_key) DO NOTHING",
+            placeholders(entries.len(), 12, 1)
+        );
+        let now = to_micros(self.clock.now());
+        let mut query = sqlx::query(&sql);
+        for entry in entries {
+            let (outcome, code, reason) = match entry.decline {
+                None => ("approved", None, None),
+                Some((code, reason)) => {
+                    ("declined", Some(code.to_string()), Some(reason.to_string()))
+                }
+            };
+            query = query
+                .bind(entry.key.to_string())
+                .bind(entry.merchant_id)
+                .bind(entry.kind)
+                .bind(entry.refunded_reference.map(str::to_string))
+                .bind(entry.token.to_string())
+                .bind(entry.amount)
+                .bind(entry.currency.to_string())
+                .bind(outcome)
+                .bind(code)
+                .bind(reason)
+                .bind(ids::prefixed("sbx_", 28))
+                .bind(now);
+        }
+        query.execute(&mut **tx).await?;
+        let keys: Vec<(i64, &str)> = entries.iter().map(|e| (e.merchant_id, e.key)).collect();
+        let recorded = Self::recorded_many(&mut **tx, &keys).await?;
+        entries
+            .iter()
+            .map(|entry| {
+                recorded
+                    .get(entry.key)
+                    .cloned()
+                    .ok_or_else(|| anyhow::anyhow!("the sandbox ledger lost an entry"))
+            })
+            .collect()
     }
 
     /// [`Self::record_once`] in a transaction of its own.
@@ -169,35 +213,77 @@ impl SandboxProcessor {
     }
 
     async fn behaviour(&self, merchant_id: i64, token: &str) -> anyhow::Result<Option<Behaviour>> {
-        let behaviour: Option<String> = sqlx::query_scalar(
-            "SELECT behaviour FROM sandbox_cards WHERE token = $1 AND merchant_id = $2",
-        )
-        .bind(token)
-        .bind(merchant_id)
-        .fetch_optional(self.store.pool())
-        .await?;
-        Ok(behaviour.as_deref().map(Behaviour::from_db))
+        Ok(self
+            .behaviours(&[(merchant_id, token)])
+            .await?
+            .remove(&(merchant_id, token.to_string())))
     }
 
-    async fn charge_once(&self, request: ChargeRequest<'_>) -> anyhow::Result<ChargeOutcome> {
-        let behaviour = self.behaviour(request.merchant_id, request.token).await?;
-        let decline = match (request.directive, behaviour) {
-            (Some(directive), _) if directive.succeed => None,
-            (Some(directive), _) => Some(("emitter_rejected", directive.description.as_str())),
-            (None, Some(behaviour)) => behaviour.decline(request.gateway),
-            (None, None) => Some(UNKNOWN_CARD),
-        };
-        self.record_alone(Entry {
-            key: request.idempotency_key,
-            merchant_id: request.merchant_id,
-            kind: "charge",
-            refunded_reference: None,
-            token: request.token,
-            amount: request.amount,
-            currency: request.currency,
-            decline,
-        })
-        .await
+    /// The behaviours of the cards with these `(merchant id, token)` pairs.
+    async fn behaviours(
+        &self,
+        cards: &[(i64, &str)],
+    ) -> anyhow::Result<HashMap<(i64, String), Behaviour>> {
+        let sql = format!(
+            "SELECT merchant_id, token, behaviour FROM sandbox_cards JOIN (VALUES {}) AS v \
+             ON sandbox_cards.merchant_id = v.column1 AND sandbox_cards.token = v.column2",
+            placeholders(cards.len(), 2, 1)
+        );
+        let mut query = sqlx::query_as::<_, (i64, String, String)>(&sql);
+        for (merchant_id, token) in cards {
+            query = query.bind(*merchant_id).bind(token.to_string());
+        }
+        Ok(query
+            .fetch_all(self.store.pool())
+            .await?
+            .into_iter()
+            .map(|(merchant_id, token, behaviour)| {
+                ((merchant_id, token), Behaviour::from_db(&behaviour))
+            })
+            .collect())
+    }
+
+    /// Charges a batch: the cards' behaviours in one query, the ledger entries in one
+    /// transaction.
+    async fn charge_batch(
+        &self,
+        requests: Vec<ChargeRequest<'_>>,
+    ) -> anyhow::Result<Vec<ChargeOutcome>> {
+        if requests.is_empty() {
+            return Ok(Vec::new());
+        }
+        let cards: Vec<(i64, &str)> = requests.iter().map(|r| (r.merchant_id, r.token)).collect();
+        let behaviours = self.behaviours(&cards).await?;
+        let entries: Vec<Entry<'_>> = requests
+            .iter()
+            .map(|request| {
+                let behaviour = behaviours
+                    .get(&(request.merchant_id, request.token.to_string()))
+                    .copied();
+                let decline = match (request.directive, behaviour) {
+                    (Some(directive), _) if directive.succeed => None,
+                    (Some(directive), _) => {
+                        Some(("emitter_rejected", directive.description.as_str()))
+                    }
+                    (None, Some(behaviour)) => behaviour.decline(request.gateway),
+                    (None, None) => Some(UNKNOWN_CARD),
+                };
+                Entry {
+                    key: request.idempotency_key,
+                    merchant_id: request.merchant_id,
+                    kind: "charge",
+                    refunded_reference: None,
+                    token: request.token,
+                    amount: request.amount,
+                    currency: request.currency,
+                    decline,
+                }
+            })
+            .collect();
+        let mut tx = self.store.begin().await?;
+        let outcomes = self.record_many(&mut tx, &entries).await?;
+        tx.commit().await?;
+        Ok(outcomes)
     }
 
     async fn refund_once(&self, request: RefundRequest<'_>) -> anyhow::Result<ChargeOutcome> {
@@ -390,7 +476,19 @@ impl Processor for SandboxProcessor {
     }
 
     fn charge<'a>(&'a self, request: ChargeRequest<'a>) -> ProcessorFuture<'a, ChargeOutcome> {
-        Box::pin(self.charge_once(request))
+        Box::pin(async move {
+            self.charge_batch(vec![request])
+                .await?
+                .pop()
+                .ok_or_else(|| anyhow::anyhow!("the sandbox ledger lost an entry"))
+        })
+    }
+
+    fn charge_many<'a>(
+        &'a self,
+        requests: Vec<ChargeRequest<'a>>,
+    ) -> ProcessorFuture<'a, Vec<ChargeOutcome>> {
+        Box::pin(self.charge_batch(requests))
     }
 
     fn refund<'a>(&'a self, request: RefundRequest<'a>) -> ProcessorFuture<'a, ChargeOutcome> {

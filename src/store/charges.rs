@@ -187,60 +187,100 @@ pub async fn insert_pending(
     new: NewCharge<'_>,
     now: DateTime<Utc>,
 ) -> Result<Charge, sqlx::Error> {
-    let directive = new
-        .directive
-        .map(serde_json::to_string)
-        .transpose()
-        .map_err(|e| sqlx::Error::Encode(Box::new(e)))?;
+    insert_pending_many(tx, &[new], now)
+        .await?
+        .pop()
+        .ok_or(sqlx::Error::RowNotFound)
+}
+
+/// Writes Pending attempts in one statement, returned in no particular order.
+pub async fn insert_pending_many(
+    tx: &mut Tx,
+    new: &[NewCharge<'_>],
+    now: DateTime<Utc>,
+) -> Result<Vec<Charge>, sqlx::Error> {
+    if new.is_empty() {
+        return Ok(Vec::new());
+    }
     let sql = format!(
         "INSERT INTO charges (merchant_id, membership_id, invoice_id, idempotency_key, kind, \
          recurring_ordinal, directive, amount, currency, payment_method_id, status, \
-         pending_update, created_at) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, 'Pending', $11, $12) RETURNING {COLUMNS}"
+         pending_update, created_at) VALUES {} RETURNING {COLUMNS}",
+        super::placeholders(new.len(), 13, 1)
     );
-    let row = sqlx::query(&sql)
-        .bind(new.merchant_id)
-        .bind(new.membership_id)
-        .bind(new.invoice_id)
-        .bind(&new.idempotency_key)
-        .bind(new.kind.as_str())
-        .bind(new.recurring_ordinal)
-        .bind(directive)
-        .bind(new.amount)
-        .bind(new.currency)
-        .bind(new.payment_method_id)
-        .bind(&new.pending_update)
-        .bind(to_micros(now))
-        .fetch_one(&mut **tx)
-        .await?;
-    decode(&row)
+    let mut query = sqlx::query(&sql);
+    for charge in new {
+        let directive = charge
+            .directive
+            .map(serde_json::to_string)
+            .transpose()
+            .map_err(|e| sqlx::Error::Encode(Box::new(e)))?;
+        query = query
+            .bind(charge.merchant_id)
+            .bind(charge.membership_id)
+            .bind(charge.invoice_id)
+            .bind(charge.idempotency_key.clone())
+            .bind(charge.kind.as_str())
+            .bind(charge.recurring_ordinal)
+            .bind(directive)
+            .bind(charge.amount)
+            .bind(charge.currency.to_string())
+            .bind(charge.payment_method_id)
+            .bind(ChargeStatus::Pending.as_str())
+            .bind(charge.pending_update.clone())
+            .bind(to_micros(now));
+    }
+    let rows = query.fetch_all(&mut **tx).await?;
+    rows.iter().map(decode).collect()
 }
 
-/// Records the processor's answer on a Pending attempt. Returns the completed attempt, or
-/// `None` when it was no longer Pending (another process recorded the answer first).
-pub async fn complete(
+/// The processor's answer to one Pending attempt.
+#[derive(Debug, Clone, Copy)]
+pub struct Completion<'a> {
+    /// The attempt.
+    pub id: i64,
+    /// Success or Rejected.
+    pub status: ChargeStatus,
+    /// The processor's reference.
+    pub reference: &'a str,
+    /// Code and reason of a decline.
+    pub decline: Option<(&'a str, &'a str)>,
+}
+
+/// Records the processor's answers on Pending attempts in one statement. Returns the attempts
+/// that were still Pending (in no particular order): one missing was answered by another
+/// process first.
+pub async fn complete_many(
     tx: &mut Tx,
-    id: i64,
-    status: ChargeStatus,
-    reference: &str,
-    decline: Option<(&str, &str)>,
+    completions: &[Completion<'_>],
     now: DateTime<Utc>,
-) -> Result<Option<Charge>, sqlx::Error> {
+) -> Result<Vec<Charge>, sqlx::Error> {
+    if completions.is_empty() {
+        return Ok(Vec::new());
+    }
+    let columns = COLUMNS
+        .split(", ")
+        .map(|column| format!("charges.{}", column.trim()))
+        .collect::<Vec<_>>()
+        .join(", ");
     let sql = format!(
-        "UPDATE charges SET status = $1, processor_reference = $2, decline_code = $3, \
-         decline_reason = $4, completed_at = $5 WHERE id = $6 AND status = 'Pending' \
-         RETURNING {COLUMNS}"
+        "UPDATE charges SET status = v.column2, processor_reference = v.column3, \
+         decline_code = v.column4, decline_reason = v.column5, completed_at = $1 \
+         FROM (VALUES {}) AS v WHERE charges.id = v.column1 AND charges.status = 'Pending' \
+         RETURNING {columns}",
+        super::placeholders(completions.len(), 5, 2)
     );
-    let row = sqlx::query(&sql)
-        .bind(status.as_str())
-        .bind(reference)
-        .bind(decline.map(|d| d.0))
-        .bind(decline.map(|d| d.1))
-        .bind(to_micros(now))
-        .bind(id)
-        .fetch_optional(&mut **tx)
-        .await?;
-    row.as_ref().map(decode).transpose()
+    let mut query = sqlx::query(&sql).bind(to_micros(now));
+    for completion in completions {
+        query = query
+            .bind(completion.id)
+            .bind(completion.status.as_str())
+            .bind(completion.reference.to_string())
+            .bind(completion.decline.map(|d| d.0.to_string()))
+            .bind(completion.decline.map(|d| d.1.to_string()));
+    }
+    let rows = query.fetch_all(&mut **tx).await?;
+    rows.iter().map(decode).collect()
 }
 
 /// Pending attempts written at or before `before`, oldest first: of one merchant, or of all.

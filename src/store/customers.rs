@@ -1,5 +1,7 @@
 //! The `customers` table. Every query is scoped by merchant id.
 
+use std::collections::HashMap;
+
 use chrono::{DateTime, Utc};
 
 use super::{from_micros, to_micros, Store, Tx};
@@ -206,4 +208,27 @@ pub async fn by_id<'c, E: sqlx::Executor<'c, Database = sqlx::Any>>(
         .fetch_optional(executor)
         .await?;
     row.as_ref().map(decode).transpose()
+}
+
+/// The customers with these `(merchant id, id)` pairs, by id.
+pub async fn by_ids<'c, E: sqlx::Executor<'c, Database = sqlx::Any>>(
+    executor: E,
+    ids: &[(i64, i64)],
+) -> Result<HashMap<i64, Customer>, sqlx::Error> {
+    if ids.is_empty() {
+        return Ok(HashMap::new());
+    }
+    let sql = format!(
+        "SELECT {COLUMNS} FROM customers JOIN (VALUES {}) AS v \
+         ON customers.merchant_id = v.column1 AND customers.id = v.column2",
+        super::placeholders(ids.len(), 2, 1)
+    );
+    let mut query = sqlx::query(&sql);
+    for (merchant_id, id) in ids {
+        query = query.bind(*merchant_id).bind(*id);
+    }
+    let rows = query.fetch_all(executor).await?;
+    rows.iter()
+        .map(|row| decode(row).map(|customer| (customer.id, customer)))
+        .collect()
 }

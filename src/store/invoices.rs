@@ -2,6 +2,8 @@
 //! `billing_key` (`first`, `period:<start>`, `proration:<n>`) is unique per membership, so a
 //! period can never be invoiced, and so charged, twice.
 
+use std::collections::HashMap;
+
 use chrono::{DateTime, Utc};
 use recur_domain::calendar::Period;
 use recur_domain::invoice::{InvoiceLine, InvoicePlan};
@@ -138,37 +140,52 @@ pub async fn insert(
     new: NewInvoice<'_>,
     now: DateTime<Utc>,
 ) -> Result<Option<Invoice>, sqlx::Error> {
-    let lines =
-        serde_json::to_string(&new.plan.lines).map_err(|e| sqlx::Error::Encode(Box::new(e)))?;
-    let paid = new.status == InvoiceStatus::Paid;
+    Ok(insert_many(tx, &[new], now).await?.pop())
+}
+
+/// Stores invoices in one statement and returns those stored: an invoice whose membership
+/// already has its `billing_key` is left out.
+pub async fn insert_many(
+    tx: &mut Tx,
+    new: &[NewInvoice<'_>],
+    now: DateTime<Utc>,
+) -> Result<Vec<Invoice>, sqlx::Error> {
+    if new.is_empty() {
+        return Ok(Vec::new());
+    }
     let sql = format!(
         "INSERT INTO invoices (merchant_id, membership_id, invoice_key, billing_key, kind, status, \
          currency, period_start, period_end, subtotal, credit_applied, amount_due, amount_paid, \
-         lines, created_at, paid_at) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, 0, $13, $14, $15) \
-         ON CONFLICT (membership_id, billing_key) DO NOTHING RETURNING {COLUMNS}"
+         lines, created_at, paid_at) VALUES {} \
+         ON CONFLICT (membership_id, billing_key) DO NOTHING RETURNING {COLUMNS}",
+        super::placeholders(new.len(), 16, 1)
     );
-    let row = sqlx::query(&sql)
-        .bind(new.merchant_id)
-        .bind(new.membership_id)
-        .bind(&new.invoice_key)
-        .bind(&new.billing_key)
-        .bind(new.kind.as_str())
-        .bind(new.status.as_str())
-        .bind(new.currency)
-        .bind(new.period.map(|p| to_micros(p.start)))
-        .bind(new.period.map(|p| to_micros(p.end)))
-        .bind(new.plan.subtotal)
-        .bind(new.plan.credit_applied)
-        .bind(new.plan.amount_due)
-        .bind(lines)
-        .bind(to_micros(now))
-        .bind(paid.then(|| to_micros(now)))
-        .fetch_optional(&mut **tx)
-        .await;
-    match row {
-        Ok(row) => row.as_ref().map(decode).transpose(),
-        Err(error) if is_unique_violation(&error) => Ok(None),
+    let mut query = sqlx::query(&sql);
+    for invoice in new {
+        let lines = serde_json::to_string(&invoice.plan.lines)
+            .map_err(|e| sqlx::Error::Encode(Box::new(e)))?;
+        let paid = invoice.status == InvoiceStatus::Paid;
+        query = query
+            .bind(invoice.merchant_id)
+            .bind(invoice.membership_id)
+            .bind(invoice.invoice_key.clone())
+            .bind(invoice.billing_key.clone())
+            .bind(invoice.kind.as_str())
+            .bind(invoice.status.as_str())
+            .bind(invoice.currency.to_string())
+            .bind(invoice.period.map(|p| to_micros(p.start)))
+            .bind(invoice.period.map(|p| to_micros(p.end)))
+            .bind(invoice.plan.subtotal)
+            .bind(invoice.plan.credit_applied)
+            .bind(invoice.plan.amount_due)
+            .bind(0_i64)
+            .bind(lines)
+            .bind(to_micros(now))
+            .bind(paid.then(|| to_micros(now)));
+    }
+    match query.fetch_all(&mut **tx).await {
+        Ok(rows) => rows.iter().map(decode).collect(),
+        Err(error) if is_unique_violation(&error) => Ok(Vec::new()),
         Err(error) => Err(error),
     }
 }
@@ -203,6 +220,61 @@ pub async fn recent<'c, E: Executor<'c, Database = Any>>(
         .fetch_all(executor)
         .await?;
     rows.iter().map(decode).collect()
+}
+
+/// The invoices with these `(merchant id, id)` pairs, by id.
+pub async fn get_many<'c, E: Executor<'c, Database = Any>>(
+    executor: E,
+    ids: &[(i64, i64)],
+) -> Result<HashMap<i64, Invoice>, sqlx::Error> {
+    if ids.is_empty() {
+        return Ok(HashMap::new());
+    }
+    let sql = format!(
+        "SELECT {COLUMNS} FROM invoices JOIN (VALUES {}) AS v \
+         ON invoices.merchant_id = v.column1 AND invoices.id = v.column2",
+        super::placeholders(ids.len(), 2, 1)
+    );
+    let mut query = sqlx::query(&sql);
+    for (merchant_id, id) in ids {
+        query = query.bind(*merchant_id).bind(*id);
+    }
+    let rows = query.fetch_all(executor).await?;
+    rows.iter()
+        .map(|row| decode(row).map(|invoice| (invoice.id, invoice)))
+        .collect()
+}
+
+/// [`recent`] for many memberships in one query: each one's latest `limit` invoices, newest
+/// first, by membership id.
+pub async fn recent_many<'c, E: Executor<'c, Database = Any>>(
+    executor: E,
+    membership_ids: &[i64],
+    limit: i64,
+) -> Result<HashMap<i64, Vec<Invoice>>, sqlx::Error> {
+    if membership_ids.is_empty() {
+        return Ok(HashMap::new());
+    }
+    let sql = format!(
+        "SELECT {COLUMNS} FROM (SELECT i.*, ROW_NUMBER() OVER \
+         (PARTITION BY i.membership_id ORDER BY i.id DESC) AS newest \
+         FROM invoices i WHERE i.membership_id IN (SELECT column1 FROM (VALUES {}) AS v)) AS r \
+         WHERE r.newest <= $1 ORDER BY membership_id, id DESC",
+        super::placeholders(membership_ids.len(), 1, 2)
+    );
+    let mut query = sqlx::query(&sql).bind(limit);
+    for id in membership_ids {
+        query = query.bind(*id);
+    }
+    let mut recent: HashMap<i64, Vec<Invoice>> = HashMap::new();
+    for row in query.fetch_all(executor).await? {
+        let invoice = decode(&row)?;
+        recent
+            .entry(invoice.membership_id)
+            .or_default()
+            .push(invoice);
+    }
+    Ok(recent)
 }
 
 /// The invoice with this public key, if it belongs to `merchant_id`.
@@ -244,18 +316,35 @@ pub async fn mark_paid(
     period: Option<Period>,
     now: DateTime<Utc>,
 ) -> Result<(), sqlx::Error> {
-    sqlx::query(
-        "UPDATE invoices SET status = 'Paid', amount_paid = $1, paid_at = $2, \
-         period_start = COALESCE($3, period_start), period_end = COALESCE($4, period_end) \
-         WHERE id = $5",
-    )
-    .bind(amount_paid)
-    .bind(to_micros(now))
-    .bind(period.map(|p| to_micros(p.start)))
-    .bind(period.map(|p| to_micros(p.end)))
-    .bind(id)
-    .execute(&mut **tx)
-    .await?;
+    mark_paid_many(tx, &[(id, amount_paid, period)], now).await
+}
+
+/// [`mark_paid`] for many `(invoice id, amount paid, period)` in one statement; a period of
+/// `None` keeps the invoice's own.
+pub async fn mark_paid_many(
+    tx: &mut Tx,
+    paid: &[(i64, i64, Option<Period>)],
+    now: DateTime<Utc>,
+) -> Result<(), sqlx::Error> {
+    if paid.is_empty() {
+        return Ok(());
+    }
+    let sql = format!(
+        "UPDATE invoices SET status = 'Paid', amount_paid = v.column2, paid_at = $1, \
+         period_start = COALESCE(v.column3, invoices.period_start), \
+         period_end = COALESCE(v.column4, invoices.period_end) \
+         FROM (VALUES {}) AS v WHERE invoices.id = v.column1",
+        super::placeholders(paid.len(), 4, 2)
+    );
+    let mut query = sqlx::query(&sql).bind(to_micros(now));
+    for (id, amount, period) in paid {
+        query = query
+            .bind(*id)
+            .bind(*amount)
+            .bind(period.map(|p| to_micros(p.start)))
+            .bind(period.map(|p| to_micros(p.end)));
+    }
+    query.execute(&mut **tx).await?;
     Ok(())
 }
 

@@ -347,26 +347,6 @@ pub async fn lock(
     row.as_ref().map(decode).transpose()
 }
 
-/// Reads the membership with this internal id for change, locking its row like [`lock`].
-pub async fn lock_by_id(
-    tx: &mut Tx,
-    backend: Backend,
-    merchant_id: i64,
-    id: i64,
-) -> Result<Option<Membership>, sqlx::Error> {
-    let lock = match backend {
-        Backend::Postgres => " FOR UPDATE OF m",
-        Backend::Sqlite => "",
-    };
-    let sql = format!("SELECT {COLUMNS} {FROM} WHERE m.merchant_id = $1 AND m.id = $2{lock}");
-    let row = sqlx::query(&sql)
-        .bind(merchant_id)
-        .bind(id)
-        .fetch_optional(&mut **tx)
-        .await?;
-    row.as_ref().map(decode).transpose()
-}
-
 /// Writes back every changeable column of `m` if the row still has `m.version`, and bumps the
 /// version. Returns `false` (and writes nothing) when the row changed since it was read.
 pub async fn save(
@@ -374,45 +354,95 @@ pub async fn save(
     m: &mut Membership,
     now: DateTime<Utc>,
 ) -> Result<bool, sqlx::Error> {
-    let updated = sqlx::query(
-        "UPDATE memberships SET subscription_name = $1, metadata = $2, return_to_website_link = $3, \
-         end_date = $4, total_amount = $5, price_per_unit = $6, quantity = $7, interval_type = $8, \
-         interval_count = $9, recurring_attempts = $10, status = $11, current_period_start = $12, \
-         current_period_end = $13, credit_balance = $14, dunning_failed_at = $15, \
-         dunning_retries = $16, next_action_at = $17, canceled_at = $18, updated_at = $19, \
-         version = version + 1 \
-         WHERE id = $20 AND merchant_id = $21 AND version = $22",
-    )
-    .bind(&m.subscription_name)
-    .bind(&m.metadata)
-    .bind(&m.return_to_website_link)
-    .bind(m.end_date.map(to_micros))
-    .bind(m.total_amount)
-    .bind(m.price_per_unit)
-    .bind(m.quantity)
-    .bind(m.interval_type.as_str())
-    .bind(i64::from(m.interval_count))
-    .bind(m.recurring_attempts)
-    .bind(m.status.as_str())
-    .bind(m.current_period.map(|p| to_micros(p.start)))
-    .bind(m.current_period.map(|p| to_micros(p.end)))
-    .bind(m.credit_balance)
-    .bind(m.dunning_failed_at.map(to_micros))
-    .bind(m.dunning_retries)
-    .bind(m.next_action_at.map(to_micros))
-    .bind(m.canceled_at.map(to_micros))
-    .bind(to_micros(now))
-    .bind(m.id)
-    .bind(m.merchant_id)
-    .bind(m.version)
-    .execute(&mut **tx)
-    .await?
-    .rows_affected();
-    if updated == 1 {
-        m.version += 1;
-        m.updated_at = now;
+    save_many(tx, &mut [m], now).await
+}
+
+/// [`save`] for many memberships in one statement. Returns `false` when any row changed since
+/// it was read; the caller must then roll back, as some rows may have been written.
+pub async fn save_many(
+    tx: &mut Tx,
+    memberships: &mut [&mut Membership],
+    now: DateTime<Utc>,
+) -> Result<bool, sqlx::Error> {
+    if memberships.is_empty() {
+        return Ok(true);
     }
-    Ok(updated == 1)
+    const COLUMNS: usize = 21;
+    let sql = format!(
+        "UPDATE memberships SET subscription_name = v.column4, metadata = v.column5, \
+         return_to_website_link = v.column6, end_date = v.column7, total_amount = v.column8, \
+         price_per_unit = v.column9, quantity = v.column10, interval_type = v.column11, \
+         interval_count = v.column12, recurring_attempts = v.column13, status = v.column14, \
+         current_period_start = v.column15, current_period_end = v.column16, \
+         credit_balance = v.column17, dunning_failed_at = v.column18, \
+         dunning_retries = v.column19, next_action_at = v.column20, canceled_at = v.column21, \
+         updated_at = $1, version = memberships.version + 1 \
+         FROM (VALUES {}) AS v \
+         WHERE memberships.id = v.column1 AND memberships.merchant_id = v.column2 \
+         AND memberships.version = v.column3",
+        super::placeholders(memberships.len(), COLUMNS, 2)
+    );
+    let mut query = sqlx::query(&sql).bind(to_micros(now));
+    for m in memberships.iter() {
+        query = query
+            .bind(m.id)
+            .bind(m.merchant_id)
+            .bind(m.version)
+            .bind(m.subscription_name.clone())
+            .bind(m.metadata.clone())
+            .bind(m.return_to_website_link.clone())
+            .bind(m.end_date.map(to_micros))
+            .bind(m.total_amount)
+            .bind(m.price_per_unit)
+            .bind(m.quantity)
+            .bind(m.interval_type.as_str())
+            .bind(i64::from(m.interval_count))
+            .bind(m.recurring_attempts)
+            .bind(m.status.as_str())
+            .bind(m.current_period.map(|p| to_micros(p.start)))
+            .bind(m.current_period.map(|p| to_micros(p.end)))
+            .bind(m.credit_balance)
+            .bind(m.dunning_failed_at.map(to_micros))
+            .bind(m.dunning_retries)
+            .bind(m.next_action_at.map(to_micros))
+            .bind(m.canceled_at.map(to_micros));
+    }
+    let updated = query.execute(&mut **tx).await?.rows_affected();
+    let all = usize::try_from(updated).is_ok_and(|n| n == memberships.len());
+    if all {
+        for m in memberships.iter_mut() {
+            m.version += 1;
+            m.updated_at = now;
+        }
+    }
+    Ok(all)
+}
+
+/// Reads the memberships with these `(merchant id, id)` pairs for change, locking their rows
+/// like [`lock`] (in id order, so two lockers never wait on each other in a cycle).
+pub async fn lock_many(
+    tx: &mut Tx,
+    backend: Backend,
+    ids: &[(i64, i64)],
+) -> Result<Vec<Membership>, sqlx::Error> {
+    if ids.is_empty() {
+        return Ok(Vec::new());
+    }
+    let lock = match backend {
+        Backend::Postgres => " FOR UPDATE OF m",
+        Backend::Sqlite => "",
+    };
+    let sql = format!(
+        "SELECT {COLUMNS} {FROM} JOIN (VALUES {}) AS v \
+         ON m.merchant_id = v.column1 AND m.id = v.column2 ORDER BY m.id{lock}",
+        super::placeholders(ids.len(), 2, 1)
+    );
+    let mut query = sqlx::query(&sql);
+    for (merchant_id, id) in ids {
+        query = query.bind(*merchant_id).bind(*id);
+    }
+    let rows = query.fetch_all(&mut **tx).await?;
+    rows.iter().map(decode).collect()
 }
 
 /// Claims the membership whose next action is earliest and due at `until`: of one merchant, or
@@ -443,4 +473,31 @@ pub async fn claim_due(
         .fetch_optional(&mut **tx)
         .await?;
     row.as_ref().map(decode).transpose()
+}
+
+/// Claims up to `limit` Active memberships of merchants on real time whose period ended by
+/// `until` and whose `endDate` has not come: the renewals the engine runs in batches. Locked
+/// and skipping rows locked elsewhere on PostgreSQL, like [`claim_due`].
+pub async fn claim_due_renewals(
+    tx: &mut Tx,
+    backend: Backend,
+    until: DateTime<Utc>,
+    limit: i64,
+) -> Result<Vec<Membership>, sqlx::Error> {
+    let lock = match backend {
+        Backend::Postgres => " FOR UPDATE OF m SKIP LOCKED",
+        Backend::Sqlite => "",
+    };
+    let sql = format!(
+        "SELECT {COLUMNS} {FROM} WHERE m.next_action_at IS NOT NULL AND m.next_action_at <= $1 \
+         AND m.status = 'Active' AND (m.end_date IS NULL OR m.end_date > $1) \
+         AND NOT EXISTS (SELECT 1 FROM test_clocks t WHERE t.merchant_id = m.merchant_id) \
+         ORDER BY m.next_action_at, m.id LIMIT $2{lock}"
+    );
+    let rows = sqlx::query(&sql)
+        .bind(to_micros(until))
+        .bind(limit)
+        .fetch_all(&mut **tx)
+        .await?;
+    rows.iter().map(decode).collect()
 }

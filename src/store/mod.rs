@@ -143,6 +143,28 @@ pub fn from_micros(micros: i64) -> DateTime<Utc> {
     DateTime::from_timestamp_micros(micros).unwrap_or_default()
 }
 
+/// The `VALUES` list of a set-based statement: `rows` tuples of `columns` placeholders, numbered
+/// from `$first` (`placeholders(2, 2, 1)` is `($1, $2), ($3, $4)`). Both engines name the
+/// columns of `(VALUES …) AS v` `column1`, `column2`, …, so one statement serves both.
+pub fn placeholders(rows: usize, columns: usize, first: usize) -> String {
+    let mut sql = String::with_capacity(rows * columns * 5);
+    for row in 0..rows {
+        if row > 0 {
+            sql.push_str(", ");
+        }
+        sql.push('(');
+        for column in 0..columns {
+            if column > 0 {
+                sql.push_str(", ");
+            }
+            sql.push('$');
+            sql.push_str(&(first + row * columns + column).to_string());
+        }
+        sql.push(')');
+    }
+    sql
+}
+
 /// Whether `error` is a unique-constraint violation.
 pub fn is_unique_violation(error: &sqlx::Error) -> bool {
     error
@@ -173,6 +195,12 @@ mod tests {
             "postgres://u:***@localhost/db"
         );
         assert_eq!(redact("sqlite://x.db"), "sqlite://x.db");
+    }
+
+    #[test]
+    fn placeholders_number_rows_then_columns() {
+        assert_eq!(placeholders(2, 2, 1), "($1, $2), ($3, $4)");
+        assert_eq!(placeholders(1, 3, 4), "($4, $5, $6)");
     }
 
     #[test]

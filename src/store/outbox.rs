@@ -5,6 +5,7 @@
 use chrono::{DateTime, Utc};
 use serde_json::{Map, Value};
 
+use super::events::EventStatus;
 use super::{to_micros, Tx};
 
 /// A webhook event to record.
@@ -32,27 +33,50 @@ pub async fn insert_event(
     event: NewEvent<'_>,
     now: DateTime<Utc>,
 ) -> Result<String, sqlx::Error> {
-    let action_id = uuid::Uuid::new_v4().hyphenated().to_string();
-    let mut payload = event.fields;
-    payload.insert("Action".into(), event.action.into());
-    payload.insert("ActionId".into(), action_id.clone().into());
-    payload.insert("OrderId".into(), event.order_id.into());
-    sqlx::query(
+    insert_events(tx, vec![event], now)
+        .await?
+        .pop()
+        .ok_or(sqlx::Error::RowNotFound)
+}
+
+/// [`insert_event`] for many events in one statement; returns their `ActionId`s in order.
+pub async fn insert_events(
+    tx: &mut Tx,
+    events: Vec<NewEvent<'_>>,
+    now: DateTime<Utc>,
+) -> Result<Vec<String>, sqlx::Error> {
+    if events.is_empty() {
+        return Ok(Vec::new());
+    }
+    let sql = format!(
         "INSERT INTO events (merchant_id, membership_id, action_id, action, order_id, webhook_url, \
-         payload, status, attempts, next_attempt_at, created_at) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, 'Pending', 0, $8, $8)",
-    )
-    .bind(event.merchant_id)
-    .bind(event.membership_id)
-    .bind(&action_id)
-    .bind(event.action)
-    .bind(event.order_id)
-    .bind(event.webhook_url)
-    .bind(Value::Object(payload).to_string())
-    .bind(to_micros(now))
-    .execute(&mut **tx)
-    .await?;
-    Ok(action_id)
+         payload, status, attempts, next_attempt_at, created_at) VALUES {}",
+        super::placeholders(events.len(), 11, 1)
+    );
+    let mut query = sqlx::query(&sql);
+    let mut action_ids = Vec::with_capacity(events.len());
+    for event in events {
+        let action_id = uuid::Uuid::new_v4().hyphenated().to_string();
+        let mut payload = event.fields;
+        payload.insert("Action".into(), event.action.into());
+        payload.insert("ActionId".into(), action_id.clone().into());
+        payload.insert("OrderId".into(), event.order_id.into());
+        query = query
+            .bind(event.merchant_id)
+            .bind(event.membership_id)
+            .bind(action_id.clone())
+            .bind(event.action.to_string())
+            .bind(event.order_id.to_string())
+            .bind(event.webhook_url.to_string())
+            .bind(Value::Object(payload).to_string())
+            .bind(EventStatus::Pending.as_str())
+            .bind(0_i64)
+            .bind(to_micros(now))
+            .bind(to_micros(now));
+        action_ids.push(action_id);
+    }
+    query.execute(&mut **tx).await?;
+    Ok(action_ids)
 }
 
 /// Kinds of customer e-mail.
@@ -79,7 +103,7 @@ impl EmailKind {
 
 /// A rendered e-mail to record.
 #[derive(Debug, Clone)]
-pub struct NewEmail<'a> {
+pub struct NewEmail {
     /// Owning merchant.
     pub merchant_id: i64,
     /// Recipient customer.
@@ -87,39 +111,47 @@ pub struct NewEmail<'a> {
     /// What it is.
     pub kind: EmailKind,
     /// Recipient address.
-    pub to_address: &'a str,
+    pub to_address: String,
     /// Subject line.
-    pub subject: &'a str,
+    pub subject: String,
     /// Plain-text body.
-    pub text_body: &'a str,
+    pub text_body: String,
     /// HTML body.
-    pub html_body: &'a str,
+    pub html_body: String,
 }
 
-/// Records an e-mail written at `created_at` (the merchant's time, a test clock's for sandbox
+/// Records e-mails written at `created_at` (the merchant's time, a test clock's for sandbox
 /// merchants that use one), due for sending at `due_at` (real time: mail is never held back by
-/// a test clock).
-pub async fn insert_email(
+/// a test clock), in one statement.
+pub async fn insert_emails(
     tx: &mut Tx,
-    email: NewEmail<'_>,
+    emails: &[NewEmail],
     created_at: DateTime<Utc>,
     due_at: DateTime<Utc>,
 ) -> Result<(), sqlx::Error> {
-    sqlx::query(
+    if emails.is_empty() {
+        return Ok(());
+    }
+    let sql = format!(
         "INSERT INTO emails (merchant_id, customer_id, kind, to_address, subject, text_body, \
-         html_body, status, attempts, next_attempt_at, created_at) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, 'Pending', 0, $8, $9)",
-    )
-    .bind(email.merchant_id)
-    .bind(email.customer_id)
-    .bind(email.kind.as_str())
-    .bind(email.to_address)
-    .bind(email.subject)
-    .bind(email.text_body)
-    .bind(email.html_body)
-    .bind(to_micros(due_at))
-    .bind(to_micros(created_at))
-    .execute(&mut **tx)
-    .await?;
+         html_body, status, attempts, next_attempt_at, created_at) VALUES {}",
+        super::placeholders(emails.len(), 11, 1)
+    );
+    let mut query = sqlx::query(&sql);
+    for email in emails {
+        query = query
+            .bind(email.merchant_id)
+            .bind(email.customer_id)
+            .bind(email.kind.as_str())
+            .bind(email.to_address.clone())
+            .bind(email.subject.clone())
+            .bind(email.text_body.clone())
+            .bind(email.html_body.clone())
+            .bind("Pending")
+            .bind(0_i64)
+            .bind(to_micros(due_at))
+            .bind(to_micros(created_at));
+    }
+    query.execute(&mut **tx).await?;
     Ok(())
 }

@@ -1,6 +1,8 @@
 //! The `payment_methods` table: cards saved with a processor, as token, brand, BIN, last four
 //! digits and a keyed fingerprint. Never the card number.
 
+use std::collections::HashMap;
+
 use chrono::{DateTime, Utc};
 use sqlx::any::AnyRow;
 use sqlx::{Any, Executor, Row};
@@ -116,15 +118,29 @@ pub async fn attach(
     id: i64,
     now: DateTime<Utc>,
 ) -> Result<(), sqlx::Error> {
-    sqlx::query(
-        "UPDATE payment_methods SET attached_at = $1 \
-         WHERE merchant_id = $2 AND id = $3 AND attached_at IS NULL",
-    )
-    .bind(to_micros(now))
-    .bind(merchant_id)
-    .bind(id)
-    .execute(&mut **tx)
-    .await?;
+    attach_many(tx, &[(merchant_id, id)], now).await
+}
+
+/// [`attach`] for the cards with these `(merchant id, id)` pairs, in one statement.
+pub async fn attach_many(
+    tx: &mut Tx,
+    ids: &[(i64, i64)],
+    now: DateTime<Utc>,
+) -> Result<(), sqlx::Error> {
+    if ids.is_empty() {
+        return Ok(());
+    }
+    let sql = format!(
+        "UPDATE payment_methods SET attached_at = $1 FROM (VALUES {}) AS v \
+         WHERE payment_methods.merchant_id = v.column1 AND payment_methods.id = v.column2 \
+         AND payment_methods.attached_at IS NULL",
+        super::placeholders(ids.len(), 2, 2)
+    );
+    let mut query = sqlx::query(&sql).bind(to_micros(now));
+    for (merchant_id, id) in ids {
+        query = query.bind(*merchant_id).bind(*id);
+    }
+    query.execute(&mut **tx).await?;
     Ok(())
 }
 
@@ -160,4 +176,58 @@ pub async fn get<'c, E: Executor<'c, Database = Any>>(
         .fetch_optional(executor)
         .await?;
     row.as_ref().map(decode).transpose()
+}
+
+/// [`current`] for the customers with these `(merchant id, customer id)` pairs, in one query:
+/// each one's payment method, by customer id (customers without one are left out).
+pub async fn current_many<'c, E: Executor<'c, Database = Any>>(
+    executor: E,
+    customers: &[(i64, i64)],
+) -> Result<HashMap<i64, PaymentMethod>, sqlx::Error> {
+    if customers.is_empty() {
+        return Ok(HashMap::new());
+    }
+    let sql = format!(
+        "SELECT payment_methods.customer_id AS owner, {COLUMNS} FROM payment_methods \
+         JOIN (VALUES {}) AS v \
+         ON payment_methods.merchant_id = v.column1 AND payment_methods.customer_id = v.column2 \
+         WHERE attached_at IS NOT NULL AND detached_at IS NULL \
+         ORDER BY payment_methods.customer_id, attached_at DESC, id DESC",
+        super::placeholders(customers.len(), 2, 1)
+    );
+    let mut query = sqlx::query(&sql);
+    for (merchant_id, customer_id) in customers {
+        query = query.bind(*merchant_id).bind(*customer_id);
+    }
+    let mut current = HashMap::new();
+    for row in query.fetch_all(executor).await? {
+        let owner: i64 = row.try_get("owner")?;
+        if let std::collections::hash_map::Entry::Vacant(slot) = current.entry(owner) {
+            slot.insert(decode(&row)?);
+        }
+    }
+    Ok(current)
+}
+
+/// The cards with these `(merchant id, id)` pairs, by id.
+pub async fn get_many<'c, E: Executor<'c, Database = Any>>(
+    executor: E,
+    ids: &[(i64, i64)],
+) -> Result<HashMap<i64, PaymentMethod>, sqlx::Error> {
+    if ids.is_empty() {
+        return Ok(HashMap::new());
+    }
+    let sql = format!(
+        "SELECT {COLUMNS} FROM payment_methods JOIN (VALUES {}) AS v \
+         ON payment_methods.merchant_id = v.column1 AND payment_methods.id = v.column2",
+        super::placeholders(ids.len(), 2, 1)
+    );
+    let mut query = sqlx::query(&sql);
+    for (merchant_id, id) in ids {
+        query = query.bind(*merchant_id).bind(*id);
+    }
+    let rows = query.fetch_all(executor).await?;
+    rows.iter()
+        .map(|row| decode(row).map(|card| (card.id, card)))
+        .collect()
 }

@@ -19,6 +19,7 @@ mod memberships;
 mod operations;
 mod process;
 mod processor;
+mod renewals;
 mod secrets;
 mod soak;
 mod webhooks;

@@ -1,0 +1,91 @@
+//! Renewals in batches: the engine's bulk work. A batch claims up to N Active memberships whose
+//! period ended, writes their invoices, `Pending` attempts and new periods with one statement
+//! each and commits; then the processor is asked once for all of them and the answers are
+//! recorded in one transaction ([`charging::execute_many`]). The rules are the per-membership
+//! ones of [`lifecycle`]; only the writes are grouped. Memberships a batch cannot renew the
+//! plain way (the cycle ended, credit pays the period, no card) take the one-by-one path inside
+//! the same transaction.
+
+use std::collections::HashMap;
+
+use chrono::{DateTime, Utc};
+
+use super::engine::act;
+use super::lifecycle;
+use super::{charging, BillingError};
+use crate::app::AppState;
+use crate::store::charges::{self, ChargeKind, NewCharge};
+use crate::store::invoices::{self, Invoice, NewInvoice};
+use crate::store::memberships::{self, Membership};
+use crate::store::payment_methods;
+
+/// Renews up to `limit` Active memberships of real-time merchants whose period ended by
+/// `until`. Returns how many memberships it acted on (fewer than `limit`: none are left).
+pub async fn renew_due(
+    state: &AppState,
+    until: DateTime<Utc>,
+    limit: u32,
+) -> Result<u32, BillingError> {
+    let mut tx = state.store.begin().await?;
+    let claimed =
+        memberships::claim_due_renewals(&mut tx, state.store.backend(), until, i64::from(limit))
+            .await?;
+    if claimed.is_empty() {
+        tx.rollback().await?;
+        return Ok(0);
+    }
+    let acted = u32::try_from(claimed.len()).unwrap_or(limit);
+    let owners: Vec<(i64, i64)> = claimed
+        .iter()
+        .map(|m| (m.merchant_id, m.customer_id))
+        .collect();
+    let cards = payment_methods::current_many(&mut *tx, &owners).await?;
+    let mut attempts = Vec::new();
+    let mut plain = Vec::new();
+    for mut m in claimed {
+        match (lifecycle::next_renewal(&m), cards.get(&m.customer_id)) {
+            (Some((period, plan)), Some(card)) if plan.amount_due > 0 => {
+                plain.push((m, card.id, period, plan));
+            }
+            _ => attempts.extend(act(state, &mut tx, &mut m, until).await?),
+        }
+    }
+    if !plain.is_empty() {
+        let new_invoices: Vec<NewInvoice<'_>> = plain
+            .iter()
+            .map(|(m, _, period, plan)| lifecycle::renewal_invoice(m, *period, plan))
+            .collect();
+        let issued: HashMap<i64, Invoice> = invoices::insert_many(&mut tx, &new_invoices, until)
+            .await?
+            .into_iter()
+            .map(|invoice| (invoice.membership_id, invoice))
+            .collect();
+        if issued.len() != plain.len() {
+            return Err(BillingError::Conflict(
+                "a period was already invoiced".into(),
+            ));
+        }
+        for (m, _, period, plan) in &mut plain {
+            lifecycle::renewal_issued(m, *period, plan);
+            // The Pending attempt now owns the membership's next step.
+            m.next_action_at = None;
+        }
+        let new_charges: Vec<NewCharge<'_>> = plain
+            .iter()
+            .map(|(m, card, ..)| {
+                let invoice = &issued[&m.id];
+                lifecycle::new_charge(m, invoice, ChargeKind::Renewal, *card, 0)
+            })
+            .collect();
+        attempts.extend(charges::insert_pending_many(&mut tx, &new_charges, until).await?);
+        let mut renewed: Vec<&mut Membership> = plain.iter_mut().map(|(m, ..)| m).collect();
+        if !memberships::save_many(&mut tx, &mut renewed, until).await? {
+            return Err(BillingError::Conflict(
+                "the membership changed concurrently; retry".into(),
+            ));
+        }
+    }
+    tx.commit().await?;
+    charging::execute_many(state, attempts, until).await?;
+    Ok(acted)
+}
