@@ -3,8 +3,9 @@
 //! `cargo bench --bench api -- [--seconds N] [--backend sqlite|postgres|both] [--clients 1,8,64]
 //! [--stored N]`
 //!
-//! `--stored N` first fills the API database with N customers of the benchmark's merchant, to
-//! show whether a request's cost grows with the rows already stored.
+//! `--stored N` first fills the API database with N customers of the benchmark's merchant, each
+//! with a card, an Active membership and its first invoice, to show whether a request's cost
+//! grows with the rows already stored.
 //!
 //! For each backend it measures, at 1, 8 and 64 concurrent clients:
 //! - the raw single-row rate of the database: one-row insert transactions and primary-key selects
@@ -27,6 +28,9 @@ use recur::merchants;
 use recur::store::merchants::Mode;
 use recur::store::Store;
 use serde_json::json;
+
+#[path = "support/seed.rs"]
+mod seed;
 
 const CONCURRENCY: [usize; 3] = [1, 8, 64];
 
@@ -253,47 +257,31 @@ async fn raw_postgres(url: &str, concurrency: usize, duration: Duration) -> (f64
     }
 }
 
-/// Fills the database with `count` customers of `merchant_id` in one statement.
-async fn seed_customers(
-    url: &str,
-    backend: Backend,
-    merchant_id: i64,
-    processor_key: &str,
-    count: i64,
-) {
+/// Fills the database with `count` customers of `merchant_id`, each with a card and an Active
+/// membership with its paid first invoice (one statement per table).
+async fn seed_stored(url: &str, merchant_id: i64, processor_key: &str, count: i64) {
     if count == 0 {
         return;
     }
     let store = Store::connect(url).await.expect("connect");
-    let series = match backend {
-        Backend::Postgres => "SELECT g AS n FROM generate_series(1, CAST($4 AS BIGINT)) g",
-        Backend::Sqlite => {
-            "WITH RECURSIVE s(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM s WHERE n < $4) SELECT n FROM s"
-        }
-    };
-    let sql = format!(
-        "INSERT INTO customers (merchant_id, customer_key, processor_key, first_name, last_name, \
-         email, email_identity, phone, country_code, tax_ids, created_at, updated_at) \
-         SELECT $1, 'cstmr_seed' || n, $2, 'Seed', 'Row', 'seed' || n || '@example.com', \
-         'seed' || n || '@example.com', '+4915112345678', 'DE', '[]', $3, $3 FROM ({series}) seq"
-    );
+    let now = chrono::Utc::now();
+    let start = now.timestamp_micros();
+    let end = (now + chrono::TimeDelta::days(30)).timestamp_micros();
     let started = Instant::now();
-    sqlx::query(&sql)
-        .bind(merchant_id)
-        .bind(processor_key)
-        .bind(chrono::Utc::now().timestamp_micros())
-        .bind(count)
-        .execute(store.pool())
-        .await
-        .expect("seed customers");
-    if backend == Backend::Postgres {
-        sqlx::query("ANALYZE customers")
-            .execute(store.pool())
-            .await
-            .expect("analyze");
-    }
+    seed::customers(
+        &store,
+        merchant_id,
+        processor_key,
+        "cstmr_seed",
+        count,
+        start,
+    )
+    .await;
+    seed::cards(&store, merchant_id, "cstmr_seed", "sbx_tok_seed", start).await;
+    seed::memberships(&store, merchant_id, "cstmr_seed", start, end).await;
     eprintln!(
-        "{backend:?}: {count} customers stored in {:?}",
+        "{:?}: {count} customers with memberships stored in {:?}",
+        store.backend(),
         started.elapsed()
     );
     store.pool().close().await;
@@ -316,9 +304,8 @@ async fn bench_backend(backend: Backend, plan: &Plan) -> Vec<Row> {
     let merchant = merchants::create(&server.state, "Bench", Mode::Sandbox)
         .await
         .expect("merchant");
-    seed_customers(
+    seed_stored(
         &api_url,
-        backend,
         merchant.merchant_id,
         &merchant.processor_key,
         plan.stored,

@@ -4,9 +4,11 @@
 //! `cargo bench --bench renewals -- [--memberships N] [--backend sqlite|postgres|both]`
 //!
 //! For each backend it seeds N Active memberships whose period ended a minute ago (customer,
-//! saved sandbox card, membership), then runs the engine's real-time pass until all are renewed:
-//! each renewal is an invoice, a charge attempt through the sandbox processor, the answer,
-//! a transaction event and a rendered receipt e-mail, in the engine's three steps. It does so
+//! saved sandbox card, membership, paid first invoice; in bulk), then runs the engine's
+//! real-time pass until all are renewed: each renewal is an invoice, a charge attempt through the
+//! sandbox processor, the answer, a transaction event and a rendered receipt e-mail, in the
+//! engine's batches (three transactions per batch), and the run checks one of each per
+//! membership. It does so
 //! with 1 and with 4 concurrent workers (on PostgreSQL, workers skip each other's rows; SQLite
 //! serialises writers). The raw rate is one-row insert transactions on the same pool settings.
 //! PostgreSQL needs `RECUR_TEST_POSTGRES_URL`, as the tests do.
@@ -21,13 +23,12 @@ use recur::billing::engine;
 use recur::clock::SystemClock;
 use recur::config::Config;
 use recur::merchants;
-use recur::store::customers::{self, NewCustomer};
-use recur::store::memberships::{self, NewMembership};
 use recur::store::merchants::Mode;
-use recur::store::payment_methods::{self, NewPaymentMethod};
 use recur::store::{to_micros, Store};
-use recur_domain::calendar::{BillingCycle, IntervalType};
 use recur_domain::card::CardNumber;
+
+#[path = "support/seed.rs"]
+mod seed;
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 enum Backend {
@@ -87,7 +88,8 @@ async fn raw_insert_rate(url: &str, n: usize, workers: usize) -> f64 {
     rate
 }
 
-/// Builds recur on `url` with one sandbox merchant and `n` memberships due a minute ago.
+/// Builds recur on `url` with one sandbox merchant and `n` memberships due a minute ago, each
+/// with its customer and saved sandbox card.
 async fn seeded(url: &str, dir: &std::path::Path, n: usize) -> AppState {
     let mut env: HashMap<&str, String> = HashMap::new();
     env.insert("RECUR_DATA_DIR", dir.display().to_string());
@@ -106,87 +108,28 @@ async fn seeded(url: &str, dir: &std::path::Path, n: usize) -> AppState {
         .tokenize(merchant.merchant_id, &card)
         .await
         .expect("token");
-    let now = Utc::now();
-    let due = now - chrono::TimeDelta::minutes(1);
+    let due = Utc::now() - chrono::TimeDelta::minutes(1);
     let start = due - chrono::TimeDelta::days(30);
-    let cycle = BillingCycle::new(IntervalType::Monthly, 1).expect("cycle");
-    let mut tx = state.store.begin().await.expect("begin");
-    for i in 0..n {
-        let (customer, _) = customers::create_or_get(
-            &mut tx,
-            merchant.merchant_id,
-            &recur::ids::customer_key(),
-            &NewCustomer {
-                processor_key: merchant.processor_key.clone(),
-                first_name: "Ada".into(),
-                last_name: "Lovelace".into(),
-                email: format!("bench{i}@example.com"),
-                email_identity: format!("bench{i}@example.com"),
-                phone: "+4915112345678".into(),
-                country_code: "DE".into(),
-                address1: None,
-                address2: None,
-                city: None,
-                state: None,
-                zip_code: None,
-                tax_ids: Vec::new(),
-            },
-            start,
-        )
-        .await
-        .expect("customer");
-        payment_methods::insert(
-            &mut tx,
-            NewPaymentMethod {
-                merchant_id: merchant.merchant_id,
-                customer_id: customer.id,
-                payment_method_key: recur::ids::payment_method_key(),
-                processor_token: &token,
-                brand: "Visa",
-                bin: card.bin(),
-                last4: card.last4(),
-                fingerprint: "bench",
-                attached: true,
-            },
-            start,
-        )
-        .await
-        .expect("card");
-        memberships::create_or_get(
-            &mut tx,
-            &NewMembership {
-                merchant_id: merchant.merchant_id,
-                customer_id: customer.id,
-                membership_key: recur::ids::membership_key(),
-                order_id: format!("bench-{i}"),
-                order_description: None,
-                subscription_name: "Gold plan".into(),
-                metadata: None,
-                webhook_url: "https://merchant.example/hooks".into(),
-                end_date: None,
-                currency: "EUR".into(),
-                total_amount: 2997,
-                price_per_unit: Some(999),
-                quantity: Some(3),
-                cycle,
-                charge_emitter_queue: None,
-                expires_at: due,
-            },
-            start,
-        )
-        .await
-        .expect("membership");
-    }
-    sqlx::query(
-        "UPDATE memberships SET status = 'Active', current_period_start = $1, \
-         current_period_end = $2, next_action_at = $2",
+    let started = Instant::now();
+    let store = &state.store;
+    let id = merchant.merchant_id;
+    let count = i64::try_from(n).expect("count");
+    seed::customers(
+        store,
+        id,
+        &merchant.processor_key,
+        "bench",
+        count,
+        to_micros(start),
     )
-    .bind(to_micros(start))
-    .bind(to_micros(due))
-    .execute(&mut *tx)
-    .await
-    .expect("activate");
-    tx.commit().await.expect("commit");
+    .await;
+    seed::cards(store, id, "bench", &token, to_micros(start)).await;
+    seed::memberships(store, id, "bench", to_micros(start), to_micros(due)).await;
+    eprintln!(
+        "{:?}: {n} due memberships stored in {:?}",
+        store.backend(),
+        started.elapsed()
+    );
     state
 }
 
@@ -198,7 +141,7 @@ async fn renewal_rate(state: &AppState, n: usize, workers: usize) -> f64 {
             let state = state.clone();
             tokio::spawn(async move {
                 loop {
-                    match engine::tick(&state, 100).await {
+                    match engine::tick(&state, 1000).await {
                         Ok(0) => break,
                         Ok(_) => {}
                         Err(error) => {
@@ -215,16 +158,32 @@ async fn renewal_rate(state: &AppState, n: usize, workers: usize) -> f64 {
         task.await.expect("worker");
     }
     let elapsed = started.elapsed();
-    let renewed: i64 = sqlx::query_scalar(
-        "SELECT COUNT(*) FROM invoices WHERE kind = 'renewal' AND status = 'Paid'",
-    )
-    .fetch_one(state.store.pool())
-    .await
-    .expect("count");
-    assert_eq!(
-        renewed as usize, n,
-        "every membership was renewed exactly once"
-    );
+    // End to end: a paid invoice, an approved charge, a transaction event and a receipt per
+    // membership, each exactly once.
+    for (what, sql) in [
+        (
+            "paid renewal invoices",
+            "SELECT COUNT(*) FROM invoices WHERE kind = 'renewal' AND status = 'Paid'",
+        ),
+        (
+            "approved renewal charges",
+            "SELECT COUNT(*) FROM charges WHERE kind = 'renewal' AND status = 'Success'",
+        ),
+        (
+            "transaction events",
+            "SELECT COUNT(*) FROM events WHERE action = 'TRANSACTION_DATA_UPDATE'",
+        ),
+        (
+            "receipts",
+            "SELECT COUNT(*) FROM emails WHERE kind = 'receipt'",
+        ),
+    ] {
+        let rows: i64 = sqlx::query_scalar(sql)
+            .fetch_one(state.store.pool())
+            .await
+            .expect("count");
+        assert_eq!(rows as usize, n, "{what}: one per membership");
+    }
     n as f64 / elapsed.as_secs_f64()
 }
 

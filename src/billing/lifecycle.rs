@@ -57,6 +57,25 @@ pub struct Settlement {
     pub followups: Followups,
 }
 
+impl Settlement {
+    /// The invoice paid with `amount`, the membership changed (its status too when
+    /// `status_changed`), and a receipt due.
+    fn paid_with_receipt(amount: i64, status_changed: bool) -> Self {
+        Settlement {
+            invoice: Some(InvoiceChange::Paid {
+                amount,
+                period: None,
+            }),
+            membership_changed: true,
+            followups: Followups {
+                status_changed,
+                updated: None,
+                email: Some(EmailKind::Receipt),
+            },
+        }
+    }
+}
+
 /// Applies `event` to the membership's status if the status machine allows it; returns whether
 /// the status changed.
 fn apply(m: &mut Membership, event: LifecycleEvent) -> bool {
@@ -414,15 +433,7 @@ pub fn pay_now_settled(
         m.current_period = Some(period);
     }
     m.next_action_at = next_scheduled_action(m);
-    Settlement {
-        invoice: paid,
-        membership_changed: true,
-        followups: Followups {
-            status_changed: changed,
-            updated: None,
-            email: Some(EmailKind::Receipt),
-        },
-    }
+    Settlement::paid_with_receipt(invoice.amount_due, changed)
 }
 
 /// The invoice that renews an Active membership whose period ended: the next period at the
@@ -437,9 +448,27 @@ pub fn next_renewal(m: &Membership) -> Option<(Period, InvoicePlan)> {
     ))
 }
 
-/// The renewal invoice of `period`: Paid at once when credit covers it, Open otherwise.
+/// The renewal invoice of `period`.
 pub fn renewal_invoice<'a>(
     m: &'a Membership,
+    period: Period,
+    plan: &'a InvoicePlan,
+) -> NewInvoice<'a> {
+    invoice_for_period(
+        m,
+        InvoiceKind::Renewal,
+        format!("period:{}", period.start.timestamp_micros()),
+        period,
+        plan,
+    )
+}
+
+/// An invoice of `m` for `period` under `billing_key`: Paid at once when credit covers it, Open
+/// otherwise.
+pub fn invoice_for_period<'a>(
+    m: &'a Membership,
+    kind: InvoiceKind,
+    billing_key: String,
     period: Period,
     plan: &'a InvoicePlan,
 ) -> NewInvoice<'a> {
@@ -447,8 +476,8 @@ pub fn renewal_invoice<'a>(
         merchant_id: m.merchant_id,
         membership_id: m.id,
         invoice_key: ids::invoice_key(),
-        billing_key: format!("period:{}", period.start.timestamp_micros()),
-        kind: InvoiceKind::Renewal,
+        billing_key,
+        kind,
         status: if plan.amount_due == 0 {
             InvoiceStatus::Paid
         } else {
@@ -608,15 +637,7 @@ pub fn recurring_settled(
         m.dunning_failed_at = None;
         m.dunning_retries = 0;
         m.next_action_at = next_scheduled_action(m);
-        return Settlement {
-            invoice: paid,
-            membership_changed: true,
-            followups: Followups {
-                status_changed: changed,
-                updated: None,
-                email: Some(EmailKind::Receipt),
-            },
-        };
+        return Settlement::paid_with_receipt(charge.amount, changed);
     }
     if !in_good_standing {
         return Settlement::default();

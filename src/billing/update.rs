@@ -11,18 +11,17 @@ use recur_domain::invoice::{interval_change_invoice, price_change_invoice, Invoi
 use recur_domain::membership::Price;
 use recur_domain::money::format_amount;
 use recur_domain::schedule::dunning_retry_at;
-use recur_domain::status::{InvoiceStatus, MembershipStatus};
+use recur_domain::status::MembershipStatus;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use super::charging::{self, Settled};
-use super::lifecycle::{save, Followups, InvoiceChange, Settlement};
+use super::lifecycle::{self, save, Followups, InvoiceChange, Settlement};
 use super::{merchant_now, next_scheduled_action, BillingError};
 use crate::api::format_utc;
 use crate::app::AppState;
-use crate::ids;
 use crate::store::charges::{self, Charge, ChargeKind, NewCharge};
-use crate::store::invoices::{self, Invoice, InvoiceKind, NewInvoice};
+use crate::store::invoices::{self, Invoice, InvoiceKind};
 use crate::store::memberships::{self, Membership};
 use crate::store::outbox::EmailKind;
 use crate::store::{from_micros, payment_methods, to_micros, Tx};
@@ -343,21 +342,13 @@ async fn proration_invoice(
     let count = invoices::count_of_kind(tx, m.id, InvoiceKind::Proration).await?;
     invoices::insert(
         tx,
-        NewInvoice {
-            merchant_id: m.merchant_id,
-            membership_id: m.id,
-            invoice_key: ids::invoice_key(),
-            billing_key: format!("proration:{}", count + 1),
-            kind: InvoiceKind::Proration,
-            status: if plan.amount_due == 0 {
-                InvoiceStatus::Paid
-            } else {
-                InvoiceStatus::Open
-            },
-            currency: &m.currency,
-            period: Some(period),
+        lifecycle::invoice_for_period(
+            m,
+            InvoiceKind::Proration,
+            format!("proration:{}", count + 1),
+            period,
             plan,
-        },
+        ),
         at,
     )
     .await?

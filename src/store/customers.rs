@@ -215,19 +215,7 @@ pub async fn by_ids<'c, E: sqlx::Executor<'c, Database = sqlx::Any>>(
     executor: E,
     ids: &[(i64, i64)],
 ) -> Result<HashMap<i64, Customer>, sqlx::Error> {
-    if ids.is_empty() {
-        return Ok(HashMap::new());
-    }
-    let sql = format!(
-        "SELECT {COLUMNS} FROM customers JOIN (VALUES {}) AS v \
-         ON customers.merchant_id = v.column1 AND customers.id = v.column2",
-        super::placeholders(ids.len(), 2, 1)
-    );
-    let mut query = sqlx::query(&sql);
-    for (merchant_id, id) in ids {
-        query = query.bind(*merchant_id).bind(*id);
-    }
-    let rows = query.fetch_all(executor).await?;
+    let rows = super::rows_by_ids(executor, "customers", COLUMNS, ids).await?;
     rows.iter()
         .map(|row| decode(row).map(|customer| (customer.id, customer)))
         .collect()

@@ -131,7 +131,7 @@ pub async fn due(
 ) -> Result<Vec<Event>, sqlx::Error> {
     let filter = match scope {
         Scope::RealTime => {
-            "$3 = 0 AND NOT EXISTS (SELECT 1 FROM test_clocks t WHERE t.merchant_id = events.merchant_id)"
+            "$3 = 0 AND events.merchant_id NOT IN (SELECT t.merchant_id FROM test_clocks t)"
         }
         Scope::Merchant(_) => "merchant_id = $3",
     };

@@ -227,19 +227,7 @@ pub async fn get_many<'c, E: Executor<'c, Database = Any>>(
     executor: E,
     ids: &[(i64, i64)],
 ) -> Result<HashMap<i64, Invoice>, sqlx::Error> {
-    if ids.is_empty() {
-        return Ok(HashMap::new());
-    }
-    let sql = format!(
-        "SELECT {COLUMNS} FROM invoices JOIN (VALUES {}) AS v \
-         ON invoices.merchant_id = v.column1 AND invoices.id = v.column2",
-        super::placeholders(ids.len(), 2, 1)
-    );
-    let mut query = sqlx::query(&sql);
-    for (merchant_id, id) in ids {
-        query = query.bind(*merchant_id).bind(*id);
-    }
-    let rows = query.fetch_all(executor).await?;
+    let rows = super::rows_by_ids(executor, "invoices", COLUMNS, ids).await?;
     rows.iter()
         .map(|row| decode(row).map(|invoice| (invoice.id, invoice)))
         .collect()

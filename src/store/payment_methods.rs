@@ -214,19 +214,7 @@ pub async fn get_many<'c, E: Executor<'c, Database = Any>>(
     executor: E,
     ids: &[(i64, i64)],
 ) -> Result<HashMap<i64, PaymentMethod>, sqlx::Error> {
-    if ids.is_empty() {
-        return Ok(HashMap::new());
-    }
-    let sql = format!(
-        "SELECT {COLUMNS} FROM payment_methods JOIN (VALUES {}) AS v \
-         ON payment_methods.merchant_id = v.column1 AND payment_methods.id = v.column2",
-        super::placeholders(ids.len(), 2, 1)
-    );
-    let mut query = sqlx::query(&sql);
-    for (merchant_id, id) in ids {
-        query = query.bind(*merchant_id).bind(*id);
-    }
-    let rows = query.fetch_all(executor).await?;
+    let rows = super::rows_by_ids(executor, "payment_methods", COLUMNS, ids).await?;
     rows.iter()
         .map(|row| decode(row).map(|card| (card.id, card)))
         .collect()

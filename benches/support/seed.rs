@@ -1,0 +1,111 @@
+//! Bulk seeding for the benchmarks: rows made with one `INSERT … SELECT` per table on either
+//! engine, so a million stored rows take seconds, not the API's hours. Shared by the benchmark
+//! binaries through `#[path]`.
+
+use recur::store::{Backend, Store};
+
+/// Rows counting `n` from 1 to the bigint bound at `$param`, on either engine.
+fn series(backend: Backend, param: usize) -> String {
+    match backend {
+        Backend::Postgres => {
+            format!("SELECT g AS n FROM generate_series(1, CAST(${param} AS BIGINT)) g")
+        }
+        Backend::Sqlite => format!(
+            "WITH RECURSIVE s(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM s WHERE n < ${param}) \
+             SELECT n FROM s"
+        ),
+    }
+}
+
+/// Stores `count` customers of `merchant_id`, keyed `{prefix}{n}` and e-mailed
+/// `{prefix}{n}@example.com`.
+pub async fn customers(
+    store: &Store,
+    merchant_id: i64,
+    processor_key: &str,
+    prefix: &str,
+    count: i64,
+    now: i64,
+) {
+    let sql = format!(
+        "INSERT INTO customers (merchant_id, customer_key, processor_key, first_name, last_name, \
+         email, email_identity, phone, country_code, tax_ids, created_at, updated_at) \
+         SELECT $1, $4 || n, $2, 'Seed', 'Row', $4 || n || '@example.com', \
+         $4 || n || '@example.com', '+4915112345678', 'DE', '[]', $3, $3 FROM ({}) seq",
+        series(store.backend(), 5)
+    );
+    sqlx::query(&sql)
+        .bind(merchant_id)
+        .bind(processor_key)
+        .bind(now)
+        .bind(prefix)
+        .bind(count)
+        .execute(store.pool())
+        .await
+        .expect("seed customers");
+}
+
+/// Gives every customer of `merchant_id` keyed `{prefix}…` an attached card with the sandbox
+/// `token` (a Visa ending 4242).
+pub async fn cards(store: &Store, merchant_id: i64, prefix: &str, token: &str, now: i64) {
+    sqlx::query(
+        "INSERT INTO payment_methods (merchant_id, customer_id, payment_method_key, \
+         processor_token, brand, bin, last4, fingerprint, created_at, attached_at) \
+         SELECT merchant_id, id, 'pm_' || customer_key, $3, 'Visa', '424242', '4242', 'seed', \
+         $4, $4 FROM customers WHERE merchant_id = $1 AND customer_key LIKE $2",
+    )
+    .bind(merchant_id)
+    .bind(format!("{prefix}%"))
+    .bind(token)
+    .bind(now)
+    .execute(store.pool())
+    .await
+    .expect("seed cards");
+}
+
+/// Gives every customer of `merchant_id` keyed `{prefix}…` an Active monthly membership of
+/// EUR 29.97 (3 × 9.99) whose period runs from `start` to `end` (its next action), with its
+/// paid first invoice.
+pub async fn memberships(store: &Store, merchant_id: i64, prefix: &str, start: i64, end: i64) {
+    sqlx::query(
+        "INSERT INTO memberships (merchant_id, customer_id, membership_key, order_id, \
+         subscription_name, webhook_url, currency, total_amount, price_per_unit, quantity, \
+         interval_type, interval_count, recurring_attempts, status, current_period_start, \
+         current_period_end, credit_balance, dunning_retries, next_action_at, version, \
+         created_at, updated_at) \
+         SELECT merchant_id, id, 'mmbrshp_' || customer_key, 'order-' || customer_key, \
+         'Gold plan', 'https://merchant.example/hooks', 'EUR', 2997, 999, 3, 'Monthly', 1, 0, \
+         'Active', $3, $4, 0, 0, $4, 1, $3, $3 \
+         FROM customers WHERE merchant_id = $1 AND customer_key LIKE $2",
+    )
+    .bind(merchant_id)
+    .bind(format!("{prefix}%"))
+    .bind(start)
+    .bind(end)
+    .execute(store.pool())
+    .await
+    .expect("seed memberships");
+    sqlx::query(
+        "INSERT INTO invoices (merchant_id, membership_id, invoice_key, billing_key, kind, \
+         status, currency, period_start, period_end, subtotal, credit_applied, amount_due, \
+         amount_paid, lines, created_at, paid_at) \
+         SELECT merchant_id, id, 'in_' || membership_key, 'first:1', 'first', 'Paid', 'EUR', \
+         $3, $4, 2997, 0, 2997, 2997, '[]', $3, $3 \
+         FROM memberships WHERE merchant_id = $1 AND membership_key LIKE $2",
+    )
+    .bind(merchant_id)
+    .bind(format!("mmbrshp_{prefix}%"))
+    .bind(start)
+    .bind(end)
+    .execute(store.pool())
+    .await
+    .expect("seed first invoices");
+    if store.backend() == Backend::Postgres {
+        for table in ["customers", "payment_methods", "memberships", "invoices"] {
+            sqlx::query(&format!("ANALYZE {table}"))
+                .execute(store.pool())
+                .await
+                .expect("analyze");
+        }
+    }
+}
