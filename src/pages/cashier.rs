@@ -22,7 +22,7 @@ use serde::Deserialize;
 use super::form::{decline_message, CardForm, FormErrors, PageForm, TokenForm};
 use super::format::{display_amount, input_amount};
 use super::render::{allow_form_redirect, page, with_status, Framing};
-use super::{csrf, expired, i18n, notice, session};
+use super::{csrf, expired, i18n, session};
 use crate::api::problem::ApiError;
 use crate::app::AppState;
 use crate::payments::orders::{self, CashierPayment};
@@ -180,13 +180,12 @@ async fn posted(
     link: &CashierQuery,
     csrf_token: &str,
 ) -> Result<Result<Cashier, Response>, ApiError> {
-    let Some(cashier) = load(state, link).await? else {
-        return expired::page_for(state, t).map(Err);
-    };
-    if !csrf::form_ok(state, &cashier.token, csrf_token, headers) {
-        return notice::forbidden(state, t).map(Err);
-    }
-    Ok(Ok(cashier))
+    let cashier = load(state, link).await?;
+    let token = cashier
+        .as_ref()
+        .map(|c| c.token.clone())
+        .unwrap_or_default();
+    csrf::accept_post(state, t, headers, &token, csrf_token, cashier)
 }
 
 /// `GET /cashier`: the form, the identity-confirmation step, or the order's outcome.

@@ -16,7 +16,7 @@ use super::form::{decline_message, CardForm, CardFormState, PageForm, TokenForm}
 use super::format::{display_amount, display_date, interval_phrase};
 use super::render::{allow_form_redirect, page, with_status, Framing};
 use super::session::{self, EnteredCard, PageSession};
-use super::{csrf, expired, i18n, notice};
+use super::{csrf, expired, i18n};
 use crate::api::problem::ApiError;
 use crate::app::AppState;
 use crate::billing::checkout::{self, DueNow, Purpose};
@@ -76,12 +76,11 @@ pub async fn pay(
     PageForm(form): PageForm<CardForm>,
 ) -> Result<Response, ApiError> {
     let t = session::strings(&state, &headers);
-    let Some(checkout) = load(&state, &token).await? else {
-        return expired::page_for(&state, t);
+    let loaded = load(&state, &token).await?;
+    let checkout = match csrf::accept_post(&state, t, &headers, &token, &form.csrf_token, loaded)? {
+        Ok(checkout) => checkout,
+        Err(page) => return Ok(page),
     };
-    if !csrf::form_ok(&state, &token, &form.csrf_token, &headers) {
-        return notice::forbidden(&state, t);
-    }
     let Some(due) = checkout::due_now(&state, &checkout.membership, checkout.page.now).await?
     else {
         return Ok(see_page(&token));
@@ -113,12 +112,11 @@ pub async fn confirm(
     PageForm(form): PageForm<TokenForm>,
 ) -> Result<Response, ApiError> {
     let t = session::strings(&state, &headers);
-    let Some(checkout) = load(&state, &token).await? else {
-        return expired::page_for(&state, t);
+    let loaded = load(&state, &token).await?;
+    let checkout = match csrf::accept_post(&state, t, &headers, &token, &form.csrf_token, loaded)? {
+        Ok(checkout) => checkout,
+        Err(page) => return Ok(page),
     };
-    if !csrf::form_ok(&state, &token, &form.csrf_token, &headers) {
-        return notice::forbidden(&state, t);
-    }
     let Some(method) = session::confirmed_card(&state, &checkout.page).await? else {
         return Ok(see_page(&token));
     };

@@ -3,9 +3,14 @@
 //! digest), checked in constant time together with the browser's `Sec-Fetch-Site`/`Origin`, so a
 //! form posted from another site is refused even if it learned the page's address.
 
+use std::collections::BTreeMap;
+
 use axum::http::HeaderMap;
+use axum::response::Response;
 use recur_domain::signature::constant_time_eq;
 
+use super::{expired, notice};
+use crate::api::problem::ApiError;
 use crate::app::AppState;
 use crate::keys::ServerKeys;
 
@@ -35,9 +40,30 @@ pub fn verify(
     token_ok && fetch_site_ok && origin_ok
 }
 
-/// [`verify`] with the server's keys and public URL: the check every page handler runs.
-pub fn form_ok(state: &AppState, token: &str, posted: &str, headers: &HeaderMap) -> bool {
-    verify(&state.keys, token, posted, headers, &state.public_url)
+/// What a hosted form was posted for, once the checks every form shares passed: `loaded` is the
+/// page's session (`None`: the link is no longer valid, answered with the 410 page) and `posted`
+/// must be the form token of `session_token`, sent from this site (the 403 page otherwise).
+pub fn accept_post<T>(
+    state: &AppState,
+    t: &BTreeMap<String, String>,
+    headers: &HeaderMap,
+    session_token: &str,
+    posted: &str,
+    loaded: Option<T>,
+) -> Result<Result<T, Response>, ApiError> {
+    let Some(loaded) = loaded else {
+        return expired::page_for(state, t).map(Err);
+    };
+    if !verify(
+        &state.keys,
+        session_token,
+        posted,
+        headers,
+        &state.public_url,
+    ) {
+        return notice::forbidden(state, t).map(Err);
+    }
+    Ok(Ok(loaded))
 }
 
 /// `scheme://host[:port]` of the public URL, as browsers write `Origin`.

@@ -52,6 +52,19 @@ async fn load(
     }
 }
 
+/// The portal session a form was posted for, or the page that refuses the post
+/// ([`csrf::accept_post`]).
+async fn posted(
+    state: &AppState,
+    t: &BTreeMap<String, String>,
+    headers: &HeaderMap,
+    token: &str,
+    csrf_token: &str,
+) -> Result<Result<PageSession, Response>, ApiError> {
+    let page = session::open(state, token, SessionKind::Portal).await?;
+    csrf::accept_post(state, t, headers, token, csrf_token, page)
+}
+
 /// `GET /portal/{token}`.
 pub async fn show(
     State(state): State<AppState>,
@@ -250,13 +263,10 @@ pub async fn replace_card(
     PageForm(form): PageForm<CardForm>,
 ) -> Result<Response, ApiError> {
     let t = session::strings(&state, &headers);
-    let portal = match load(&state, &headers, &token).await? {
+    let portal = match posted(&state, t, &headers, &token, &form.csrf_token).await? {
         Ok(portal) => portal,
         Err(page) => return Ok(page),
     };
-    if !csrf::form_ok(&state, &token, &form.csrf_token, &headers) {
-        return notice::forbidden(&state, t);
-    }
     let card = match form.check(portal.now, t) {
         Ok(card) => card,
         Err(errors) => {
@@ -286,13 +296,10 @@ pub async fn confirm_card(
     PageForm(form): PageForm<TokenForm>,
 ) -> Result<Response, ApiError> {
     let t = session::strings(&state, &headers);
-    let portal = match load(&state, &headers, &token).await? {
+    let portal = match posted(&state, t, &headers, &token, &form.csrf_token).await? {
         Ok(portal) => portal,
         Err(page) => return Ok(page),
     };
-    if !csrf::form_ok(&state, &token, &form.csrf_token, &headers) {
-        return notice::forbidden(&state, t);
-    }
     let Some(method) = session::confirmed_card(&state, &portal).await? else {
         return Ok(Redirect::to(&format!("/portal/{token}/payment-method")).into_response());
     };
@@ -438,13 +445,10 @@ pub async fn cancel(
     PageForm(form): PageForm<TokenForm>,
 ) -> Result<Response, ApiError> {
     let t = session::strings(&state, &headers);
-    let portal = match load(&state, &headers, &token).await? {
+    let portal = match posted(&state, t, &headers, &token, &form.csrf_token).await? {
         Ok(portal) => portal,
         Err(page) => return Ok(page),
     };
-    if !csrf::form_ok(&state, &token, &form.csrf_token, &headers) {
-        return notice::forbidden(&state, t);
-    }
     let Some(m) = customers_membership(&state, &portal, &key).await? else {
         return notice::not_found(&state, t);
     };
@@ -463,13 +467,10 @@ pub async fn pay(
     PageForm(form): PageForm<TokenForm>,
 ) -> Result<Response, ApiError> {
     let t = session::strings(&state, &headers);
-    let portal = match load(&state, &headers, &token).await? {
+    let portal = match posted(&state, t, &headers, &token, &form.csrf_token).await? {
         Ok(portal) => portal,
         Err(page) => return Ok(page),
     };
-    if !csrf::form_ok(&state, &token, &form.csrf_token, &headers) {
-        return notice::forbidden(&state, t);
-    }
     let Some(m) = customers_membership(&state, &portal, &key).await? else {
         return notice::not_found(&state, t);
     };
