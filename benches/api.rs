@@ -26,11 +26,15 @@ use recur::app;
 use recur::config::Config;
 use recur::merchants;
 use recur::store::merchants::Mode;
-use recur::store::Store;
+use recur::store::{Backend, Store};
 use serde_json::json;
 
+#[path = "support/scratch.rs"]
+mod scratch;
 #[path = "support/seed.rs"]
 mod seed;
+
+use scratch::ScratchDatabase;
 
 const CONCURRENCY: [usize; 3] = [1, 8, 64];
 
@@ -40,12 +44,6 @@ struct Plan {
     duration: Duration,
     clients: Vec<usize>,
     stored: i64,
-}
-
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-enum Backend {
-    Sqlite,
-    Postgres,
 }
 
 /// Latencies of one measured run.
@@ -128,29 +126,6 @@ fn print_rows(rows: &[Row]) {
             row.raw_rate,
             100.0 * row.sample.rate() / row.raw_rate,
         );
-    }
-}
-
-/// A fresh database URL for `backend`.
-async fn fresh_database(backend: Backend, dir: &std::path::Path) -> String {
-    match backend {
-        Backend::Sqlite => format!("sqlite://{}/bench.sqlite3?mode=rwc", dir.display()),
-        Backend::Postgres => {
-            use sqlx::{Connection, Executor};
-            let admin = std::env::var("RECUR_TEST_POSTGRES_URL")
-                .expect("RECUR_TEST_POSTGRES_URL is needed for the PostgreSQL benchmark");
-            let name = format!(
-                "recur_t_{}_bench_{}",
-                chrono::Utc::now().timestamp(),
-                recur::ids::prefixed("", 8).to_lowercase()
-            );
-            let mut conn = sqlx::PgConnection::connect(&admin).await.expect("connect");
-            conn.execute(format!("CREATE DATABASE {name}").as_str())
-                .await
-                .expect("create db");
-            let (base, _) = admin.rsplit_once('/').expect("URL with a database");
-            format!("{base}/{name}")
-        }
     }
 }
 
@@ -289,10 +264,11 @@ async fn seed_stored(url: &str, merchant_id: i64, processor_key: &str, count: i6
 
 async fn bench_backend(backend: Backend, plan: &Plan) -> Vec<Row> {
     let duration = plan.duration;
-    let dir = tempfile::tempdir().expect("temp dir");
-    let raw_url = fresh_database(backend, dir.path()).await;
+    let raw_db = ScratchDatabase::create(backend, "raw").await;
+    let raw_url = raw_db.url.clone();
     let api_dir = tempfile::tempdir().expect("temp dir");
-    let api_url = fresh_database(backend, api_dir.path()).await;
+    let api_db = ScratchDatabase::create(backend, "api").await;
+    let api_url = api_db.url.clone();
     let mut env: HashMap<&str, String> = HashMap::new();
     env.insert("RECUR_LISTEN", "127.0.0.1:0".into());
     env.insert("RECUR_DATA_DIR", api_dir.path().display().to_string());
@@ -474,6 +450,8 @@ async fn bench_backend(backend: Backend, plan: &Plan) -> Vec<Row> {
         });
     }
     server.abort();
+    raw_db.remove().await;
+    api_db.remove().await;
     rows
 }
 

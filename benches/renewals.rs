@@ -24,36 +24,15 @@ use recur::clock::SystemClock;
 use recur::config::Config;
 use recur::merchants;
 use recur::store::merchants::Mode;
-use recur::store::{to_micros, Store};
+use recur::store::{to_micros, Backend, Store};
 use recur_domain::card::CardNumber;
 
+#[path = "support/scratch.rs"]
+mod scratch;
 #[path = "support/seed.rs"]
 mod seed;
 
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-enum Backend {
-    Sqlite,
-    Postgres,
-}
-
-/// A fresh database URL for `backend`.
-async fn fresh_database(backend: Backend, dir: &std::path::Path, tag: &str) -> String {
-    match backend {
-        Backend::Sqlite => format!("sqlite://{}/{tag}.sqlite3?mode=rwc", dir.display()),
-        Backend::Postgres => {
-            use sqlx::{Connection, Executor};
-            let admin = std::env::var("RECUR_TEST_POSTGRES_URL")
-                .expect("RECUR_TEST_POSTGRES_URL is needed for the PostgreSQL benchmark");
-            let name = format!("recur_t_{}_bench_{tag}", Utc::now().timestamp());
-            let mut conn = sqlx::PgConnection::connect(&admin).await.expect("connect");
-            conn.execute(format!("CREATE DATABASE {name}").as_str())
-                .await
-                .expect("create db");
-            let (base, _) = admin.rsplit_once('/').expect("URL with a database");
-            format!("{base}/{name}")
-        }
-    }
-}
+use scratch::ScratchDatabase;
 
 /// One-row insert transactions per second, `n` of them, from `workers` tasks.
 async fn raw_insert_rate(url: &str, n: usize, workers: usize) -> f64 {
@@ -191,12 +170,14 @@ async fn bench_backend(backend: Backend, n: usize) -> Vec<String> {
     let mut rows = Vec::new();
     for workers in [1usize, 4] {
         let dir = tempfile::tempdir().expect("temp dir");
-        let raw_url = fresh_database(backend, dir.path(), &format!("raw{workers}")).await;
-        let raw = raw_insert_rate(&raw_url, n, workers).await;
-        let url = fresh_database(backend, dir.path(), &format!("engine{workers}")).await;
-        let state = seeded(&url, dir.path(), n).await;
+        let raw_db = ScratchDatabase::create(backend, &format!("raw{workers}")).await;
+        let raw = raw_insert_rate(&raw_db.url, n, workers).await;
+        raw_db.remove().await;
+        let engine_db = ScratchDatabase::create(backend, &format!("engine{workers}")).await;
+        let state = seeded(&engine_db.url, dir.path(), n).await;
         let rate = renewal_rate(&state, n, workers).await;
         state.store.pool().close().await;
+        engine_db.remove().await;
         rows.push(format!(
             "| {backend:?} | {n} | {workers} | {rate:.0} | {raw:.0} | {:.0}% |",
             100.0 * rate / raw

@@ -8,6 +8,9 @@
 //! dispatcher of `recur serve`, which keeps at most 4 deliveries in flight per endpoint (each
 //! signed, leased and recorded in the database).
 
+#[path = "support/scratch.rs"]
+mod scratch;
+
 #[path = "../tests/api/receivers.rs"]
 #[allow(dead_code)]
 mod receivers;
@@ -24,6 +27,8 @@ use recur::delivery::webhooks::Dispatcher;
 use recur::merchants;
 use recur::store::merchants::Mode;
 use recur::store::outbox::{self, NewEvent};
+use recur::store::Backend;
+use scratch::ScratchDatabase;
 
 /// In flight at once: the dispatcher's per-endpoint bound.
 const CONCURRENCY: usize = 4;
@@ -69,15 +74,13 @@ async fn raw_rate(receiver: &WebhookReceiver, n: usize) -> f64 {
     n as f64 / started.elapsed().as_secs_f64()
 }
 
-async fn recur_rate(receiver: &WebhookReceiver, database_url: Option<String>, n: usize) -> f64 {
+async fn recur_rate(receiver: &WebhookReceiver, database_url: &str, n: usize) -> f64 {
     let dir = tempfile::tempdir().unwrap();
     let mut env: HashMap<&str, String> = HashMap::new();
     env.insert("RECUR_DATA_DIR", dir.path().display().to_string());
     env.insert("RECUR_DEMO_MERCHANT", "false".into());
     env.insert("RECUR_WEBHOOK_CONCURRENCY", CONCURRENCY.to_string());
-    if let Some(url) = database_url {
-        env.insert("RECUR_DATABASE_URL", url);
-    }
+    env.insert("RECUR_DATABASE_URL", database_url.to_string());
     for (k, v) in receiver.settings() {
         env.insert(k, v);
     }
@@ -137,30 +140,22 @@ fn main() {
     let n: usize = value("--events")
         .and_then(|s| s.parse().ok())
         .unwrap_or(2000);
-    let backend = value("--backend").unwrap_or_else(|| "sqlite".into());
+    let backend = match value("--backend").as_deref() {
+        Some("postgres") => Backend::Postgres,
+        _ => Backend::Sqlite,
+    };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .unwrap();
     runtime.block_on(async {
         let receiver = WebhookReceiver::start().await;
-        let database_url = if backend == "postgres" {
-            use sqlx::{Connection, Executor};
-            let admin = std::env::var("RECUR_TEST_POSTGRES_URL").expect("RECUR_TEST_POSTGRES_URL");
-            let name = format!("recur_t_{}_bench_webhooks", chrono::Utc::now().timestamp());
-            let mut conn = sqlx::PgConnection::connect(&admin).await.unwrap();
-            conn.execute(format!("CREATE DATABASE {name}").as_str())
-                .await
-                .unwrap();
-            let (base, _) = admin.rsplit_once('/').unwrap();
-            Some(format!("{base}/{name}"))
-        } else {
-            None
-        };
+        let database = ScratchDatabase::create(backend, "webhooks").await;
         let raw = raw_rate(&receiver, n).await;
-        let recur = recur_rate(&receiver, database_url, n).await;
+        let recur = recur_rate(&receiver, &database.url, n).await;
+        database.remove().await;
         println!(
-            "\nwebhook deliveries to a local HTTPS receiver, {} cores, {backend}\n",
+            "\nwebhook deliveries to a local HTTPS receiver, {} cores, {backend:?}\n",
             std::thread::available_parallelism()
                 .map(|n| n.get())
                 .unwrap_or(1)

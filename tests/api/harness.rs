@@ -455,9 +455,15 @@ pub async fn fresh_postgres_database() -> String {
     let admin_url = std::env::var("RECUR_TEST_POSTGRES_URL").expect(
         "RECUR_TEST_POSTGRES_URL is not set: run the tests with scripts/test, which starts PostgreSQL",
     );
-    // The creation time in the name lets scripts/postgres.sh drop only stale databases.
+    // The creation time in the name lets scripts/postgres.sh drop only stale databases; the run
+    // tag scripts/test exports lets it drop this run's databases when the run ends.
+    let run = std::env::var("RECUR_TEST_RUN")
+        .ok()
+        .filter(|tag| !tag.is_empty() && tag.chars().all(|c| c.is_ascii_alphanumeric()))
+        .map(|tag| format!("{}_", tag.to_lowercase()))
+        .unwrap_or_default();
     let name = format!(
-        "recur_t_{}_{}",
+        "recur_t_{}_{run}{}",
         chrono::Utc::now().timestamp(),
         recur::ids::prefixed("", 12).to_lowercase()
     );
