@@ -2,8 +2,6 @@
 # running, that a `recur` role may create databases on it, and exports RECUR_TEST_POSTGRES_URL.
 # An already exported RECUR_TEST_POSTGRES_URL is used as it is.
 
-RECUR_PSQL_ADMIN=()
-
 ensure_postgres() {
     if [ -n "${RECUR_TEST_POSTGRES_URL:-}" ]; then
         return 0
@@ -25,8 +23,7 @@ ensure_postgres() {
         # of an fsync per file, and more than pg_ctl's default minute to finish recovery.
         pg_ctlcluster "$version" "$name" start -- -t 900 -o "-c recovery_init_sync_method=syncfs"
     fi
-    RECUR_PSQL_ADMIN=(runuser -u postgres -- psql -p "$port" -v ON_ERROR_STOP=1 -qtA)
-    local psql_admin=("${RECUR_PSQL_ADMIN[@]}")
+    local psql_admin=(runuser -u postgres -- psql -p "$port" -v ON_ERROR_STOP=1 -qtA)
     for _ in $(seq 1 30); do
         "${psql_admin[@]}" -c 'SELECT 1' >/dev/null 2>&1 && break
         sleep 0.5
@@ -37,20 +34,21 @@ ensure_postgres() {
     # Databases left by earlier test runs: their names carry their creation time
     # (recur_t_<unix seconds>_<random>); only those older than 6 hours are dropped, so test runs
     # sharing this cluster never lose a database in use.
+    export RECUR_TEST_POSTGRES_URL="postgres://recur:recur@127.0.0.1:${port}/postgres"
     local cutoff=$(( $(date +%s) - 6 * 3600 ))
     drop_test_databases "split_part(datname, '_', 3)::bigint < $cutoff"
-    export RECUR_TEST_POSTGRES_URL="postgres://recur:recur@127.0.0.1:${port}/postgres"
 }
 
 # Drops the test databases (recur_t_<unix seconds>_…) for which the SQL condition on `datname`
-# holds, closing connections still open on them. Needs ensure_postgres to have started the
-# cluster on this machine.
+# holds, closing connections still open on them, through RECUR_TEST_POSTGRES_URL (whose role
+# created them).
 drop_test_databases() {
-    [ "${#RECUR_PSQL_ADMIN[@]}" -gt 0 ] || return 0
-    PGOPTIONS='--client-min-messages=warning' "${RECUR_PSQL_ADMIN[@]}" \
+    [ -n "${RECUR_TEST_POSTGRES_URL:-}" ] || return 0
+    local psql_tests=(psql "$RECUR_TEST_POSTGRES_URL" -v ON_ERROR_STOP=1 -qtA)
+    PGOPTIONS='--client-min-messages=warning' "${psql_tests[@]}" \
         -c "SELECT datname FROM pg_database WHERE datname ~ '^recur_t_[0-9]+_' AND ($1)" |
         while read -r db; do
-            [ -n "$db" ] && PGOPTIONS='--client-min-messages=warning' "${RECUR_PSQL_ADMIN[@]}" \
+            [ -n "$db" ] && PGOPTIONS='--client-min-messages=warning' "${psql_tests[@]}" \
                 -c "DROP DATABASE IF EXISTS \"$db\" WITH (FORCE)" >/dev/null 2>&1 || true
         done
 }
