@@ -16,7 +16,7 @@ use crate::config::Config;
 use crate::delivery::mail::Mailer;
 use crate::delivery::webhooks::Dispatcher;
 use crate::keys::ServerKeys;
-use crate::merchants;
+use crate::merchants::{self, ProcessorKeys};
 use crate::pages::i18n::Strings;
 use crate::processor::sandbox::SandboxProcessor;
 use crate::processor::Processor;
@@ -39,6 +39,8 @@ pub struct Shared {
     pub tokens: TokenService,
     /// Failed-login limiter.
     pub login_limiter: LoginLimiter,
+    /// Merchants' processor keys, remembered (they never change).
+    pub processor_keys: ProcessorKeys,
     /// The injected clock.
     pub clock: Arc<dyn Clock>,
     /// Prometheus metrics.
@@ -105,6 +107,7 @@ impl AppState {
             keys,
             tokens,
             login_limiter: LoginLimiter::new(),
+            processor_keys: ProcessorKeys::default(),
             clock,
             metrics: Metrics::default(),
             templates: templates(),

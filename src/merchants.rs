@@ -1,5 +1,8 @@
 //! Merchant onboarding: fresh credentials, stored hashed or sealed, shown once.
 
+use std::collections::HashMap;
+use std::sync::{Arc, PoisonError, RwLock};
+
 use serde::Serialize;
 
 use crate::app::AppState;
@@ -8,6 +11,7 @@ use crate::ids;
 use crate::keys::random_bytes;
 use crate::store::merchants::{self, Mode, NewMerchant};
 use crate::store::processors;
+use crate::store::Store;
 
 /// Everything a new merchant needs to integrate, printed once at creation and never again:
 /// the password is stored as an argon2id hash and the secrets sealed.
@@ -148,5 +152,39 @@ mod tests {
         assert_eq!(slug("Acme Corp."), "acme-corp");
         assert_eq!(slug("  Ünïcode  "), "n-code");
         assert_eq!(slug("!!!"), "merchant");
+    }
+}
+
+/// Each merchant's processor key, read from the database once per process. A key is fixed when
+/// its merchant is created (no statement changes it) and merchants are never deleted, so a
+/// remembered key is never stale, whichever process created the merchant.
+#[derive(Default)]
+pub struct ProcessorKeys(RwLock<HashMap<i64, Arc<str>>>);
+
+impl ProcessorKeys {
+    /// The processor key of `merchant_id`, or `None` when no such merchant exists.
+    pub async fn of(
+        &self,
+        store: &Store,
+        merchant_id: i64,
+    ) -> Result<Option<Arc<str>>, sqlx::Error> {
+        let known = self
+            .0
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(&merchant_id)
+            .cloned();
+        if known.is_some() {
+            return Ok(known);
+        }
+        let Some(merchant) = merchants::by_id(store, merchant_id).await? else {
+            return Ok(None);
+        };
+        let key: Arc<str> = merchant.processor_key.into();
+        self.0
+            .write()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(merchant_id, key.clone());
+        Ok(Some(key))
     }
 }

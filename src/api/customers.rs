@@ -14,7 +14,6 @@ use super::problem::{ApiError, Problem};
 use crate::app::AppState;
 use crate::ids;
 use crate::store::customers::{self, Created, Customer, NewCustomer, TaxId};
-use crate::store::merchants;
 
 /// Body of `POST /customer`.
 #[derive(Debug, Deserialize, ToSchema)]
@@ -180,21 +179,22 @@ pub async fn create_customer(
     auth: AuthMerchant,
     JsonBody(body): JsonBody<CreateCustomerRequest>,
 ) -> Result<(StatusCode, Json<CustomerRecord>), ApiError> {
-    let merchant = merchants::by_id(&state.store, auth.merchant_id)
+    let processor_key = state
+        .processor_keys
+        .of(&state.store, auth.merchant_id)
         .await?
         .ok_or(ApiError::Unauthorized)?;
-    let new_customer = validate_create(body, &merchant.processor_key)?;
+    let new_customer = validate_create(body, &processor_key)?;
     let now = state.clock.now();
-    let mut tx = state.store.begin().await?;
+    let mut conn = state.store.pool().acquire().await?;
     let (customer, created) = customers::create_or_get(
-        &mut tx,
+        &mut conn,
         auth.merchant_id,
         &ids::customer_key(),
         &new_customer,
         now,
     )
     .await?;
-    tx.commit().await?;
     let status = match created {
         Created::New => StatusCode::CREATED,
         Created::Existing => StatusCode::OK,

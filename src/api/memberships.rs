@@ -466,14 +466,18 @@ pub async fn create_membership(
         charge_emitter_queue: queue,
         expires_at: expiry_of(now),
     };
-    let mut tx = state.store.begin().await?;
-    let (membership, created) = memberships::create_or_get(&mut tx, &new, now).await?;
-    tx.commit().await?;
-    let status = match created {
-        Created::New => StatusCode::CREATED,
-        Created::Existing => StatusCode::OK,
-    };
-    Ok((status, Json(record_of(&state, &membership).await?)))
+    let mut conn = state.store.pool().acquire().await?;
+    let (membership, created) =
+        memberships::create_or_get(&mut conn, &new, &customer.customer_key, now).await?;
+    drop(conn);
+    Ok(match created {
+        // A new membership has no invoice yet.
+        Created::New => (
+            StatusCode::CREATED,
+            Json(MembershipRecord::new(&membership, &[])),
+        ),
+        Created::Existing => (StatusCode::OK, Json(record_of(&state, &membership).await?)),
+    })
 }
 
 fn charge_emitter_queue(

@@ -3,6 +3,7 @@
 use std::collections::HashMap;
 
 use chrono::{DateTime, Utc};
+use sqlx::AnyConnection;
 
 use super::{from_micros, to_micros, Store, Tx};
 
@@ -105,9 +106,10 @@ fn decode(row: &sqlx::any::AnyRow) -> Result<Customer, sqlx::Error> {
 
 /// Stores `customer` for `merchant_id` unless one with the same e-mail identity exists, in which
 /// case the existing one is returned. Safe under concurrent identical creates: the unique
-/// constraint decides, and the loser reads the winner's row.
+/// constraint decides, and the loser reads the winner's row. A new customer is one statement
+/// (its own transaction outside a `Tx`), an existing one a second read.
 pub async fn create_or_get(
-    tx: &mut Tx,
+    conn: &mut AnyConnection,
     merchant_id: i64,
     customer_key: &str,
     customer: &NewCustomer,
@@ -115,45 +117,43 @@ pub async fn create_or_get(
 ) -> Result<(Customer, Created), sqlx::Error> {
     let tax_ids =
         serde_json::to_string(&customer.tax_ids).map_err(|e| sqlx::Error::Encode(Box::new(e)))?;
-    let inserted = sqlx::query(
+    let sql = format!(
         "INSERT INTO customers (merchant_id, customer_key, processor_key, first_name, last_name, \
          email, email_identity, phone, country_code, address1, address2, city, state, zip_code, \
          tax_ids, created_at, updated_at) \
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $16) \
-         ON CONFLICT (merchant_id, email_identity) DO NOTHING",
-    )
-    .bind(merchant_id)
-    .bind(customer_key)
-    .bind(&customer.processor_key)
-    .bind(&customer.first_name)
-    .bind(&customer.last_name)
-    .bind(&customer.email)
-    .bind(&customer.email_identity)
-    .bind(&customer.phone)
-    .bind(&customer.country_code)
-    .bind(&customer.address1)
-    .bind(&customer.address2)
-    .bind(&customer.city)
-    .bind(&customer.state)
-    .bind(&customer.zip_code)
-    .bind(tax_ids)
-    .bind(to_micros(now))
-    .execute(&mut **tx)
-    .await?
-    .rows_affected();
-    let created = if inserted == 1 {
-        Created::New
-    } else {
-        Created::Existing
-    };
+         ON CONFLICT (merchant_id, email_identity) DO NOTHING RETURNING {COLUMNS}"
+    );
+    let inserted = sqlx::query(&sql)
+        .bind(merchant_id)
+        .bind(customer_key)
+        .bind(&customer.processor_key)
+        .bind(&customer.first_name)
+        .bind(&customer.last_name)
+        .bind(&customer.email)
+        .bind(&customer.email_identity)
+        .bind(&customer.phone)
+        .bind(&customer.country_code)
+        .bind(&customer.address1)
+        .bind(&customer.address2)
+        .bind(&customer.city)
+        .bind(&customer.state)
+        .bind(&customer.zip_code)
+        .bind(tax_ids)
+        .bind(to_micros(now))
+        .fetch_optional(&mut *conn)
+        .await?;
+    if let Some(row) = inserted {
+        return Ok((decode(&row)?, Created::New));
+    }
     let sql =
         format!("SELECT {COLUMNS} FROM customers WHERE merchant_id = $1 AND email_identity = $2");
     let row = sqlx::query(&sql)
         .bind(merchant_id)
         .bind(&customer.email_identity)
-        .fetch_one(&mut **tx)
+        .fetch_one(conn)
         .await?;
-    Ok((decode(&row)?, created))
+    Ok((decode(&row)?, Created::Existing))
 }
 
 /// The customer with this key, if it belongs to `merchant_id`.

@@ -5,13 +5,15 @@
 //! and writing it back with [`save`], which also checks the row's `version`: a write based on a
 //! stale read fails instead of overwriting someone else's change.
 
+use std::sync::LazyLock;
+
 use chrono::{DateTime, Utc};
 use recur_domain::calendar::{BillingCycle, IntervalType, Period};
 use recur_domain::membership::{ChargeDirective, Price};
 use recur_domain::money::Currency;
 use recur_domain::status::MembershipStatus;
 use sqlx::any::AnyRow;
-use sqlx::{Any, Executor, Row};
+use sqlx::{Any, AnyConnection, Executor, Row};
 
 use super::customers::Created;
 use super::{from_micros, to_micros, Backend, Tx};
@@ -226,14 +228,25 @@ fn queue_json(queue: &Option<Vec<ChargeDirective>>) -> Result<Option<String>, sq
         .map_err(|e| sqlx::Error::Encode(Box::new(e)))
 }
 
-/// Stores a new Incomplete membership unless the customer already has one with this order id,
-/// in which case that one is returned. Safe under concurrent identical creates.
+/// [`COLUMNS`] as an insert returns them: unqualified, with the customer key (which lives on
+/// the customer) passed in as `$19`.
+static RETURNING: LazyLock<String> = LazyLock::new(|| {
+    COLUMNS
+        .replace("c.customer_key", "CAST($19 AS TEXT) AS customer_key")
+        .replace("m.", "")
+});
+
+/// Stores a new Incomplete membership of the customer `customer_key` unless the customer already
+/// has one with this order id, in which case that one is returned. Safe under concurrent
+/// identical creates. A new membership is one statement (its own transaction outside a `Tx`),
+/// an existing one a second read.
 pub async fn create_or_get(
-    tx: &mut Tx,
+    conn: &mut AnyConnection,
     new: &NewMembership,
+    customer_key: &str,
     now: DateTime<Utc>,
 ) -> Result<(Membership, Created), sqlx::Error> {
-    let inserted = sqlx::query(
+    let sql = format!(
         "INSERT INTO memberships (merchant_id, customer_id, membership_key, order_id, \
          order_description, subscription_name, metadata, webhook_url, end_date, currency, \
          total_amount, price_per_unit, quantity, interval_type, interval_count, \
@@ -241,41 +254,41 @@ pub async fn create_or_get(
          next_action_at, version, created_at, updated_at) \
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, 0, \
          'Incomplete', 0, 0, $17, 1, $18, $18) \
-         ON CONFLICT (customer_id, order_id) DO NOTHING",
-    )
-    .bind(new.merchant_id)
-    .bind(new.customer_id)
-    .bind(&new.membership_key)
-    .bind(&new.order_id)
-    .bind(&new.order_description)
-    .bind(&new.subscription_name)
-    .bind(&new.metadata)
-    .bind(&new.webhook_url)
-    .bind(new.end_date.map(to_micros))
-    .bind(&new.currency)
-    .bind(new.total_amount)
-    .bind(new.price_per_unit)
-    .bind(new.quantity)
-    .bind(new.cycle.interval_type.as_str())
-    .bind(i64::from(new.cycle.interval_count))
-    .bind(queue_json(&new.charge_emitter_queue)?)
-    .bind(to_micros(new.expires_at))
-    .bind(to_micros(now))
-    .execute(&mut **tx)
-    .await?
-    .rows_affected();
+         ON CONFLICT (customer_id, order_id) DO NOTHING RETURNING {}",
+        *RETURNING
+    );
+    let inserted = sqlx::query(&sql)
+        .bind(new.merchant_id)
+        .bind(new.customer_id)
+        .bind(&new.membership_key)
+        .bind(&new.order_id)
+        .bind(&new.order_description)
+        .bind(&new.subscription_name)
+        .bind(&new.metadata)
+        .bind(&new.webhook_url)
+        .bind(new.end_date.map(to_micros))
+        .bind(&new.currency)
+        .bind(new.total_amount)
+        .bind(new.price_per_unit)
+        .bind(new.quantity)
+        .bind(new.cycle.interval_type.as_str())
+        .bind(i64::from(new.cycle.interval_count))
+        .bind(queue_json(&new.charge_emitter_queue)?)
+        .bind(to_micros(new.expires_at))
+        .bind(to_micros(now))
+        .bind(customer_key)
+        .fetch_optional(&mut *conn)
+        .await?;
+    if let Some(row) = inserted {
+        return Ok((decode(&row)?, Created::New));
+    }
     let sql = format!("SELECT {COLUMNS} {FROM} WHERE m.customer_id = $1 AND m.order_id = $2");
     let row = sqlx::query(&sql)
         .bind(new.customer_id)
         .bind(&new.order_id)
-        .fetch_one(&mut **tx)
+        .fetch_one(conn)
         .await?;
-    let created = if inserted == 1 {
-        Created::New
-    } else {
-        Created::Existing
-    };
-    Ok((decode(&row)?, created))
+    Ok((decode(&row)?, Created::Existing))
 }
 
 /// The membership with this key, if it belongs to `merchant_id`.
