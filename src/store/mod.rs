@@ -30,6 +30,9 @@ use sqlx::{Any, AnyPool, ConnectOptions, Connection, Executor, Transaction};
 static SQLITE_MIGRATIONS: sqlx::migrate::Migrator = sqlx::migrate!("./migrations/sqlite");
 static POSTGRES_MIGRATIONS: sqlx::migrate::Migrator = sqlx::migrate!("./migrations/postgres");
 
+/// How long a pooled connection may sit unused before it is pinged on its next checkout.
+const IDLE_BEFORE_PING: Duration = Duration::from_secs(1);
+
 /// Which engine is behind the pool.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Backend {
@@ -77,6 +80,17 @@ impl Store {
                 Backend::Postgres => 16,
             })
             .acquire_timeout(Duration::from_secs(10))
+            // A ping on every checkout would double the round trips of a one-statement request;
+            // only connections that sat idle (across a database restart, say) are checked.
+            .test_before_acquire(false)
+            .before_acquire(|conn, meta| {
+                Box::pin(async move {
+                    if meta.idle_for >= IDLE_BEFORE_PING {
+                        conn.ping().await?;
+                    }
+                    Ok(true)
+                })
+            })
             .after_connect(move |conn, _meta| {
                 Box::pin(async move {
                     if backend == Backend::Sqlite {
