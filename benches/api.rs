@@ -129,7 +129,8 @@ fn print_rows(rows: &[Row]) {
     }
 }
 
-/// Raw single-row insert-transaction and select rates through the same pool settings as recur.
+/// Raw single-row insert-transaction and select rates through the same pools as recur (writes
+/// through the writer pool).
 async fn raw_loop(url: &str, concurrency: usize, duration: Duration) -> (f64, f64) {
     let store = Store::connect(url).await.expect("connect");
     sqlx::query("CREATE TABLE IF NOT EXISTS bench_raw (k TEXT PRIMARY KEY, v TEXT NOT NULL)")
@@ -143,14 +144,13 @@ async fn raw_loop(url: &str, concurrency: usize, duration: Duration) -> (f64, f6
         let store = writer.clone();
         let key = format!("{prefix}-{n}");
         async move {
-            let mut tx = store.begin().await.expect("begin");
+            // One statement in its own transaction, like pgbench's script.
             sqlx::query("INSERT INTO bench_raw (k, v) VALUES ($1, $2)")
                 .bind(key)
                 .bind("value")
-                .execute(&mut *tx)
+                .execute(store.writer())
                 .await
                 .expect("insert");
-            tx.commit().await.expect("commit");
         }
     })
     .await;
@@ -168,7 +168,7 @@ async fn raw_loop(url: &str, concurrency: usize, duration: Duration) -> (f64, f6
         }
     })
     .await;
-    store.pool().close().await;
+    store.close().await;
     (inserts.rate(), selects.rate())
 }
 
@@ -212,7 +212,7 @@ async fn raw_postgres(url: &str, concurrency: usize, duration: Duration) -> (f64
         .execute(store.pool())
         .await
         .expect("fill table");
-    store.pool().close().await;
+    store.close().await;
     let seconds = duration.as_secs().max(1);
     let insert = pgbench(
         url,
@@ -259,7 +259,7 @@ async fn seed_stored(url: &str, merchant_id: i64, processor_key: &str, count: i6
         store.backend(),
         started.elapsed()
     );
-    store.pool().close().await;
+    store.close().await;
 }
 
 async fn bench_backend(backend: Backend, plan: &Plan) -> Vec<Row> {

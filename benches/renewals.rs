@@ -47,14 +47,13 @@ async fn raw_insert_rate(url: &str, n: usize, workers: usize) -> f64 {
             let store = store.clone();
             tokio::spawn(async move {
                 for i in (w..n).step_by(workers) {
-                    let mut tx = store.begin().await.expect("begin");
+                    // One statement in its own transaction, like pgbench's script.
                     sqlx::query("INSERT INTO bench_raw (k, v) VALUES ($1, $2)")
                         .bind(format!("{workers}-{i}"))
                         .bind("value")
-                        .execute(&mut *tx)
+                        .execute(store.writer())
                         .await
                         .expect("insert");
-                    tx.commit().await.expect("commit");
                 }
             })
         })
@@ -63,7 +62,7 @@ async fn raw_insert_rate(url: &str, n: usize, workers: usize) -> f64 {
         task.await.expect("task");
     }
     let rate = n as f64 / started.elapsed().as_secs_f64();
-    store.pool().close().await;
+    store.close().await;
     rate
 }
 
@@ -176,7 +175,7 @@ async fn bench_backend(backend: Backend, n: usize) -> Vec<String> {
         let engine_db = ScratchDatabase::create(backend, &format!("engine{workers}")).await;
         let state = seeded(&engine_db.url, dir.path(), n).await;
         let rate = renewal_rate(&state, n, workers).await;
-        state.store.pool().close().await;
+        state.store.close().await;
         engine_db.remove().await;
         rows.push(format!(
             "| {backend:?} | {n} | {workers} | {rate:.0} | {raw:.0} | {:.0}% |",

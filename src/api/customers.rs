@@ -186,7 +186,7 @@ pub async fn create_customer(
         .ok_or(ApiError::Unauthorized)?;
     let new_customer = validate_create(body, &processor_key)?;
     let now = state.clock.now();
-    let mut conn = state.store.pool().acquire().await?;
+    let mut conn = state.store.writer().acquire().await?;
     let (customer, created) = customers::create_or_get(
         &mut conn,
         auth.merchant_id,

@@ -466,7 +466,7 @@ pub async fn create_membership(
         charge_emitter_queue: queue,
         expires_at: expiry_of(now),
     };
-    let mut conn = state.store.pool().acquire().await?;
+    let mut conn = state.store.writer().acquire().await?;
     let (membership, created) =
         memberships::create_or_get(&mut conn, &new, &customer.customer_key, now).await?;
     drop(conn);

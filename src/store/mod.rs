@@ -46,6 +46,7 @@ pub enum Backend {
 #[derive(Debug, Clone)]
 pub struct Store {
     pool: AnyPool,
+    writer: AnyPool,
     backend: Backend,
 }
 
@@ -74,37 +75,30 @@ impl Store {
             conn.execute("PRAGMA journal_mode = WAL").await?;
             conn.close().await?;
         }
-        let pool = AnyPoolOptions::new()
+        let connecting = || format!("connecting to {}", redact(url));
+        let pool = pool_options(backend)
             .max_connections(match backend {
                 Backend::Sqlite => 8,
                 Backend::Postgres => 16,
             })
-            .acquire_timeout(Duration::from_secs(10))
-            // A ping on every checkout would double the round trips of a one-statement request;
-            // only connections that sat idle (across a database restart, say) are checked.
-            .test_before_acquire(false)
-            .before_acquire(|conn, meta| {
-                Box::pin(async move {
-                    if meta.idle_for >= IDLE_BEFORE_PING {
-                        conn.ping().await?;
-                    }
-                    Ok(true)
-                })
-            })
-            .after_connect(move |conn, _meta| {
-                Box::pin(async move {
-                    if backend == Backend::Sqlite {
-                        conn.execute("PRAGMA synchronous = NORMAL").await?;
-                        conn.execute("PRAGMA foreign_keys = ON").await?;
-                        conn.execute("PRAGMA busy_timeout = 10000").await?;
-                    }
-                    Ok(())
-                })
-            })
-            .connect_with(options)
+            .connect_with(options.clone())
             .await
-            .with_context(|| format!("connecting to {}", redact(url)))?;
-        Ok(Self { pool, backend })
+            .with_context(connecting)?;
+        let writer = match backend {
+            // SQLite has one writer at a time: writers queue for this pool's one connection,
+            // first come first served, instead of sleeping on the busy timeout in turn.
+            Backend::Sqlite => pool_options(backend)
+                .max_connections(1)
+                .connect_with(options)
+                .await
+                .with_context(connecting)?,
+            Backend::Postgres => pool.clone(),
+        };
+        Ok(Self {
+            pool,
+            writer,
+            backend,
+        })
     }
 
     /// Applies pending migrations.
@@ -129,13 +123,24 @@ impl Store {
         &self.pool
     }
 
-    /// Starts a write transaction. On SQLite it takes the write lock up front (`BEGIN IMMEDIATE`),
-    /// so two writers queue on the busy timeout instead of failing on a lock upgrade.
+    /// The pool for writes: on SQLite a single connection, on PostgreSQL the one pool.
+    pub fn writer(&self) -> &AnyPool {
+        &self.writer
+    }
+
+    /// Starts a write transaction on the writer pool. On SQLite it also takes the write lock up
+    /// front (`BEGIN IMMEDIATE`), so another process's writer cannot fail it on a lock upgrade.
     pub async fn begin(&self) -> Result<Tx, sqlx::Error> {
         match self.backend {
-            Backend::Sqlite => self.pool.begin_with("BEGIN IMMEDIATE").await,
-            Backend::Postgres => self.pool.begin().await,
+            Backend::Sqlite => self.writer.begin_with("BEGIN IMMEDIATE").await,
+            Backend::Postgres => self.writer.begin().await,
         }
+    }
+
+    /// Closes both pools: waits for checked-out connections to come back, then closes them.
+    pub async fn close(&self) {
+        self.pool.close().await;
+        self.writer.close().await;
     }
 
     /// Round-trips a trivial query: the database is reachable.
@@ -145,6 +150,33 @@ impl Store {
             .await
             .map(|_| ())
     }
+}
+
+/// The settings both pools share.
+fn pool_options(backend: Backend) -> AnyPoolOptions {
+    AnyPoolOptions::new()
+        .acquire_timeout(Duration::from_secs(10))
+        // A ping on every checkout would double the round trips of a one-statement request;
+        // only connections that sat idle (across a database restart, say) are checked.
+        .test_before_acquire(false)
+        .before_acquire(|conn, meta| {
+            Box::pin(async move {
+                if meta.idle_for >= IDLE_BEFORE_PING {
+                    conn.ping().await?;
+                }
+                Ok(true)
+            })
+        })
+        .after_connect(move |conn, _meta| {
+            Box::pin(async move {
+                if backend == Backend::Sqlite {
+                    conn.execute("PRAGMA synchronous = NORMAL").await?;
+                    conn.execute("PRAGMA foreign_keys = ON").await?;
+                    conn.execute("PRAGMA busy_timeout = 10000").await?;
+                }
+                Ok(())
+            })
+        })
 }
 
 /// A UTC instant as stored: Unix microseconds.

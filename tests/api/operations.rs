@@ -21,7 +21,7 @@ backend_test!(probes_answer, |server: TestServer| async move {
 backend_test!(
     readyz_reports_an_unreachable_database,
     |server: TestServer| async move {
-        server.server.state.store.pool().close().await;
+        server.server.state.store.close().await;
         let reply = server.call(Method::GET, "/readyz", None, None).await;
         reply.problem(503);
     }
