@@ -48,7 +48,10 @@ drop_test_databases() {
     PGOPTIONS='--client-min-messages=warning' "${psql_tests[@]}" \
         -c "SELECT datname FROM pg_database WHERE datname ~ '^recur_t_[0-9]+_' AND ($1)" |
         while read -r db; do
-            [ -n "$db" ] && PGOPTIONS='--client-min-messages=warning' "${psql_tests[@]}" \
-                -c "DROP DATABASE IF EXISTS \"$db\" WITH (FORCE)" >/dev/null 2>&1 || true
+            # FORCE cannot end an autovacuum worker (another role's); a plain DROP waits for it.
+            [ -n "$db" ] && { PGOPTIONS='--client-min-messages=warning' "${psql_tests[@]}" \
+                -c "DROP DATABASE IF EXISTS \"$db\" WITH (FORCE)" >/dev/null 2>&1 ||
+                PGOPTIONS='--client-min-messages=warning' "${psql_tests[@]}" \
+                -c "DROP DATABASE IF EXISTS \"$db\"" >/dev/null 2>&1 || true; }
         done
 }

@@ -53,15 +53,27 @@ impl ScratchDatabase {
         }
     }
 
-    /// Drops the database (PostgreSQL, closing any connection still open on it) or deletes the
-    /// SQLite file.
+    /// Drops the database (PostgreSQL) or deletes the SQLite file. `FORCE` closes connections
+    /// the benchmark left open, but may not end an autovacuum worker (another role's process);
+    /// a plain `DROP` waits for that one. A database that still cannot be dropped is reported
+    /// and left to scripts/postgres.sh's sweep: the measurements are what matters here.
     pub async fn remove(self) {
-        if let Some((admin, name)) = &self.postgres {
-            let mut conn = sqlx::PgConnection::connect(admin).await.expect("connect");
-            conn.execute(format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)").as_str())
-                .await
-                .expect("drop database");
-            conn.close().await.ok();
+        let Some((admin, name)) = &self.postgres else {
+            return;
+        };
+        let dropped = async {
+            let mut conn = sqlx::PgConnection::connect(admin).await?;
+            let forced = conn
+                .execute(format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)").as_str())
+                .await;
+            if forced.is_err() {
+                conn.execute(format!("DROP DATABASE IF EXISTS {name}").as_str())
+                    .await?;
+            }
+            conn.close().await
+        };
+        if let Err(error) = dropped.await {
+            eprintln!("could not drop the benchmark database {name}: {error}");
         }
     }
 }
