@@ -9,7 +9,7 @@ use serde_json::{json, Value};
 use crate::backend_matrix;
 use crate::faults::{assert_nothing_lost_or_doubled, scalar, settled};
 use crate::harness::{fresh_postgres_database, Backend};
-use crate::process::{until, Recur};
+use crate::process::{access_token, until, Recur};
 use crate::receivers::{SmtpSink, WebhookReceiver};
 
 /// Memberships in the burst.
@@ -33,18 +33,7 @@ backend_matrix!(
         let (mut first, base) = recur.serve();
         let client = reqwest::Client::new();
         let api = format!("{base}/api/subscriptions/v1");
-        let token = client
-            .post(format!("{api}/auth"))
-            .json(&json!({"userName": merchant["userName"], "password": merchant["password"]}))
-            .send()
-            .await
-            .unwrap()
-            .json::<Value>()
-            .await
-            .unwrap()["accessToken"]
-            .as_str()
-            .unwrap()
-            .to_string();
+        let token = access_token(&client, &api, &merchant).await;
         let post = |path: String, body: Value| {
             let request = client
                 .post(format!("{api}{path}"))

@@ -46,6 +46,27 @@ impl Recur {
     }
 }
 
+/// An access token for `merchant` (the credentials `recur merchant create` printed) from the
+/// server whose API is at `api` (`…/api/subscriptions/v1`).
+pub async fn access_token(
+    client: &reqwest::Client,
+    api: &str,
+    merchant: &serde_json::Value,
+) -> String {
+    client
+        .post(format!("{api}/auth"))
+        .json(&serde_json::json!({"userName": merchant["userName"], "password": merchant["password"]}))
+        .send()
+        .await
+        .unwrap()
+        .json::<serde_json::Value>()
+        .await
+        .unwrap()["accessToken"]
+        .as_str()
+        .unwrap()
+        .to_string()
+}
+
 impl Recur {
     /// A `recur` on `database_url` whose webhooks go to `receiver` and e-mails to `sink`, with the
     /// short time-outs the fault tests want (2 s per delivery, 1 s before an unanswered charge is

@@ -10,7 +10,7 @@ use sha2::{Digest, Sha256};
 
 use crate::backend_matrix;
 use crate::harness::{fresh_postgres_database, Backend};
-use crate::process::Recur;
+use crate::process::{access_token, Recur};
 
 backend_matrix!(secrets_and_card_numbers_never_leak, |backend| async move {
     let data = tempfile::tempdir().unwrap();
@@ -38,18 +38,7 @@ backend_matrix!(secrets_and_card_numbers_never_leak, |backend| async move {
     let (mut server, base) = recur.serve_logging_to(log);
     let client = reqwest::Client::new();
     let api = format!("{base}/api/subscriptions/v1");
-    let token = client
-        .post(format!("{api}/auth"))
-        .json(&json!({"userName": merchant["userName"], "password": merchant["password"]}))
-        .send()
-        .await
-        .unwrap()
-        .json::<Value>()
-        .await
-        .unwrap()["accessToken"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let token = access_token(&client, &api, &merchant).await;
     let call = |method: reqwest::Method, path: &str, body: Option<Value>| {
         let mut request = client
             .request(method, format!("{api}{path}"))

@@ -12,7 +12,7 @@ use serde_json::{json, Value};
 
 use crate::faults::{assert_nothing_lost_or_doubled, settled};
 use crate::harness::fresh_postgres_database;
-use crate::process::{until, Recur};
+use crate::process::{access_token, until, Recur};
 use crate::receivers::{SmtpSink, WebhookReceiver};
 
 /// Memberships created through the API during the run; each is paid, then renewed once.
@@ -192,21 +192,8 @@ async fn soak_with_a_database_outage_and_a_kill_loses_and_duplicates_nothing() {
         .timeout(Duration::from_secs(10))
         .build()
         .unwrap();
-    let token = client
-        .post(format!(
-            "{}/api/subscriptions/v1/auth",
-            base.read().unwrap()
-        ))
-        .json(&json!({"userName": merchant["userName"], "password": merchant["password"]}))
-        .send()
-        .await
-        .unwrap()
-        .json::<Value>()
-        .await
-        .unwrap()["accessToken"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let api = format!("{}/api/subscriptions/v1", base.read().unwrap());
+    let token = access_token(&client, &api, &merchant).await;
     let store = Store::connect(&database_url).await.unwrap();
 
     // API traffic from several clients; every finished membership becomes due for renewal.
