@@ -19,9 +19,11 @@ use super::problem::{ApiError, Problem};
 use crate::app::AppState;
 use crate::billing::lifecycle::{self, expiry_of};
 use crate::billing::update::{self, Changes};
-use crate::billing::{merchant_now, next_billing_date, notify::RECENT_INVOICES};
+use crate::billing::{
+    customer_and_merchant_now, merchant_now, next_billing_date, notify::RECENT_INVOICES,
+};
 use crate::ids;
-use crate::store::customers::{self, Created};
+use crate::store::customers::Created;
 use crate::store::invoices::{self, Invoice};
 use crate::store::memberships::{self, Membership, NewMembership};
 
@@ -374,20 +376,19 @@ pub async fn create_membership(
     auth: AuthMerchant,
     JsonBody(body): JsonBody<CreateMembershipRequest>,
 ) -> Result<(StatusCode, Json<MembershipRecord>), ApiError> {
-    let now = merchant_now(&state, auth.merchant_id).await?;
     let mut errors = FieldErrors::new();
     let customer_key = required_text(body.customer_key, "customerKey", &mut errors, |key| {
         prefixed(key, "cstmr_")
     });
-    let customer = match customer_key {
+    let (customer, now) = match customer_key {
         Some(key) => {
-            let customer = customers::get(&state.store, auth.merchant_id, &key).await?;
+            let (customer, now) = customer_and_merchant_now(&state, auth.merchant_id, &key).await?;
             if customer.is_none() {
                 errors.add("customerKey", "does not match a customer of this merchant");
             }
-            customer
+            (customer, now)
         }
-        None => None,
+        None => (None, merchant_now(&state, auth.merchant_id).await?),
     };
     let name = required_text(
         body.subscription_name,
@@ -612,10 +613,15 @@ pub async fn get_membership(
     auth: AuthMerchant,
     Path(membership_key): Path<String>,
 ) -> Result<Json<MembershipRecord>, ApiError> {
-    let m = memberships::get(state.store.pool(), auth.merchant_id, &membership_key)
-        .await?
-        .ok_or(ApiError::NotFound)?;
-    Ok(Json(record_of(&state, &m).await?))
+    let (m, invoices) = memberships::get_with_invoices(
+        state.store.pool(),
+        auth.merchant_id,
+        &membership_key,
+        RECENT_INVOICES,
+    )
+    .await?
+    .ok_or(ApiError::NotFound)?;
+    Ok(Json(MembershipRecord::new(&m, &invoices)))
 }
 
 /// Cancels a membership at once: open invoices Void, no retries, no new cycles. Repeating it

@@ -21,6 +21,7 @@ use recur_domain::status::MembershipStatus;
 
 use crate::api::problem::ApiError;
 use crate::app::AppState;
+use crate::store::customers::{self, Customer};
 use crate::store::memberships::Membership;
 use crate::store::test_clocks;
 
@@ -70,6 +71,19 @@ pub async fn merchant_now(
     Ok(test_clocks::get(state.store.pool(), merchant_id)
         .await?
         .unwrap_or_else(|| state.clock.now()))
+}
+
+/// The merchant's customer with this key, if any, and [`merchant_now`]: one statement when the
+/// customer exists.
+pub async fn customer_and_merchant_now(
+    state: &AppState,
+    merchant_id: i64,
+    customer_key: &str,
+) -> Result<(Option<Customer>, DateTime<Utc>), sqlx::Error> {
+    match customers::get_with_test_clock(&state.store, merchant_id, customer_key).await? {
+        Some((customer, clock)) => Ok((Some(customer), clock.unwrap_or_else(|| state.clock.now()))),
+        None => Ok((None, merchant_now(state, merchant_id).await?)),
+    }
 }
 
 /// When the engine must next act on a membership in good standing: the end of its current

@@ -172,6 +172,29 @@ pub async fn get(
     row.as_ref().map(decode).transpose()
 }
 
+/// [`get`] together with the merchant's test-clock time (`None` without a test clock), in one
+/// statement; `None` when there is no such customer.
+pub async fn get_with_test_clock(
+    store: &Store,
+    merchant_id: i64,
+    customer_key: &str,
+) -> Result<Option<(Customer, Option<DateTime<Utc>>)>, sqlx::Error> {
+    let sql = format!(
+        "SELECT {COLUMNS}, (SELECT t.now FROM test_clocks t WHERE t.merchant_id = $1) \
+         AS test_clock_now FROM customers WHERE merchant_id = $1 AND customer_key = $2"
+    );
+    let Some(row) = sqlx::query(&sql)
+        .bind(merchant_id)
+        .bind(customer_key)
+        .fetch_optional(store.pool())
+        .await?
+    else {
+        return Ok(None);
+    };
+    let clock: Option<i64> = sqlx::Row::try_get(&row, "test_clock_now")?;
+    Ok(Some((decode(&row)?, clock.map(from_micros))))
+}
+
 /// Sets the phone of the customer with this key, if it belongs to `merchant_id`, and returns the
 /// updated customer.
 pub async fn update_phone(

@@ -2,7 +2,9 @@
 //! `billing_key` (`first`, `period:<start>`, `proration:<n>`) is unique per membership, so a
 //! period can never be invoiced, and so charged, twice.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
+use std::sync::LazyLock;
 
 use chrono::{DateTime, Utc};
 use recur_domain::calendar::Period;
@@ -106,31 +108,64 @@ const COLUMNS: &str = "id, membership_id, invoice_key, kind, status, currency, p
     voided_at";
 
 fn decode(row: &AnyRow) -> Result<Invoice, sqlx::Error> {
-    let time = |name: &str| -> Result<Option<DateTime<Utc>>, sqlx::Error> {
-        Ok(row.try_get::<Option<i64>, _>(name)?.map(from_micros))
+    decode_prefixed(row, "")
+}
+
+/// [`COLUMNS`] as `i.<column> AS i_<column>`, for a query that joins invoices `i` to a row of
+/// another table whose column names they would clash with; decode with [`decode_joined`].
+pub(super) static JOINED_COLUMNS: LazyLock<String> = LazyLock::new(|| {
+    COLUMNS
+        .split(", ")
+        .map(|column| format!("i.{column} AS {JOINED_PREFIX}{column}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+});
+
+const JOINED_PREFIX: &str = "i_";
+
+/// The invoice in a row selected with [`JOINED_COLUMNS`]; `None` when an outer join found none.
+pub(super) fn decode_joined(row: &AnyRow) -> Result<Option<Invoice>, sqlx::Error> {
+    let id: Option<i64> = row.try_get(format!("{JOINED_PREFIX}id").as_str())?;
+    if id.is_none() {
+        return Ok(None);
+    }
+    decode_prefixed(row, JOINED_PREFIX).map(Some)
+}
+
+/// Decodes an invoice whose column names all carry `prefix`.
+fn decode_prefixed(row: &AnyRow, prefix: &str) -> Result<Invoice, sqlx::Error> {
+    let column = |name: &'static str| -> Cow<'static, str> {
+        if prefix.is_empty() {
+            Cow::Borrowed(name)
+        } else {
+            Cow::Owned(format!("{prefix}{name}"))
+        }
     };
-    let status: String = row.try_get("status")?;
-    let lines: String = row.try_get("lines")?;
+    let time = |name: Cow<str>| -> Result<Option<DateTime<Utc>>, sqlx::Error> {
+        Ok(row.try_get::<Option<i64>, _>(&*name)?.map(from_micros))
+    };
+    let status: String = row.try_get(&*column("status"))?;
+    let lines: String = row.try_get(&*column("lines"))?;
     Ok(Invoice {
-        id: row.try_get("id")?,
-        membership_id: row.try_get("membership_id")?,
-        invoice_key: row.try_get("invoice_key")?,
-        kind: InvoiceKind::from_db(&row.try_get::<String, _>("kind")?),
+        id: row.try_get(&*column("id"))?,
+        membership_id: row.try_get(&*column("membership_id"))?,
+        invoice_key: row.try_get(&*column("invoice_key"))?,
+        kind: InvoiceKind::from_db(&row.try_get::<String, _>(&*column("kind"))?),
         status: InvoiceStatus::parse(&status)
             .ok_or_else(|| sqlx::Error::Decode(format!("unknown status {status}").into()))?,
-        currency: row.try_get("currency")?,
-        period: match (time("period_start")?, time("period_end")?) {
+        currency: row.try_get(&*column("currency"))?,
+        period: match (time(column("period_start"))?, time(column("period_end"))?) {
             (Some(start), Some(end)) => Some(Period { start, end }),
             _ => None,
         },
-        subtotal: row.try_get("subtotal")?,
-        credit_applied: row.try_get("credit_applied")?,
-        amount_due: row.try_get("amount_due")?,
-        amount_paid: row.try_get("amount_paid")?,
+        subtotal: row.try_get(&*column("subtotal"))?,
+        credit_applied: row.try_get(&*column("credit_applied"))?,
+        amount_due: row.try_get(&*column("amount_due"))?,
+        amount_paid: row.try_get(&*column("amount_paid"))?,
         lines: serde_json::from_str(&lines).map_err(|e| sqlx::Error::Decode(Box::new(e)))?,
-        created_at: from_micros(row.try_get("created_at")?),
-        paid_at: time("paid_at")?,
-        voided_at: time("voided_at")?,
+        created_at: from_micros(row.try_get(&*column("created_at"))?),
+        paid_at: time(column("paid_at"))?,
+        voided_at: time(column("voided_at"))?,
     })
 }
 

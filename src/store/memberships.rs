@@ -16,6 +16,7 @@ use sqlx::any::AnyRow;
 use sqlx::{Any, AnyConnection, Executor, Row};
 
 use super::customers::Created;
+use super::invoices::{self, Invoice};
 use super::{from_micros, to_micros, Backend, Tx};
 
 /// A membership as stored.
@@ -304,6 +305,40 @@ pub async fn get<'c, E: Executor<'c, Database = Any>>(
         .fetch_optional(executor)
         .await?;
     row.as_ref().map(decode).transpose()
+}
+
+/// [`get`] with the membership's latest `limit` invoices, newest first, in one statement.
+pub async fn get_with_invoices<'c, E: Executor<'c, Database = Any>>(
+    executor: E,
+    merchant_id: i64,
+    membership_key: &str,
+    limit: i64,
+) -> Result<Option<(Membership, Vec<Invoice>)>, sqlx::Error> {
+    // The CTE makes the bound on invoice ids a subquery evaluated once (not per invoice row),
+    // and the join an index range scan of `invoices_by_membership`.
+    let sql = format!(
+        "WITH found AS (SELECT {COLUMNS} {FROM} WHERE m.merchant_id = $1 AND m.membership_key = $2) \
+         SELECT found.*, {invoices} FROM found LEFT JOIN invoices i \
+         ON i.membership_id = found.id AND i.id >= (SELECT MIN(id) FROM (SELECT id FROM invoices \
+         WHERE membership_id = (SELECT id FROM found) ORDER BY id DESC LIMIT $3) AS newest) \
+         ORDER BY i.id DESC",
+        invoices = *invoices::JOINED_COLUMNS
+    );
+    let rows = sqlx::query(&sql)
+        .bind(merchant_id)
+        .bind(membership_key)
+        .bind(limit)
+        .fetch_all(executor)
+        .await?;
+    let Some(first) = rows.first() else {
+        return Ok(None);
+    };
+    let membership = decode(first)?;
+    let mut recent = Vec::with_capacity(rows.len());
+    for row in &rows {
+        recent.extend(invoices::decode_joined(row)?);
+    }
+    Ok(Some((membership, recent)))
 }
 
 /// The customer's memberships, newest first.

@@ -162,10 +162,27 @@ backend_test!(
             now["currentPeriodEnd"], "2029-02-28T10:00:00Z",
             "Jan 29 + 1 month, clamped"
         );
+        let starts: Vec<&str> = now["invoices"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|i| &i["periodStart"].as_str().unwrap()[..10])
+            .collect();
         assert_eq!(
-            now["invoices"].as_array().unwrap().len(),
-            10,
-            "the record carries the latest 10"
+            starts,
+            [
+                "2029-01-29",
+                "2028-12-29",
+                "2028-11-29",
+                "2028-10-29",
+                "2028-09-29",
+                "2028-08-29",
+                "2028-07-29",
+                "2028-06-29",
+                "2028-05-29",
+                "2028-04-29",
+            ],
+            "the record carries the latest 10, newest first"
         );
         assert!(now["invoices"]
             .as_array()

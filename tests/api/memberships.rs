@@ -491,7 +491,11 @@ backend_test!(
             .problem(400)
             .contains_key("endDate"));
         body["endDate"] = json!("2031-05-01T01:00:00");
-        server.create_membership(&token, body).await;
+        let created = server.create_membership(&token, body).await;
+        assert_eq!(
+            created["createdAt"], "2031-05-01T00:00:00Z",
+            "created at the merchant's clock"
+        );
     }
 );
 
