@@ -1,7 +1,7 @@
 //! The webhook dispatcher: POSTs due events to their endpoints with both signatures, on the
 //! schedule of DESIGN §5, concurrency-bounded and fair between endpoints.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -17,7 +17,7 @@ use crate::app::AppState;
 use crate::billing::merchant_now;
 use crate::config::WebhookConfig;
 use crate::store::events::{self, Event, EventStatus, Outcome, Scope};
-use crate::store::merchants;
+use crate::store::merchants::{self, Merchant};
 
 /// Deliveries to one endpoint (scheme, host and port) in flight at once, so one slow merchant
 /// cannot take every slot.
@@ -73,33 +73,68 @@ impl Dispatcher {
     }
 
     /// Leases up to `free` due events, skipping endpoints that already have
-    /// [`PER_ENDPOINT`] deliveries in flight (`busy`).
+    /// [`PER_ENDPOINT`] deliveries in flight (`busy`, which counts the leased ones in): one
+    /// query for the candidates, one statement for their leases, one read per merchant.
     async fn claim(
         &self,
         state: &AppState,
         scope: Scope,
         free: usize,
         busy: &mut HashMap<String, usize>,
-    ) -> anyhow::Result<Vec<(Event, DateTime<Utc>)>> {
+    ) -> anyhow::Result<Vec<Delivery>> {
         let real_now = state.clock.now();
         let now = match scope {
             Scope::RealTime => real_now,
             Scope::Merchant(id) => merchant_now(state, id).await?,
         };
         let limit = i64::try_from(free * PER_ENDPOINT).unwrap_or(i64::MAX);
-        let mut claimed = Vec::new();
+        let mut picked = Vec::new();
+        let mut taken: HashMap<String, usize> = HashMap::new();
         for event in events::due(&state.store, scope, now, real_now, limit).await? {
-            if claimed.len() == free {
+            if picked.len() == free {
                 break;
             }
             let endpoint = endpoint_of(&event.webhook_url);
-            if busy.get(&endpoint).copied().unwrap_or(0) >= PER_ENDPOINT {
+            let in_flight = busy.get(&endpoint).copied().unwrap_or(0);
+            let count = taken.entry(endpoint.clone()).or_default();
+            if in_flight + *count < PER_ENDPOINT {
+                *count += 1;
+                picked.push((event, endpoint));
+            }
+        }
+        let ids: Vec<i64> = picked.iter().map(|(event, _)| event.id).collect();
+        let leased: HashSet<i64> =
+            events::lease(&state.store, &ids, real_now, real_now + self.lease)
+                .await?
+                .into_iter()
+                .collect();
+        let mut signers: HashMap<i64, Arc<Merchant>> = HashMap::new();
+        let mut claimed = Vec::with_capacity(leased.len());
+        for (event, endpoint) in picked {
+            if !leased.contains(&event.id) {
                 continue;
             }
-            if events::lease(&state.store, event.id, real_now, real_now + self.lease).await? {
-                *busy.entry(endpoint).or_default() += 1;
-                claimed.push((event, now));
-            }
+            let merchant = match signers.get(&event.merchant_id) {
+                Some(merchant) => merchant.clone(),
+                None => {
+                    let merchant = Arc::new(
+                        merchants::by_id(&state.store, event.merchant_id)
+                            .await?
+                            .context("event without merchant")?,
+                    );
+                    signers.insert(event.merchant_id, merchant.clone());
+                    merchant
+                }
+            };
+            claimed.push(Delivery {
+                event,
+                endpoint,
+                now,
+                merchant,
+            });
+        }
+        for delivery in &claimed {
+            *busy.entry(delivery.endpoint.clone()).or_default() += 1;
         }
         Ok(claimed)
     }
@@ -123,20 +158,23 @@ impl Dispatcher {
                 return Ok(delivered);
             }
             let mut tasks = JoinSet::new();
-            for (event, now) in claimed {
+            for delivery in claimed {
                 let state = state.clone();
-                tasks.spawn(async move { state.webhooks.attempt(&state, event, now).await });
+                tasks.spawn(async move { state.webhooks.attempt(&state, delivery).await });
             }
-            while let Some(result) = tasks.join_next().await {
-                result??;
-                delivered += 1;
+            let mut attempts = Vec::with_capacity(tasks.len());
+            while let Some(attempt) = tasks.join_next().await {
+                attempts.push(attempt?);
             }
+            delivered += attempts.len();
+            record(state, attempts).await?;
         }
     }
 
     /// Runs the background dispatcher for merchants on real time, until the task is dropped.
+    /// Whenever attempts finish, all those finished by then are recorded in one transaction.
     pub async fn run(state: AppState) {
-        let mut tasks: JoinSet<(String, anyhow::Result<()>)> = JoinSet::new();
+        let mut tasks: JoinSet<(String, Attempt)> = JoinSet::new();
         let mut busy: HashMap<String, usize> = HashMap::new();
         loop {
             let free = state.webhooks.concurrency.saturating_sub(tasks.len());
@@ -147,12 +185,11 @@ impl Dispatcher {
                     .await
                 {
                     Ok(claimed) => {
-                        for (event, now) in claimed {
+                        for delivery in claimed {
                             let state = state.clone();
-                            let endpoint = endpoint_of(&event.webhook_url);
                             tasks.spawn(async move {
-                                let result = state.webhooks.attempt(&state, event, now).await;
-                                (endpoint, result)
+                                let endpoint = delivery.endpoint.clone();
+                                (endpoint, state.webhooks.attempt(&state, delivery).await)
                             });
                         }
                     }
@@ -162,17 +199,25 @@ impl Dispatcher {
                 }
             }
             tokio::select! {
-                Some(finished) = tasks.join_next(), if !tasks.is_empty() => {
-                    match finished {
-                        Ok((endpoint, result)) => {
-                            if let Some(count) = busy.get_mut(&endpoint) {
-                                *count = count.saturating_sub(1);
+                Some(first) = tasks.join_next(), if !tasks.is_empty() => {
+                    let mut finished = vec![first];
+                    while let Some(more) = tasks.try_join_next() {
+                        finished.push(more);
+                    }
+                    let mut attempts = Vec::with_capacity(finished.len());
+                    for result in finished {
+                        match result {
+                            Ok((endpoint, attempt)) => {
+                                if let Some(count) = busy.get_mut(&endpoint) {
+                                    *count = count.saturating_sub(1);
+                                }
+                                attempts.push(attempt);
                             }
-                            if let Err(error) = result {
-                                tracing::warn!(error = %format!("{error:#}"), "recording a webhook attempt failed");
-                            }
+                            Err(error) => tracing::warn!(%error, "a webhook delivery task failed"),
                         }
-                        Err(error) => tracing::warn!(%error, "a webhook delivery task failed"),
+                    }
+                    if let Err(error) = record(&state, attempts).await {
+                        tracing::warn!(error = %format!("{error:#}"), "recording webhook attempts failed");
                     }
                 }
                 () = tokio::time::sleep(IDLE_POLL) => {}
@@ -180,15 +225,16 @@ impl Dispatcher {
         }
     }
 
-    /// One attempt to deliver a leased event, recorded with its outcome.
-    async fn attempt(
-        &self,
-        state: &AppState,
-        event: Event,
-        now: DateTime<Utc>,
-    ) -> anyhow::Result<()> {
+    /// One attempt to deliver a leased event, and its outcome (not yet recorded).
+    async fn attempt(&self, state: &AppState, delivery: Delivery) -> Attempt {
+        let Delivery {
+            event,
+            now,
+            merchant,
+            ..
+        } = delivery;
         let started = Instant::now();
-        let answer = self.post(state, &event).await;
+        let answer = self.post(state, &event, &merchant).await;
         let latency_ms = i64::try_from(started.elapsed().as_millis()).unwrap_or(i64::MAX);
         let (status_code, error) = match answer {
             Ok(code) => (Some(code), None),
@@ -208,29 +254,20 @@ impl Dispatcher {
             started_at: now,
             status_code,
             latency_ms,
-            error: error.clone(),
+            error,
             status,
             next_attempt_at,
         };
-        let mut tx = state.store.begin().await?;
-        events::record_attempt(&mut tx, &event, &outcome).await?;
-        tx.commit().await?;
-        match status {
-            EventStatus::Delivered => {
-                tracing::debug!(action_id = %event.action_id, latency_ms, "webhook delivered")
-            }
-            EventStatus::Pending => tracing::info!(
-                action_id = %event.action_id, status_code, error, "webhook attempt failed; will retry"
-            ),
-            EventStatus::Undeliverable => tracing::warn!(
-                action_id = %event.action_id, status_code, error, "webhook undeliverable after its last attempt"
-            ),
-        }
-        Ok(())
+        (event, outcome)
     }
 
     /// POSTs the signed payload; the endpoint's status code, or why there was none.
-    async fn post(&self, state: &AppState, event: &Event) -> Result<u16, String> {
+    async fn post(
+        &self,
+        state: &AppState,
+        event: &Event,
+        merchant: &Merchant,
+    ) -> Result<u16, String> {
         let url = url::Url::parse(&event.webhook_url).map_err(|e| format!("invalid URL: {e}"))?;
         if url.scheme() != "https" {
             return Err("webhook URLs must use HTTPS".into());
@@ -240,9 +277,7 @@ impl Dispatcher {
                 return Err(why);
             }
         }
-        let signed = sign(state, event)
-            .await
-            .map_err(|e| format!("signing failed: {e:#}"))?;
+        let signed = sign(state, event, merchant).map_err(|e| format!("signing failed: {e:#}"))?;
         let response = self
             .client
             .post(url)
@@ -259,6 +294,42 @@ impl Dispatcher {
     }
 }
 
+/// A leased event, ready to deliver.
+struct Delivery {
+    event: Event,
+    /// [`endpoint_of`] its URL.
+    endpoint: String,
+    /// The merchant's time the attempt is made at.
+    now: DateTime<Utc>,
+    /// Its merchant, whose secrets sign it.
+    merchant: Arc<Merchant>,
+}
+
+/// A finished attempt and its outcome, to record.
+type Attempt = (Event, Outcome);
+
+/// Records finished attempts in one transaction, then logs them.
+async fn record(state: &AppState, attempts: Vec<Attempt>) -> anyhow::Result<()> {
+    let mut tx = state.store.begin().await?;
+    events::record_attempts(&mut tx, &attempts).await?;
+    tx.commit().await?;
+    for (event, outcome) in &attempts {
+        let (status_code, error) = (outcome.status_code, outcome.error.as_deref());
+        match outcome.status {
+            EventStatus::Delivered => tracing::debug!(
+                action_id = %event.action_id, latency_ms = outcome.latency_ms, "webhook delivered"
+            ),
+            EventStatus::Pending => tracing::info!(
+                action_id = %event.action_id, status_code, error, "webhook attempt failed; will retry"
+            ),
+            EventStatus::Undeliverable => tracing::warn!(
+                action_id = %event.action_id, status_code, error, "webhook undeliverable after its last attempt"
+            ),
+        }
+    }
+    Ok(())
+}
+
 /// A payload ready to send.
 struct Signed {
     body: String,
@@ -267,11 +338,9 @@ struct Signed {
     standard_signature: String,
 }
 
-/// Adds the spec's `Signature` to the payload and computes both signatures.
-async fn sign(state: &AppState, event: &Event) -> anyhow::Result<Signed> {
-    let merchant = merchants::by_id(&state.store, event.merchant_id)
-        .await?
-        .context("event without merchant")?;
+/// Adds the spec's `Signature` to the payload and computes both signatures with `merchant`'s
+/// secrets.
+fn sign(state: &AppState, event: &Event, merchant: &Merchant) -> anyhow::Result<Signed> {
     let secret = state.keys.open(&merchant.secret_sealed)?;
     let whsec = state.keys.open(&merchant.webhook_secret_sealed)?;
     let signature = webhook_signature(&secret, &event.order_id);

@@ -153,25 +153,30 @@ pub async fn due(
     rows.iter().map(decode).collect()
 }
 
-/// Leases an event to the caller until `until` (real time); `false` when another dispatcher
-/// holds it or it is no longer pending.
+/// Leases these events to the caller until `until` (real time), in one statement, and returns
+/// the ids it got: an event another dispatcher holds, or that is no longer pending, is left out.
 pub async fn lease(
     store: &Store,
-    id: i64,
+    ids: &[i64],
     real_now: DateTime<Utc>,
     until: DateTime<Utc>,
-) -> Result<bool, sqlx::Error> {
-    let leased = sqlx::query(
-        "UPDATE events SET lease_until = $1 WHERE id = $2 AND status = 'Pending' \
-         AND (lease_until IS NULL OR lease_until < $3)",
-    )
-    .bind(to_micros(until))
-    .bind(id)
-    .bind(to_micros(real_now))
-    .execute(store.pool())
-    .await?
-    .rows_affected();
-    Ok(leased == 1)
+) -> Result<Vec<i64>, sqlx::Error> {
+    if ids.is_empty() {
+        return Ok(Vec::new());
+    }
+    let sql = format!(
+        "UPDATE events SET lease_until = $1 \
+         WHERE id IN (SELECT column1 FROM (VALUES {}) AS v) AND status = 'Pending' \
+         AND (lease_until IS NULL OR lease_until < $2) RETURNING id",
+        super::placeholders(ids.len(), 1, 3)
+    );
+    let mut query = sqlx::query_scalar(&sql)
+        .bind(to_micros(until))
+        .bind(to_micros(real_now));
+    for id in ids {
+        query = query.bind(*id);
+    }
+    query.fetch_all(store.writer()).await
 }
 
 /// The outcome of one attempt, to record.
@@ -191,50 +196,65 @@ pub struct Outcome {
     pub next_attempt_at: Option<DateTime<Utc>>,
 }
 
-/// Records an attempt on a leased event and releases the lease.
-pub async fn record_attempt(
+/// Records attempts on leased events and releases their leases: three statements however many
+/// attempts there are.
+pub async fn record_attempts(
     tx: &mut Tx,
-    event: &Event,
-    outcome: &Outcome,
+    attempts: &[(Event, Outcome)],
 ) -> Result<(), sqlx::Error> {
-    sqlx::query(
-        "INSERT INTO event_attempts (event_id, attempt, started_at, status_code, latency_ms, error, \
-         next_attempt_at) VALUES ($1, $2, $3, $4, $5, $6, $7)",
-    )
-    .bind(event.id)
-    .bind(event.attempts + 1)
-    .bind(to_micros(outcome.started_at))
-    .bind(outcome.status_code.map(i64::from))
-    .bind(outcome.latency_ms)
-    .bind(&outcome.error)
-    .bind(outcome.next_attempt_at.map(to_micros))
-    .execute(&mut **tx)
-    .await?;
-    let delivered = outcome.status == EventStatus::Delivered;
-    // A re-send while this attempt was in flight cleared the lease and started a new round: the
-    // attempt is counted, but the new round stays due.
-    let updated = sqlx::query(
-        "UPDATE events SET status = $1, attempts = attempts + 1, round_attempts = round_attempts + 1, \
-         next_attempt_at = $2, lease_until = NULL, delivered_at = COALESCE($3, delivered_at) \
-         WHERE id = $4 AND lease_until IS NOT NULL",
-    )
-    .bind(outcome.status.as_str())
-    .bind(outcome.next_attempt_at.map(to_micros))
-    .bind(delivered.then(|| to_micros(outcome.started_at)))
-    .bind(event.id)
-    .execute(&mut **tx)
-    .await?
-    .rows_affected();
-    if updated == 0 {
-        sqlx::query(
-            "UPDATE events SET attempts = attempts + 1, \
-             delivered_at = COALESCE($1, delivered_at) WHERE id = $2",
-        )
-        .bind(delivered.then(|| to_micros(outcome.started_at)))
-        .bind(event.id)
-        .execute(&mut **tx)
-        .await?;
+    if attempts.is_empty() {
+        return Ok(());
     }
+    let sql = format!(
+        "INSERT INTO event_attempts (event_id, attempt, started_at, status_code, latency_ms, \
+         error, next_attempt_at) VALUES {}",
+        super::placeholders(attempts.len(), 7, 1)
+    );
+    let mut insert = sqlx::query(&sql);
+    for (event, outcome) in attempts {
+        insert = insert
+            .bind(event.id)
+            .bind(event.attempts + 1)
+            .bind(to_micros(outcome.started_at))
+            .bind(outcome.status_code.map(i64::from))
+            .bind(outcome.latency_ms)
+            .bind(&outcome.error)
+            .bind(outcome.next_attempt_at.map(to_micros));
+    }
+    insert.execute(&mut **tx).await?;
+    // Each event's new state, as VALUES (id, status, next_attempt_at, delivered_at).
+    let values = format!(
+        "(VALUES {}) AS o",
+        super::placeholders(attempts.len(), 4, 1)
+    );
+    let bind_values = |sql| {
+        let mut query = sqlx::query(sql);
+        for (event, outcome) in attempts {
+            let delivered = outcome.status == EventStatus::Delivered;
+            query = query
+                .bind(event.id)
+                .bind(outcome.status.as_str())
+                .bind(outcome.next_attempt_at.map(to_micros))
+                .bind(delivered.then(|| to_micros(outcome.started_at)));
+        }
+        query
+    };
+    // A re-send while an attempt was in flight cleared its lease and started a new round: the
+    // attempt is counted, but the new round stays due. Run first, while the leases of the other
+    // events still tell them apart.
+    let resent = format!(
+        "UPDATE events SET attempts = events.attempts + 1, \
+         delivered_at = COALESCE(o.column4, events.delivered_at) FROM {values} \
+         WHERE events.id = o.column1 AND events.lease_until IS NULL"
+    );
+    bind_values(&resent).execute(&mut **tx).await?;
+    let leased = format!(
+        "UPDATE events SET status = o.column2, attempts = events.attempts + 1, \
+         round_attempts = events.round_attempts + 1, next_attempt_at = o.column3, \
+         lease_until = NULL, delivered_at = COALESCE(o.column4, events.delivered_at) \
+         FROM {values} WHERE events.id = o.column1 AND events.lease_until IS NOT NULL"
+    );
+    bind_values(&leased).execute(&mut **tx).await?;
     Ok(())
 }
 

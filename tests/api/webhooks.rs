@@ -370,3 +370,117 @@ backend_matrix!(
         }
     }
 );
+
+/// Status, attempts, round attempts, lease and delivery time of the event with `action_id`.
+async fn event_row(
+    pool: &sqlx::AnyPool,
+    action_id: &str,
+) -> (String, i64, i64, Option<i64>, Option<i64>) {
+    sqlx::query_as(
+        "SELECT status, attempts, round_attempts, lease_until, delivered_at \
+         FROM events WHERE action_id = $1",
+    )
+    .bind(action_id)
+    .fetch_one(pool)
+    .await
+    .unwrap()
+}
+
+crate::backend_test!(
+    one_batch_records_a_resend_made_while_its_attempt_was_in_flight,
+    |server: TestServer| async move {
+        use recur::store::events::{self, EventStatus, Outcome, Scope};
+        use recur::store::outbox::{self, NewEvent};
+
+        let token = server.token().await;
+        // On a test clock the background dispatcher leaves the merchant's events alone.
+        server.advance(&token, "2027-06-01T00:00:00Z").await;
+        let state = &server.server.state;
+        let merchant_id = server.merchant.merchant_id;
+        let now = chrono::DateTime::parse_from_rfc3339("2027-06-01T00:00:00Z")
+            .unwrap()
+            .to_utc();
+        let event = |order_id| NewEvent {
+            merchant_id,
+            membership_id: None,
+            action: "TRANSACTION_DATA_UPDATE",
+            order_id,
+            webhook_url: "https://merchant.example/hooks",
+            fields: serde_json::Map::new(),
+        };
+        let mut tx = state.store.begin().await.unwrap();
+        let action_ids = outbox::insert_events(&mut tx, vec![event("o-1"), event("o-2")], now)
+            .await
+            .unwrap();
+        tx.commit().await.unwrap();
+        let real_now = state.clock.now();
+        let due = events::due(
+            &state.store,
+            Scope::Merchant(merchant_id),
+            now,
+            real_now,
+            10,
+        )
+        .await
+        .unwrap();
+        assert_eq!(due.len(), 2);
+        let ids: Vec<i64> = due.iter().map(|e| e.id).collect();
+        let until = real_now + chrono::TimeDelta::seconds(60);
+        let mut leased = events::lease(&state.store, &ids, real_now, until)
+            .await
+            .unwrap();
+        leased.sort_unstable();
+        assert_eq!(leased, ids, "both leased");
+        assert!(
+            events::lease(&state.store, &ids, real_now, until)
+                .await
+                .unwrap()
+                .is_empty(),
+            "a lease is held once"
+        );
+        // The first event is re-sent while both attempts are in flight.
+        let resent = &due.iter().find(|e| e.action_id == action_ids[0]).unwrap();
+        let mut tx = state.store.begin().await.unwrap();
+        events::resend(&mut tx, merchant_id, &resent.action_id, now)
+            .await
+            .unwrap();
+        tx.commit().await.unwrap();
+        let delivered = Outcome {
+            started_at: now,
+            status_code: Some(204),
+            latency_ms: 3,
+            error: None,
+            status: EventStatus::Delivered,
+            next_attempt_at: None,
+        };
+        let attempts: Vec<_> = due.iter().map(|e| (e.clone(), delivered.clone())).collect();
+        let mut tx = state.store.begin().await.unwrap();
+        events::record_attempts(&mut tx, &attempts).await.unwrap();
+        tx.commit().await.unwrap();
+
+        let pool = state.store.pool();
+        let (status, attempts, round, lease, delivered_at) = event_row(pool, &action_ids[0]).await;
+        assert_eq!(
+            (status.as_str(), attempts, round, lease),
+            ("Pending", 1, 0, None),
+            "the re-sent event counts the attempt and stays due in its new round"
+        );
+        assert!(delivered_at.is_some());
+        let (status, attempts, round, lease, delivered_at) = event_row(pool, &action_ids[1]).await;
+        assert_eq!(
+            (status.as_str(), attempts, round, lease),
+            ("Delivered", 1, 1, None)
+        );
+        assert!(delivered_at.is_some());
+        assert_eq!(
+            server
+                .count(
+                    "SELECT COUNT(*) FROM event_attempts a JOIN events e ON e.id = a.event_id \
+                     WHERE e.order_id LIKE $1",
+                    "o-%",
+                )
+                .await,
+            2
+        );
+    }
+);
