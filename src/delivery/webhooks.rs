@@ -10,6 +10,7 @@ use chrono::{DateTime, TimeDelta, Utc};
 use recur_domain::schedule::webhook_next_attempt;
 use recur_domain::signature::{standard_webhook_signature, webhook_signature};
 use reqwest::redirect::Policy;
+use tokio::sync::mpsc;
 use tokio::task::JoinSet;
 
 use super::guard::{literal_refusal, GuardedResolver};
@@ -22,6 +23,9 @@ use crate::store::merchants::{self, Merchant};
 /// Deliveries to one endpoint (scheme, host and port) in flight at once, so one slow merchant
 /// cannot take every slot.
 const PER_ENDPOINT: usize = 4;
+
+/// Finished attempts the recorder may fall behind by before the dispatcher waits for it.
+const RECORD_QUEUE: usize = 256;
 
 /// How often the background dispatcher looks for due events when idle.
 const IDLE_POLL: Duration = Duration::from_millis(250);
@@ -172,8 +176,11 @@ impl Dispatcher {
     }
 
     /// Runs the background dispatcher for merchants on real time, until the task is dropped.
-    /// Whenever attempts finish, all those finished by then are recorded in one transaction.
+    /// Finished attempts go to a recorder task, so that recording one batch overlaps claiming
+    /// and delivering the next.
     pub async fn run(state: AppState) {
+        let (finished_tx, finished_rx) = mpsc::channel(RECORD_QUEUE);
+        tokio::spawn(recorder(state.clone(), finished_rx));
         let mut tasks: JoinSet<(String, Attempt)> = JoinSet::new();
         let mut busy: HashMap<String, usize> = HashMap::new();
         loop {
@@ -204,20 +211,19 @@ impl Dispatcher {
                     while let Some(more) = tasks.try_join_next() {
                         finished.push(more);
                     }
-                    let mut attempts = Vec::with_capacity(finished.len());
                     for result in finished {
                         match result {
                             Ok((endpoint, attempt)) => {
                                 if let Some(count) = busy.get_mut(&endpoint) {
                                     *count = count.saturating_sub(1);
                                 }
-                                attempts.push(attempt);
+                                // Waits while the recorder is RECORD_QUEUE attempts behind.
+                                if finished_tx.send(attempt).await.is_err() {
+                                    tracing::warn!("the webhook recorder has stopped");
+                                }
                             }
                             Err(error) => tracing::warn!(%error, "a webhook delivery task failed"),
                         }
-                    }
-                    if let Err(error) = record(&state, attempts).await {
-                        tracing::warn!(error = %format!("{error:#}"), "recording webhook attempts failed");
                     }
                 }
                 () = tokio::time::sleep(IDLE_POLL) => {}
@@ -307,6 +313,18 @@ struct Delivery {
 
 /// A finished attempt and its outcome, to record.
 type Attempt = (Event, Outcome);
+
+/// Records attempts as the dispatcher hands them over, all those queued by then in one
+/// transaction, until the dispatcher stops. An attempt whose recording fails keeps its lease
+/// until it expires, and the event is then delivered again (at least once, never lost).
+async fn recorder(state: AppState, mut queue: mpsc::Receiver<Attempt>) {
+    let mut batch = Vec::with_capacity(RECORD_QUEUE);
+    while queue.recv_many(&mut batch, RECORD_QUEUE).await > 0 {
+        if let Err(error) = record(&state, std::mem::take(&mut batch)).await {
+            tracing::warn!(error = %format!("{error:#}"), "recording webhook attempts failed");
+        }
+    }
+}
 
 /// Records finished attempts in one transaction, then logs them.
 async fn record(state: &AppState, attempts: Vec<Attempt>) -> anyhow::Result<()> {
