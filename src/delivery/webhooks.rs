@@ -1,7 +1,7 @@
 //! The webhook dispatcher: POSTs due events to their endpoints with both signatures, on the
 //! schedule of DESIGN §5, concurrency-bounded and fair between endpoints.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -78,7 +78,8 @@ impl Dispatcher {
 
     /// Leases up to `free` due events, skipping endpoints that already have
     /// [`PER_ENDPOINT`] deliveries in flight (`busy`, which counts the leased ones in): one
-    /// query for the candidates, one statement for their leases, one read per merchant.
+    /// light query for the candidates (id and URL), one statement that leases them and returns
+    /// them whole, one read per merchant.
     async fn claim(
         &self,
         state: &AppState,
@@ -94,30 +95,24 @@ impl Dispatcher {
         let limit = i64::try_from(free * PER_ENDPOINT).unwrap_or(i64::MAX);
         let mut picked = Vec::new();
         let mut taken: HashMap<String, usize> = HashMap::new();
-        for event in events::due(&state.store, scope, now, real_now, limit).await? {
+        for candidate in events::due(&state.store, scope, now, real_now, limit).await? {
             if picked.len() == free {
                 break;
             }
-            let endpoint = endpoint_of(&event.webhook_url);
+            let endpoint = endpoint_of(&candidate.webhook_url);
             let in_flight = busy.get(&endpoint).copied().unwrap_or(0);
-            let count = taken.entry(endpoint.clone()).or_default();
+            let count = taken.entry(endpoint).or_default();
             if in_flight + *count < PER_ENDPOINT {
                 *count += 1;
-                picked.push((event, endpoint));
+                picked.push(candidate.id);
             }
         }
-        let ids: Vec<i64> = picked.iter().map(|(event, _)| event.id).collect();
-        let leased: HashSet<i64> =
-            events::lease(&state.store, &ids, real_now, real_now + self.lease)
-                .await?
-                .into_iter()
-                .collect();
+        let mut leased =
+            events::lease(&state.store, &picked, real_now, real_now + self.lease).await?;
+        leased.sort_by_key(|event| (event.next_attempt_at, event.id));
         let mut signers: HashMap<i64, Arc<Merchant>> = HashMap::new();
         let mut claimed = Vec::with_capacity(leased.len());
-        for (event, endpoint) in picked {
-            if !leased.contains(&event.id) {
-                continue;
-            }
+        for event in leased {
             let merchant = match signers.get(&event.merchant_id) {
                 Some(merchant) => merchant.clone(),
                 None => {
@@ -131,8 +126,8 @@ impl Dispatcher {
                 }
             };
             claimed.push(Delivery {
+                endpoint: endpoint_of(&event.webhook_url),
                 event,
-                endpoint,
                 now,
                 merchant,
             });

@@ -120,15 +120,24 @@ pub enum Scope {
     Merchant(i64),
 }
 
+/// An event due for delivery, as much of it as choosing whether to lease it needs.
+#[derive(Debug, Clone)]
+pub struct Candidate {
+    /// Internal id.
+    pub id: i64,
+    /// Destination.
+    pub webhook_url: String,
+}
+
 /// Up to `limit` events due at `now` and not leased at `real_now`, earliest first. They are only
-/// candidates: [`lease`] decides who delivers each.
+/// candidates: [`lease`] decides who delivers each, and reads them whole.
 pub async fn due(
     store: &Store,
     scope: Scope,
     now: DateTime<Utc>,
     real_now: DateTime<Utc>,
     limit: i64,
-) -> Result<Vec<Event>, sqlx::Error> {
+) -> Result<Vec<Candidate>, sqlx::Error> {
     let filter = match scope {
         Scope::RealTime => {
             "$3 = 0 AND events.merchant_id NOT IN (SELECT t.merchant_id FROM test_clocks t)"
@@ -136,7 +145,7 @@ pub async fn due(
         Scope::Merchant(_) => "merchant_id = $3",
     };
     let sql = format!(
-        "SELECT {COLUMNS} FROM events WHERE status = 'Pending' AND next_attempt_at <= $1 \
+        "SELECT id, webhook_url FROM events WHERE status = 'Pending' AND next_attempt_at <= $1 \
          AND (lease_until IS NULL OR lease_until < $2) AND {filter} \
          ORDER BY next_attempt_at, id LIMIT $4"
     );
@@ -150,33 +159,41 @@ pub async fn due(
         .bind(limit)
         .fetch_all(store.pool())
         .await?;
-    rows.iter().map(decode).collect()
+    rows.iter()
+        .map(|row| {
+            Ok(Candidate {
+                id: row.try_get("id")?,
+                webhook_url: row.try_get("webhook_url")?,
+            })
+        })
+        .collect()
 }
 
 /// Leases these events to the caller until `until` (real time), in one statement, and returns
-/// the ids it got: an event another dispatcher holds, or that is no longer pending, is left out.
+/// those it got: an event another dispatcher holds, or that is no longer pending, is left out.
 pub async fn lease(
     store: &Store,
     ids: &[i64],
     real_now: DateTime<Utc>,
     until: DateTime<Utc>,
-) -> Result<Vec<i64>, sqlx::Error> {
+) -> Result<Vec<Event>, sqlx::Error> {
     if ids.is_empty() {
         return Ok(Vec::new());
     }
     let sql = format!(
         "UPDATE events SET lease_until = $1 \
          WHERE id IN (SELECT column1 FROM (VALUES {}) AS v) AND status = 'Pending' \
-         AND (lease_until IS NULL OR lease_until < $2) RETURNING id",
+         AND (lease_until IS NULL OR lease_until < $2) RETURNING {COLUMNS}",
         super::placeholders(ids.len(), 1, 3)
     );
-    let mut query = sqlx::query_scalar(&sql)
+    let mut query = sqlx::query(&sql)
         .bind(to_micros(until))
         .bind(to_micros(real_now));
     for id in ids {
         query = query.bind(*id);
     }
-    query.fetch_all(store.writer()).await
+    let rows = query.fetch_all(store.writer()).await?;
+    rows.iter().map(decode).collect()
 }
 
 /// The outcome of one attempt, to record.

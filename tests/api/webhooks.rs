@@ -426,11 +426,12 @@ crate::backend_test!(
         assert_eq!(due.len(), 2);
         let ids: Vec<i64> = due.iter().map(|e| e.id).collect();
         let until = real_now + chrono::TimeDelta::seconds(60);
-        let mut leased = events::lease(&state.store, &ids, real_now, until)
+        let leased = events::lease(&state.store, &ids, real_now, until)
             .await
             .unwrap();
-        leased.sort_unstable();
-        assert_eq!(leased, ids, "both leased");
+        let mut leased_ids: Vec<i64> = leased.iter().map(|e| e.id).collect();
+        leased_ids.sort_unstable();
+        assert_eq!(leased_ids, ids, "both leased");
         assert!(
             events::lease(&state.store, &ids, real_now, until)
                 .await
@@ -439,7 +440,10 @@ crate::backend_test!(
             "a lease is held once"
         );
         // The first event is re-sent while both attempts are in flight.
-        let resent = &due.iter().find(|e| e.action_id == action_ids[0]).unwrap();
+        let resent = leased
+            .iter()
+            .find(|e| e.action_id == action_ids[0])
+            .unwrap();
         let mut tx = state.store.begin().await.unwrap();
         events::resend(&mut tx, merchant_id, &resent.action_id, now)
             .await
@@ -453,7 +457,10 @@ crate::backend_test!(
             status: EventStatus::Delivered,
             next_attempt_at: None,
         };
-        let attempts: Vec<_> = due.iter().map(|e| (e.clone(), delivered.clone())).collect();
+        let attempts: Vec<_> = leased
+            .iter()
+            .map(|e| (e.clone(), delivered.clone()))
+            .collect();
         let mut tx = state.store.begin().await.unwrap();
         events::record_attempts(&mut tx, &attempts).await.unwrap();
         tx.commit().await.unwrap();
