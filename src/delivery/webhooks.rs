@@ -93,23 +93,23 @@ impl Dispatcher {
             Scope::Merchant(id) => merchant_now(state, id).await?,
         };
         let limit = i64::try_from(free * PER_ENDPOINT).unwrap_or(i64::MAX);
-        let mut picked = Vec::new();
+        // Id -> endpoint of the events to lease.
+        let mut picked: HashMap<i64, String> = HashMap::new();
         let mut taken: HashMap<String, usize> = HashMap::new();
         for candidate in events::due(&state.store, scope, now, real_now, limit).await? {
             if picked.len() == free {
                 break;
             }
             let endpoint = endpoint_of(&candidate.webhook_url);
-            let in_flight = busy.get(&endpoint).copied().unwrap_or(0);
-            let count = taken.entry(endpoint).or_default();
-            if in_flight + *count < PER_ENDPOINT {
-                *count += 1;
-                picked.push(candidate.id);
+            let in_flight = busy.get(&endpoint).copied().unwrap_or(0)
+                + taken.get(&endpoint).copied().unwrap_or(0);
+            if in_flight < PER_ENDPOINT {
+                *taken.entry(endpoint.clone()).or_default() += 1;
+                picked.insert(candidate.id, endpoint);
             }
         }
-        let mut leased =
-            events::lease(&state.store, &picked, real_now, real_now + self.lease).await?;
-        leased.sort_by_key(|event| (event.next_attempt_at, event.id));
+        let ids: Vec<i64> = picked.keys().copied().collect();
+        let leased = events::lease(&state.store, &ids, real_now, real_now + self.lease).await?;
         let mut signers: HashMap<i64, Arc<Merchant>> = HashMap::new();
         let mut claimed = Vec::with_capacity(leased.len());
         for event in leased {
@@ -125,8 +125,12 @@ impl Dispatcher {
                     merchant
                 }
             };
+            // The lease returns only picked ids; the fallback merely avoids a panic path.
+            let endpoint = picked
+                .remove(&event.id)
+                .unwrap_or_else(|| endpoint_of(&event.webhook_url));
             claimed.push(Delivery {
-                endpoint: endpoint_of(&event.webhook_url),
+                endpoint,
                 event,
                 now,
                 merchant,
@@ -313,7 +317,7 @@ type Attempt = (Event, Outcome);
 /// transaction, until the dispatcher stops. An attempt whose recording fails keeps its lease
 /// until it expires, and the event is then delivered again (at least once, never lost).
 async fn recorder(state: AppState, mut queue: mpsc::Receiver<Attempt>) {
-    let mut batch = Vec::with_capacity(RECORD_QUEUE);
+    let mut batch = Vec::new();
     while queue.recv_many(&mut batch, RECORD_QUEUE).await > 0 {
         if let Err(error) = record(&state, std::mem::take(&mut batch)).await {
             tracing::warn!(error = %format!("{error:#}"), "recording webhook attempts failed");
