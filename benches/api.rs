@@ -29,6 +29,8 @@ use recur::store::merchants::Mode;
 use recur::store::{Backend, Store};
 use serde_json::json;
 
+#[path = "support/allocator.rs"]
+mod allocator;
 #[path = "support/scratch.rs"]
 mod scratch;
 #[path = "support/seed.rs"]

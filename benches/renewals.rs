@@ -27,6 +27,8 @@ use recur::store::merchants::Mode;
 use recur::store::{to_micros, Backend, Store};
 use recur_domain::card::CardNumber;
 
+#[path = "support/allocator.rs"]
+mod allocator;
 #[path = "support/scratch.rs"]
 mod scratch;
 #[path = "support/seed.rs"]

@@ -8,6 +8,8 @@
 //! dispatcher of `recur serve`, which keeps at most 4 deliveries in flight per endpoint (each
 //! signed, leased and recorded in the database).
 
+#[path = "support/allocator.rs"]
+mod allocator;
 #[path = "support/scratch.rs"]
 mod scratch;
 

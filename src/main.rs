@@ -1,5 +1,10 @@
 use clap::Parser;
 
+/// mimalloc instead of the system allocator: a request allocates and frees many small buffers
+/// from several threads, where glibc malloc spent a sixth of the samples (docs/benchmarks.md).
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() -> std::process::ExitCode {
     let cli = recur::cli::Cli::parse();
     let config = match recur::config::Config::load(cli.config.as_deref()) {
