@@ -1,7 +1,7 @@
 //! The webhook dispatcher: POSTs due events to their endpoints with both signatures, on the
 //! schedule of DESIGN §5, concurrency-bounded and fair between endpoints.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -23,6 +23,11 @@ use crate::store::merchants::{self, Merchant};
 /// Deliveries to one endpoint (scheme, host and port) in flight at once, so one slow merchant
 /// cannot take every slot.
 const PER_ENDPOINT: usize = 4;
+
+/// Deliveries per endpoint the background dispatcher holds: those in flight and, leased ahead,
+/// as many again waiting for a slot there, so that a finished delivery is followed at once
+/// instead of after a claim's round trips.
+const HELD_PER_ENDPOINT: usize = 2 * PER_ENDPOINT;
 
 /// Finished attempts the recorder may fall behind by before the dispatcher waits for it.
 const RECORD_QUEUE: usize = 256;
@@ -65,7 +70,9 @@ impl Dispatcher {
         if let Some(address) = config.source_address {
             builder = builder.local_address(address);
         }
-        let lease_seconds = i64::try_from(config.timeout_seconds).unwrap_or(i64::MAX / 4) * 2 + 5;
+        // An event may wait up to one time-out for a slot, then take one for its attempt; the
+        // third leaves its recording as much again.
+        let lease_seconds = i64::try_from(config.timeout_seconds).unwrap_or(i64::MAX / 4) * 3 + 5;
         Ok(Self {
             client: builder
                 .build()
@@ -76,22 +83,23 @@ impl Dispatcher {
         })
     }
 
-    /// Leases up to `free` due events, skipping endpoints that already have
-    /// [`PER_ENDPOINT`] deliveries in flight (`busy`, which counts the leased ones in): one
-    /// light query for the candidates (id and URL), one statement that leases them and returns
-    /// them whole, one read per merchant.
+    /// Leases up to `free` due events, at most `per_endpoint` per endpoint counting those the
+    /// caller already holds (`held`): one light query for the candidates (id and URL), one
+    /// statement that leases them and returns them whole, one read per merchant.
     async fn claim(
         &self,
         state: &AppState,
         scope: Scope,
         free: usize,
-        busy: &mut HashMap<String, usize>,
+        held: &HashMap<String, usize>,
+        per_endpoint: usize,
     ) -> anyhow::Result<Vec<Delivery>> {
         let real_now = state.clock.now();
-        let now = match scope {
-            Scope::RealTime => real_now,
-            Scope::Merchant(id) => merchant_now(state, id).await?,
+        let test_clock = match scope {
+            Scope::RealTime => None,
+            Scope::Merchant(id) => Some(merchant_now(state, id).await?),
         };
+        let now = test_clock.unwrap_or(real_now);
         let limit = i64::try_from(free * PER_ENDPOINT).unwrap_or(i64::MAX);
         // Id -> endpoint of the events to lease.
         let mut picked: HashMap<i64, String> = HashMap::new();
@@ -101,9 +109,9 @@ impl Dispatcher {
                 break;
             }
             let endpoint = endpoint_of(&candidate.webhook_url);
-            let in_flight = busy.get(&endpoint).copied().unwrap_or(0)
+            let holding = held.get(&endpoint).copied().unwrap_or(0)
                 + taken.get(&endpoint).copied().unwrap_or(0);
-            if in_flight < PER_ENDPOINT {
+            if holding < per_endpoint {
                 *taken.entry(endpoint.clone()).or_default() += 1;
                 picked.insert(candidate.id, endpoint);
             }
@@ -132,12 +140,9 @@ impl Dispatcher {
             claimed.push(Delivery {
                 endpoint,
                 event,
-                now,
+                test_clock,
                 merchant,
             });
-        }
-        for delivery in &claimed {
-            *busy.entry(delivery.endpoint.clone()).or_default() += 1;
         }
         Ok(claimed)
     }
@@ -148,13 +153,13 @@ impl Dispatcher {
         let dispatcher = &state.webhooks;
         let mut delivered = 0;
         loop {
-            let mut busy = HashMap::new();
             let claimed = dispatcher
                 .claim(
                     state,
                     Scope::Merchant(merchant_id),
                     dispatcher.concurrency,
-                    &mut busy,
+                    &HashMap::new(),
+                    PER_ENDPOINT,
                 )
                 .await?;
             if claimed.is_empty() {
@@ -175,35 +180,41 @@ impl Dispatcher {
     }
 
     /// Runs the background dispatcher for merchants on real time, until the task is dropped.
-    /// Finished attempts go to a recorder task, so that recording one batch overlaps claiming
-    /// and delivering the next.
+    ///
+    /// Claims run in a task of their own and lease up to twice the slots ahead, so deliveries
+    /// start from the leased queue as slots free while the next claim is under way. Finished
+    /// attempts go to a recorder task, so that recording overlaps claiming and delivering too.
     pub async fn run(state: AppState) {
         let (finished_tx, finished_rx) = mpsc::channel(RECORD_QUEUE);
         tokio::spawn(recorder(state.clone(), finished_rx));
+        let concurrency = state.webhooks.concurrency;
         let mut tasks: JoinSet<(String, Attempt)> = JoinSet::new();
-        let mut busy: HashMap<String, usize> = HashMap::new();
+        let mut claims: JoinSet<anyhow::Result<Vec<Delivery>>> = JoinSet::new();
+        let mut queue: Queue<Delivery> = Queue::default();
+        // When to claim next: at once while deliveries finish, after a pause once a claim
+        // found nothing.
+        let mut claim_at = tokio::time::Instant::now();
         loop {
-            let free = state.webhooks.concurrency.saturating_sub(tasks.len());
-            if free > 0 {
-                match state
-                    .webhooks
-                    .claim(&state, Scope::RealTime, free, &mut busy)
-                    .await
-                {
-                    Ok(claimed) => {
-                        for delivery in claimed {
-                            let state = state.clone();
-                            tasks.spawn(async move {
-                                let endpoint = delivery.endpoint.clone();
-                                (endpoint, state.webhooks.attempt(&state, delivery).await)
-                            });
-                        }
-                    }
-                    Err(error) => {
-                        tracing::warn!(error = %format!("{error:#}"), "claiming webhook events failed")
-                    }
-                }
+            for delivery in queue.start(concurrency.saturating_sub(tasks.len())) {
+                let state = state.clone();
+                tasks.spawn(async move {
+                    let endpoint = delivery.endpoint.clone();
+                    (endpoint, state.webhooks.attempt(&state, delivery).await)
+                });
             }
+            let room = (2 * concurrency).saturating_sub(queue.held());
+            let now = tokio::time::Instant::now();
+            if claims.is_empty() && room > 0 && claim_at <= now {
+                let held = queue.held_by_endpoint();
+                let state = state.clone();
+                claims.spawn(async move {
+                    state
+                        .webhooks
+                        .claim(&state, Scope::RealTime, room, &held, HELD_PER_ENDPOINT)
+                        .await
+                });
+            }
+            let wake = if room > 0 { claim_at } else { now + IDLE_POLL };
             tokio::select! {
                 Some(first) = tasks.join_next(), if !tasks.is_empty() => {
                     let mut finished = vec![first];
@@ -213,9 +224,7 @@ impl Dispatcher {
                     for result in finished {
                         match result {
                             Ok((endpoint, attempt)) => {
-                                if let Some(count) = busy.get_mut(&endpoint) {
-                                    *count = count.saturating_sub(1);
-                                }
+                                queue.finished(&endpoint);
                                 // Waits while the recorder is RECORD_QUEUE attempts behind.
                                 if finished_tx.send(attempt).await.is_err() {
                                     tracing::warn!("the webhook recorder has stopped");
@@ -224,8 +233,27 @@ impl Dispatcher {
                             Err(error) => tracing::warn!(%error, "a webhook delivery task failed"),
                         }
                     }
+                    claim_at = tokio::time::Instant::now();
                 }
-                () = tokio::time::sleep(IDLE_POLL) => {}
+                Some(claimed) = claims.join_next(), if !claims.is_empty() => {
+                    match claimed {
+                        Ok(Ok(claimed)) if !claimed.is_empty() => {
+                            for delivery in claimed {
+                                queue.lease(delivery.endpoint.clone(), delivery);
+                            }
+                        }
+                        Ok(Ok(_)) => claim_at = tokio::time::Instant::now() + IDLE_POLL,
+                        Ok(Err(error)) => {
+                            tracing::warn!(error = %format!("{error:#}"), "claiming webhook events failed");
+                            claim_at = tokio::time::Instant::now() + IDLE_POLL;
+                        }
+                        Err(error) => {
+                            tracing::warn!(%error, "a webhook claim task failed");
+                            claim_at = tokio::time::Instant::now() + IDLE_POLL;
+                        }
+                    }
+                }
+                () = tokio::time::sleep_until(wake), if claims.is_empty() => {}
             }
         }
     }
@@ -234,10 +262,11 @@ impl Dispatcher {
     async fn attempt(&self, state: &AppState, delivery: Delivery) -> Attempt {
         let Delivery {
             event,
-            now,
+            test_clock,
             merchant,
             ..
         } = delivery;
+        let now = test_clock.unwrap_or_else(|| state.clock.now());
         let started = Instant::now();
         let answer = self.post(state, &event, &merchant).await;
         let latency_ms = i64::try_from(started.elapsed().as_millis()).unwrap_or(i64::MAX);
@@ -304,10 +333,76 @@ struct Delivery {
     event: Event,
     /// [`endpoint_of`] its URL.
     endpoint: String,
-    /// The merchant's time the attempt is made at.
-    now: DateTime<Utc>,
+    /// The merchant's test-clock time the attempt is made at; `None` for a merchant on real
+    /// time, whose attempt is made at the time it starts (it may wait for a slot).
+    test_clock: Option<DateTime<Utc>>,
     /// Its merchant, whose secrets sign it.
     merchant: Arc<Merchant>,
+}
+
+/// The background dispatcher's deliveries (`T`): how many are in flight per endpoint, and the
+/// leased ones waiting for a slot, in the order they were leased.
+struct Queue<T> {
+    in_flight: HashMap<String, usize>,
+    waiting: VecDeque<(String, T)>,
+}
+
+impl<T> Default for Queue<T> {
+    fn default() -> Self {
+        Self {
+            in_flight: HashMap::new(),
+            waiting: VecDeque::new(),
+        }
+    }
+}
+
+impl<T> Queue<T> {
+    /// Adds a leased delivery to `endpoint` behind those already waiting.
+    fn lease(&mut self, endpoint: String, delivery: T) {
+        self.waiting.push_back((endpoint, delivery));
+    }
+
+    /// Takes up to `slots` waiting deliveries, oldest first, skipping those whose endpoint has
+    /// [`PER_ENDPOINT`] in flight, and counts them in flight.
+    fn start(&mut self, slots: usize) -> Vec<T> {
+        let mut started = Vec::new();
+        let mut kept = VecDeque::with_capacity(self.waiting.len());
+        for (endpoint, delivery) in self.waiting.drain(..) {
+            let in_flight = self.in_flight.get(&endpoint).copied().unwrap_or(0);
+            if started.len() < slots && in_flight < PER_ENDPOINT {
+                self.in_flight.insert(endpoint, in_flight + 1);
+                started.push(delivery);
+            } else {
+                kept.push_back((endpoint, delivery));
+            }
+        }
+        self.waiting = kept;
+        started
+    }
+
+    /// A delivery to `endpoint` has finished.
+    fn finished(&mut self, endpoint: &str) {
+        if let Some(count) = self.in_flight.get_mut(endpoint) {
+            *count -= 1;
+            if *count == 0 {
+                self.in_flight.remove(endpoint);
+            }
+        }
+    }
+
+    /// Deliveries held: in flight or waiting.
+    fn held(&self) -> usize {
+        self.in_flight.values().sum::<usize>() + self.waiting.len()
+    }
+
+    /// [`Queue::held`] per endpoint.
+    fn held_by_endpoint(&self) -> HashMap<String, usize> {
+        let mut held = self.in_flight.clone();
+        for (endpoint, _) in &self.waiting {
+            *held.entry(endpoint.clone()).or_default() += 1;
+        }
+        held
+    }
 }
 
 /// A finished attempt and its outcome, to record.
@@ -404,4 +499,40 @@ fn describe(error: &reqwest::Error) -> String {
         source = cause.source();
     }
     text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn queue(leased: &[(&str, u32)]) -> Queue<u32> {
+        let mut queue = Queue::default();
+        for (endpoint, id) in leased {
+            queue.lease((*endpoint).to_string(), *id);
+        }
+        queue
+    }
+
+    #[test]
+    fn deliveries_start_oldest_first_within_the_free_slots() {
+        let mut queue = queue(&[("a", 1), ("b", 2), ("a", 3)]);
+        assert_eq!(queue.start(2), vec![1, 2]);
+        assert_eq!(queue.held(), 3);
+        assert_eq!(queue.start(5), vec![3]);
+        assert_eq!(queue.start(5), Vec::<u32>::new());
+    }
+
+    #[test]
+    fn an_endpoint_never_has_more_than_its_bound_in_flight() {
+        let leased: Vec<(&str, u32)> = (0..10).map(|i| ("a", i)).chain([("b", 99)]).collect();
+        let mut queue = queue(&leased);
+        // Endpoint a's fifth and later wait; b's delivery passes them.
+        assert_eq!(queue.start(16), vec![0, 1, 2, 3, 99]);
+        assert_eq!(queue.held_by_endpoint().get("a"), Some(&10));
+        queue.finished("a");
+        queue.finished("b");
+        assert_eq!(queue.start(16), vec![4]);
+        assert_eq!(queue.held(), 9);
+        assert_eq!(queue.held_by_endpoint().get("b"), None);
+    }
 }

@@ -3,7 +3,7 @@
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicU16, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU16, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -45,6 +45,8 @@ pub struct WebhookReceiver {
     received: Arc<Mutex<Vec<Received>>>,
     status: Arc<AtomicU16>,
     delay_ms: Arc<AtomicU64>,
+    /// Requests being answered now, and the most there ever were at once.
+    in_flight: Arc<(AtomicUsize, AtomicUsize)>,
     task: tokio::task::JoinHandle<()>,
     _dir: tempfile::TempDir,
 }
@@ -86,29 +88,38 @@ impl WebhookReceiver {
         let received: Arc<Mutex<Vec<Received>>> = Arc::default();
         let status = Arc::new(AtomicU16::new(200));
         let delay_ms = Arc::new(AtomicU64::new(0));
-        let (r, s, d) = (received.clone(), status.clone(), delay_ms.clone());
+        let in_flight: Arc<(AtomicUsize, AtomicUsize)> = Arc::default();
+        let (r, s, d, g) = (
+            received.clone(),
+            status.clone(),
+            delay_ms.clone(),
+            in_flight.clone(),
+        );
         let task = tokio::spawn(async move {
             loop {
                 let Ok((stream, _)) = listener.accept().await else {
                     return;
                 };
                 let acceptor = acceptor.clone();
-                let (r, s, d) = (r.clone(), s.clone(), d.clone());
+                let (r, s, d, g) = (r.clone(), s.clone(), d.clone(), g.clone());
                 tokio::spawn(async move {
                     let Ok(tls) = acceptor.accept(stream).await else {
                         return;
                     };
                     let service =
                         service_fn(move |request: hyper::Request<hyper::body::Incoming>| {
-                            let (r, s, d) = (r.clone(), s.clone(), d.clone());
+                            let (r, s, d, g) = (r.clone(), s.clone(), d.clone(), g.clone());
                             async move {
                                 let headers = request.headers().clone();
                                 let body = request.into_body().collect().await?.to_bytes().to_vec();
+                                let now = g.0.fetch_add(1, Ordering::SeqCst) + 1;
+                                g.1.fetch_max(now, Ordering::SeqCst);
                                 let delay = d.load(Ordering::SeqCst);
                                 if delay > 0 {
                                     tokio::time::sleep(Duration::from_millis(delay)).await;
                                 }
                                 r.lock().unwrap().push(Received { headers, body });
+                                g.0.fetch_sub(1, Ordering::SeqCst);
                                 let code = s.load(Ordering::SeqCst);
                                 let mut response =
                                     hyper::Response::new(Full::new(Bytes::from_static(b"ok")));
@@ -135,6 +146,7 @@ impl WebhookReceiver {
             received,
             status,
             delay_ms,
+            in_flight,
             task,
             _dir: dir,
         }
@@ -160,6 +172,11 @@ impl WebhookReceiver {
     pub fn delay(&self, delay: Duration) {
         self.delay_ms
             .store(u64::try_from(delay.as_millis()).unwrap(), Ordering::SeqCst);
+    }
+
+    /// The most requests this receiver was answering at once.
+    pub fn peak_in_flight(&self) -> usize {
+        self.in_flight.1.load(Ordering::SeqCst)
     }
 
     pub fn received(&self) -> Vec<Received> {

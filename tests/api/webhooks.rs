@@ -491,3 +491,59 @@ crate::backend_test!(
         );
     }
 );
+
+backend_matrix!(
+    the_background_dispatcher_keeps_four_deliveries_in_flight_per_endpoint,
+    |backend| async move {
+        use recur::store::outbox::{self, NewEvent};
+
+        const EVENTS: usize = 20;
+        let receiver = WebhookReceiver::start().await;
+        // Slow answers keep deliveries in flight; 16 slots would allow more than four.
+        receiver.delay(std::time::Duration::from_millis(60));
+        let server = server_for(backend, &receiver, &[("RECUR_WEBHOOK_CONCURRENCY", "16")]).await;
+        let state = &server.server.state;
+        let orders: Vec<String> = (0..EVENTS).map(|i| format!("bound-{i}")).collect();
+        let events = orders
+            .iter()
+            .map(|order_id| NewEvent {
+                merchant_id: server.merchant.merchant_id,
+                membership_id: None,
+                action: "TRANSACTION_DATA_UPDATE",
+                order_id,
+                webhook_url: &receiver.url,
+                fields: serde_json::Map::new(),
+            })
+            .collect();
+        let mut tx = state.store.begin().await.unwrap();
+        let action_ids = outbox::insert_events(&mut tx, events, state.clock.now())
+            .await
+            .unwrap();
+        tx.commit().await.unwrap();
+        crate::process::until(
+            "every event delivered and recorded",
+            std::time::Duration::from_secs(30),
+            async || {
+                server
+                    .count(
+                        "SELECT COUNT(*) FROM events WHERE status = 'Delivered' AND order_id LIKE $1",
+                        "bound-%",
+                    )
+                    .await
+                    == EVENTS as i64
+            },
+        )
+        .await;
+        assert_eq!(
+            receiver.action_ids(),
+            action_ids.into_iter().collect(),
+            "each event arrived"
+        );
+        assert_eq!(receiver.received().len(), EVENTS, "and only once");
+        assert_eq!(
+            receiver.peak_in_flight(),
+            4,
+            "four deliveries at once to the one endpoint, never more"
+        );
+    }
+);
