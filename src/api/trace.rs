@@ -25,7 +25,7 @@ pub fn current_trace_id() -> String {
 }
 
 fn new_trace_id() -> String {
-    hex::encode(crate::keys::random_bytes::<16>())
+    format!("{:032x}", rand::random::<u128>())
 }
 
 /// The trace id inside a valid `traceparent` header (`00-<32 hex>-<16 hex>-<2 hex>`).
