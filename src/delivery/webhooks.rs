@@ -188,7 +188,9 @@ impl Dispatcher {
         let (finished_tx, finished_rx) = mpsc::channel(RECORD_QUEUE);
         tokio::spawn(recorder(state.clone(), finished_rx));
         let concurrency = state.webhooks.concurrency;
-        let mut tasks: JoinSet<(String, Attempt)> = JoinSet::new();
+        let mut tasks: JoinSet<Attempt> = JoinSet::new();
+        // The endpoint of each delivery task, so that even a failed task frees its slot.
+        let mut endpoints: HashMap<tokio::task::Id, String> = HashMap::new();
         let mut claims: JoinSet<anyhow::Result<Vec<Delivery>>> = JoinSet::new();
         let mut queue: Queue<Delivery> = Queue::default();
         // When to claim next: at once while deliveries finish, after a pause once a claim
@@ -197,10 +199,10 @@ impl Dispatcher {
         loop {
             for delivery in queue.start(concurrency.saturating_sub(tasks.len())) {
                 let state = state.clone();
-                tasks.spawn(async move {
-                    let endpoint = delivery.endpoint.clone();
-                    (endpoint, state.webhooks.attempt(&state, delivery).await)
-                });
+                let endpoint = delivery.endpoint.clone();
+                let task =
+                    tasks.spawn(async move { state.webhooks.attempt(&state, delivery).await });
+                endpoints.insert(task.id(), endpoint);
             }
             let room = (2 * concurrency).saturating_sub(queue.held());
             let now = tokio::time::Instant::now();
@@ -216,15 +218,21 @@ impl Dispatcher {
             }
             let wake = if room > 0 { claim_at } else { now + IDLE_POLL };
             tokio::select! {
-                Some(first) = tasks.join_next(), if !tasks.is_empty() => {
+                Some(first) = tasks.join_next_with_id(), if !tasks.is_empty() => {
                     let mut finished = vec![first];
-                    while let Some(more) = tasks.try_join_next() {
+                    while let Some(more) = tasks.try_join_next_with_id() {
                         finished.push(more);
                     }
                     for result in finished {
+                        let id = match &result {
+                            Ok((id, _)) => *id,
+                            Err(error) => error.id(),
+                        };
+                        if let Some(endpoint) = endpoints.remove(&id) {
+                            queue.finished(&endpoint);
+                        }
                         match result {
-                            Ok((endpoint, attempt)) => {
-                                queue.finished(&endpoint);
+                            Ok((_, attempt)) => {
                                 // Waits while the recorder is RECORD_QUEUE attempts behind.
                                 if finished_tx.send(attempt).await.is_err() {
                                     tracing::warn!("the webhook recorder has stopped");
