@@ -3,6 +3,8 @@
 //! processor is called; the answer is recorded in a second transaction. An attempt left
 //! `Pending` by a crash is completed later by asking the processor again with the same key.
 
+use std::sync::LazyLock;
+
 use chrono::{DateTime, Utc};
 use recur_domain::membership::ChargeDirective;
 use sqlx::any::AnyRow;
@@ -153,6 +155,10 @@ const COLUMNS: &str = "id, merchant_id, membership_id, invoice_id, idempotency_k
     directive, amount, currency, payment_method_id, status, decline_code, decline_reason, \
     processor_reference, pending_update, created_at, completed_at";
 
+/// [`COLUMNS`] qualified by the table, for the `RETURNING` of an `UPDATE … FROM`.
+static QUALIFIED_COLUMNS: LazyLock<String> =
+    LazyLock::new(|| super::qualified(COLUMNS, "charges", None));
+
 fn decode(row: &AnyRow) -> Result<Charge, sqlx::Error> {
     let directive: Option<String> = row.try_get("directive")?;
     Ok(Charge {
@@ -258,17 +264,13 @@ pub async fn complete_many(
     if completions.is_empty() {
         return Ok(Vec::new());
     }
-    let columns = COLUMNS
-        .split(", ")
-        .map(|column| format!("charges.{}", column.trim()))
-        .collect::<Vec<_>>()
-        .join(", ");
     let sql = format!(
         "UPDATE charges SET status = v.column2, processor_reference = v.column3, \
          decline_code = v.column4, decline_reason = v.column5, completed_at = $1 \
          FROM (VALUES {}) AS v WHERE charges.id = v.column1 AND charges.status = 'Pending' \
-         RETURNING {columns}",
-        super::placeholders(completions.len(), 5, 2)
+         RETURNING {}",
+        super::placeholders(completions.len(), 5, 2),
+        *QUALIFIED_COLUMNS
     );
     let mut query = sqlx::query(&sql).bind(to_micros(now));
     for completion in completions {

@@ -113,13 +113,8 @@ fn decode(row: &AnyRow) -> Result<Invoice, sqlx::Error> {
 
 /// [`COLUMNS`] as `i.<column> AS i_<column>`, for a query that joins invoices `i` to a row of
 /// another table whose column names they would clash with; decode with [`decode_joined`].
-pub(super) static JOINED_COLUMNS: LazyLock<String> = LazyLock::new(|| {
-    COLUMNS
-        .split(", ")
-        .map(|column| format!("i.{column} AS {JOINED_PREFIX}{column}"))
-        .collect::<Vec<_>>()
-        .join(", ")
-});
+pub(super) static JOINED_COLUMNS: LazyLock<String> =
+    LazyLock::new(|| super::qualified(COLUMNS, "i", Some(JOINED_PREFIX)));
 
 const JOINED_PREFIX: &str = "i_";
 

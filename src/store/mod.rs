@@ -211,6 +211,21 @@ pub fn placeholders(rows: usize, columns: usize, first: usize) -> String {
     sql
 }
 
+/// A `columns` list (`"a, b"`) qualified by `table` (`"t.a, t.b"`), each renamed
+/// `<alias_prefix><column>` when an alias prefix is given (`"t.a AS t_a, t.b AS t_b"`): for
+/// statements in which another table's columns have the same names.
+pub fn qualified(columns: &str, table: &str, alias_prefix: Option<&str>) -> String {
+    columns
+        .split(',')
+        .map(str::trim)
+        .map(|column| match alias_prefix {
+            Some(prefix) => format!("{table}.{column} AS {prefix}{column}"),
+            None => format!("{table}.{column}"),
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 /// The rows of `table` (its `columns`) whose `(merchant_id, id)` is one of `ids`, in one
 /// query: how a batch reads its rows, tenant-scoped like every single-row read.
 pub async fn rows_by_ids<'c, E: Executor<'c, Database = Any>>(
@@ -264,6 +279,18 @@ mod tests {
             "postgres://u:***@localhost/db"
         );
         assert_eq!(redact("sqlite://x.db"), "sqlite://x.db");
+    }
+
+    #[test]
+    fn qualified_columns_carry_their_table_and_alias() {
+        assert_eq!(
+            qualified("id, kind", "charges", None),
+            "charges.id, charges.kind"
+        );
+        assert_eq!(
+            qualified("id, kind", "i", Some("i_")),
+            "i.id AS i_id, i.kind AS i_kind"
+        );
     }
 
     #[test]
