@@ -176,11 +176,7 @@ async fn finish(
         .values_mut()
         .filter(|m| changed.contains(&m.id))
         .collect();
-    if !memberships::save_many(&mut tx, &mut to_save, at).await? {
-        return Err(BillingError::Conflict(
-            "the membership changed concurrently; retry".into(),
-        ));
-    }
+    lifecycle::save_many(&mut tx, &mut to_save, at).await?;
     // A card entered on a checkout page becomes the payment method once it has paid.
     let approved_cards = distinct(
         done_in_order

@@ -82,7 +82,7 @@ pub(super) async fn act(
             } else {
                 None
             };
-            memberships::save(tx, m, at).await?;
+            lifecycle::save(tx, m, at).await?;
             (None, Followups::default())
         }
     };

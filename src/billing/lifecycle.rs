@@ -45,6 +45,16 @@ pub enum InvoiceChange {
     Void,
 }
 
+impl InvoiceChange {
+    /// Paid with `amount`, the invoice keeping its period.
+    pub fn paid(amount: i64) -> Self {
+        Self::Paid {
+            amount,
+            period: None,
+        }
+    }
+}
+
 /// What recording a processor's answer changes besides the attempt itself. The rules below
 /// decide it in memory; [`super::charging`] writes it, for one answer or a batch of them.
 #[derive(Debug, Default)]
@@ -62,10 +72,7 @@ impl Settlement {
     /// `status_changed`), and a receipt due.
     fn paid_with_receipt(amount: i64, status_changed: bool) -> Self {
         Settlement {
-            invoice: Some(InvoiceChange::Paid {
-                amount,
-                period: None,
-            }),
+            invoice: Some(InvoiceChange::paid(amount)),
             membership_changed: true,
             followups: Followups {
                 status_changed,
@@ -94,7 +101,17 @@ pub(super) async fn save(
     m: &mut Membership,
     at: DateTime<Utc>,
 ) -> Result<(), BillingError> {
-    if memberships::save(tx, m, at).await? {
+    save_many(tx, &mut [m], at).await
+}
+
+/// Saves memberships read for change in one statement; a concurrent change to any of them
+/// since it was read is a conflict (the caller's transaction must not commit).
+pub(super) async fn save_many(
+    tx: &mut Tx,
+    ms: &mut [&mut Membership],
+    at: DateTime<Utc>,
+) -> Result<(), BillingError> {
+    if memberships::save_many(tx, ms, at).await? {
         Ok(())
     } else {
         Err(BillingError::Conflict(
@@ -407,10 +424,7 @@ pub fn pay_now_settled(
     if !approved {
         return Settlement::default();
     }
-    let paid = Some(InvoiceChange::Paid {
-        amount: invoice.amount_due,
-        period: None,
-    });
+    let paid = Some(InvoiceChange::paid(invoice.amount_due));
     if !matches!(
         m.status,
         MembershipStatus::PastDue | MembershipStatus::Unpaid
@@ -619,10 +633,7 @@ pub fn recurring_settled(
         MembershipStatus::Active | MembershipStatus::PastDue | MembershipStatus::Unpaid
     );
     if approved {
-        let paid = Some(InvoiceChange::Paid {
-            amount: charge.amount,
-            period: None,
-        });
+        let paid = Some(InvoiceChange::paid(charge.amount));
         if !in_good_standing {
             // Canceled or completed meanwhile: the money is recorded, the status stays.
             return Settlement {

@@ -79,11 +79,7 @@ pub async fn renew_due(
             .collect();
         attempts.extend(charges::insert_pending_many(&mut tx, &new_charges, until).await?);
         let mut renewed: Vec<&mut Membership> = plain.iter_mut().map(|(m, ..)| m).collect();
-        if !memberships::save_many(&mut tx, &mut renewed, until).await? {
-            return Err(BillingError::Conflict(
-                "the membership changed concurrently; retry".into(),
-            ));
-        }
+        lifecycle::save_many(&mut tx, &mut renewed, until).await?;
     }
     tx.commit().await?;
     charging::execute_many(state, attempts, until).await?;

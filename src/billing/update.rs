@@ -402,10 +402,7 @@ pub fn proration_settled(
             ..Settlement::default()
         });
     }
-    let paid = Some(InvoiceChange::Paid {
-        amount: charge.amount,
-        period: None,
-    });
+    let paid = Some(InvoiceChange::paid(charge.amount));
     let target: Option<Target> = charge
         .pending_update
         .as_deref()
