@@ -244,21 +244,22 @@ impl Dispatcher {
                     claim_at = tokio::time::Instant::now();
                 }
                 Some(claimed) = claims.join_next(), if !claims.is_empty() => {
-                    match claimed {
-                        Ok(Ok(claimed)) if !claimed.is_empty() => {
-                            for delivery in claimed {
-                                queue.lease(delivery.endpoint.clone(), delivery);
-                            }
-                        }
-                        Ok(Ok(_)) => claim_at = tokio::time::Instant::now() + IDLE_POLL,
+                    let claimed = match claimed {
+                        Ok(Ok(claimed)) => claimed,
                         Ok(Err(error)) => {
                             tracing::warn!(error = %format!("{error:#}"), "claiming webhook events failed");
-                            claim_at = tokio::time::Instant::now() + IDLE_POLL;
+                            Vec::new()
                         }
                         Err(error) => {
                             tracing::warn!(%error, "a webhook claim task failed");
-                            claim_at = tokio::time::Instant::now() + IDLE_POLL;
+                            Vec::new()
                         }
+                    };
+                    if claimed.is_empty() {
+                        claim_at = tokio::time::Instant::now() + IDLE_POLL;
+                    }
+                    for delivery in claimed {
+                        queue.lease(delivery.endpoint.clone(), delivery);
                     }
                 }
                 () = tokio::time::sleep_until(wake), if claims.is_empty() => {}
