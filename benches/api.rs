@@ -11,13 +11,18 @@
 //! - the raw single-row rate of the database: one-row insert transactions and primary-key selects
 //!   (SQLite: a plain loop over the same pool settings recur uses; PostgreSQL: `pgbench` with an
 //!   equivalent script when it is installed, otherwise the same loop as for SQLite);
-//! - recur's create-customer and get-customer requests over HTTP, end to end;
+//! - recur's create-customer, get-customer, create-membership and get-membership requests over
+//!   HTTP, end to end, from a lean keep-alive client (`support/http.rs`, one connection per
+//!   client, as `wrk` and `oha` work);
+//! - the same client against `GET /healthz`, a route that does no work: the most requests per
+//!   second loopback HTTP reaches on this machine, which bounds every API ratio from above;
 //!
 //! and prints requests per second, p50/p99 latency and the ratio API / raw. PostgreSQL needs
 //! `RECUR_TEST_POSTGRES_URL` (an administrative URL, as for the tests). Absolute numbers depend on
 //! the machine; the ratios are the result.
 
 use std::collections::HashMap;
+use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -31,6 +36,8 @@ use serde_json::json;
 
 #[path = "support/allocator.rs"]
 mod allocator;
+#[path = "support/http.rs"]
+mod http;
 #[path = "support/scratch.rs"]
 mod scratch;
 #[path = "support/seed.rs"]
@@ -234,6 +241,88 @@ async fn raw_postgres(url: &str, concurrency: usize, duration: Duration) -> (f64
     }
 }
 
+/// The API's path prefix.
+const BASE: &str = "/api/subscriptions/v1";
+
+/// Logs in as the benchmark's merchant and returns its access token.
+async fn access_token(addr: SocketAddr, user_name: &str, password: &str) -> String {
+    let mut connection = http::Connection::open(addr).await.expect("connect");
+    let body = json!({"userName": user_name, "password": password}).to_string();
+    let request = http::request("POST", &format!("{BASE}/auth"), "", Some(body.as_bytes()));
+    let response = connection.send(&request).await.expect("auth");
+    created_key(response, 200, "accessToken")
+}
+
+/// The string field `field` of a response that must have `status`.
+fn created_key(response: http::Response<'_>, status: u16, field: &str) -> String {
+    expect_status(&response, status, field);
+    let record: serde_json::Value = serde_json::from_slice(response.body).expect("JSON body");
+    record[field].as_str().expect("key").to_string()
+}
+
+/// Panics unless the response has `status`; keeps nothing.
+fn expect_status(response: &http::Response<'_>, status: u16, what: &str) -> Option<String> {
+    assert_eq!(
+        response.status,
+        status,
+        "{what}: {}",
+        String::from_utf8_lossy(response.body)
+    );
+    None
+}
+
+/// Runs `concurrency` clients for `duration`, each on a keep-alive connection of its own: the
+/// n-th request of the run is `request(n)`, and `keep` checks each response and may keep a string
+/// of it (a created key). Returns the latencies and every kept string.
+async fn drive_http<R, K>(
+    addr: SocketAddr,
+    concurrency: usize,
+    duration: Duration,
+    request: R,
+    keep: K,
+) -> (Sample, Vec<String>)
+where
+    R: Fn(u64) -> Vec<u8> + Send + Sync + 'static,
+    K: Fn(http::Response<'_>) -> Option<String> + Send + Sync + 'static,
+{
+    let (request, keep) = (Arc::new(request), Arc::new(keep));
+    let counter = Arc::new(AtomicU64::new(0));
+    let mut connections = Vec::with_capacity(concurrency);
+    for _ in 0..concurrency {
+        connections.push(http::Connection::open(addr).await.expect("connect"));
+    }
+    let started = Instant::now();
+    let deadline = started + duration;
+    let tasks: Vec<_> = connections
+        .into_iter()
+        .map(|mut connection| {
+            let (request, keep, counter) = (request.clone(), keep.clone(), counter.clone());
+            tokio::spawn(async move {
+                let (mut latencies, mut kept) = (Vec::new(), Vec::new());
+                while Instant::now() < deadline {
+                    let bytes = request(counter.fetch_add(1, Ordering::Relaxed));
+                    let t = Instant::now();
+                    let response = connection.send(&bytes).await.expect("request");
+                    latencies.push(t.elapsed());
+                    kept.extend(keep(response));
+                }
+                (latencies, kept)
+            })
+        })
+        .collect();
+    let (mut latencies, mut kept) = (Vec::new(), Vec::new());
+    for task in tasks {
+        let (l, k) = task.await.expect("bench task");
+        latencies.extend(l);
+        kept.extend(k);
+    }
+    let sample = Sample {
+        latencies,
+        elapsed: started.elapsed(),
+    };
+    (sample, kept)
+}
+
 /// Fills the database with `count` customers of `merchant_id`, each with a card and an Active
 /// membership with its paid first invoice (one statement per table).
 async fn seed_stored(url: &str, merchant_id: i64, processor_key: &str, count: i64) {
@@ -289,134 +378,89 @@ async fn bench_backend(backend: Backend, plan: &Plan) -> Vec<Row> {
         plan.stored,
     )
     .await;
-    let base = format!("http://{}/api/subscriptions/v1", server.addr);
-    let client = reqwest::Client::builder()
-        .pool_max_idle_per_host(128)
-        .build()
-        .expect("client");
-    let token: String = client
-        .post(format!("{base}/auth"))
-        .json(&json!({"userName": merchant.user_name, "password": merchant.password}))
-        .send()
-        .await
-        .expect("auth")
-        .json::<serde_json::Value>()
-        .await
-        .expect("auth body")["accessToken"]
-        .as_str()
-        .expect("token")
-        .to_string();
-
+    let token = access_token(server.addr, &merchant.user_name, &merchant.password).await;
+    let addr = server.addr;
     let mut rows = Vec::new();
     for concurrency in plan.clients.iter().copied() {
         let (raw_insert, raw_select) = match backend {
             Backend::Sqlite => raw_loop(&raw_url, concurrency, duration).await,
             Backend::Postgres => raw_postgres(&raw_url, concurrency, duration).await,
         };
-        let keys = Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
-        let (c, t, b, k, pk) = (
-            client.clone(),
-            token.clone(),
-            base.clone(),
-            keys.clone(),
-            merchant.processor_key.clone(),
-        );
-        let creates = drive(concurrency, duration, move |n| {
-            let (client, token, base, keys) = (c.clone(), t.clone(), b.clone(), k.clone());
-            let body = json!({
-                "processorKey": pk, "firstName": "Bench", "lastName": "Mark",
-                "email": format!("bench-{concurrency}-{n}@example.com"),
-                "phone": "+4915112345678", "countryCode": "DE"
-            });
-            async move {
-                let response = client
-                    .post(format!("{base}/customer"))
-                    .bearer_auth(token)
-                    .json(&body)
-                    .send()
-                    .await
-                    .expect("create");
-                assert_eq!(
-                    response.status(),
-                    201,
-                    "create-customer answered {}",
-                    response.status()
-                );
-                let record: serde_json::Value = response.json().await.expect("record");
-                keys.lock()
-                    .expect("keys")
-                    .push(record["customerKey"].as_str().expect("key").to_string());
-            }
-        })
+        let (t, pk) = (token.clone(), merchant.processor_key.clone());
+        let (creates, customers) = drive_http(
+            addr,
+            concurrency,
+            duration,
+            move |n| {
+                let body = json!({
+                    "processorKey": pk, "firstName": "Bench", "lastName": "Mark",
+                    "email": format!("bench-{concurrency}-{n}@example.com"),
+                    "phone": "+4915112345678", "countryCode": "DE"
+                });
+                http::request(
+                    "POST",
+                    &format!("{BASE}/customer"),
+                    &t,
+                    Some(body.to_string().as_bytes()),
+                )
+            },
+            |response| Some(created_key(response, 201, "customerKey")),
+        )
         .await;
-        let keys: Arc<Vec<String>> = Arc::new(keys.lock().expect("keys").clone());
-        let customers = keys.clone();
-        let (c, t, b) = (client.clone(), token.clone(), base.clone());
-        let gets = drive(concurrency, duration, move |n| {
-            let (client, token, base) = (c.clone(), t.clone(), b.clone());
-            let key = keys[(n as usize) % keys.len()].clone();
-            async move {
-                let response = client
-                    .get(format!("{base}/customer/{key}"))
-                    .bearer_auth(token)
-                    .send()
-                    .await
-                    .expect("get");
-                assert_eq!(response.status(), 200);
-                response.bytes().await.expect("body");
-            }
-        })
+        let customers = Arc::new(customers);
+        let (t, keys) = (token.clone(), customers.clone());
+        let (gets, _) = drive_http(
+            addr,
+            concurrency,
+            duration,
+            move |n| {
+                let key = &keys[(n as usize) % keys.len()];
+                http::request("GET", &format!("{BASE}/customer/{key}"), &t, None)
+            },
+            |response| expect_status(&response, 200, "get-customer"),
+        )
         .await;
-        let membership_keys = Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
-        let (c, t, b, k) = (
-            client.clone(),
-            token.clone(),
-            base.clone(),
-            membership_keys.clone(),
-        );
-        let membership_creates = drive(concurrency, duration, move |n| {
-            let (client, token, base, keys) = (c.clone(), t.clone(), b.clone(), k.clone());
-            let body = json!({
-                "customerKey": customers[(n as usize) % customers.len()],
-                "subscriptionName": "Bench plan",
-                "webhookUrl": "https://merchant.example/hooks",
-                "productInfo": {"orderId": format!("bench-{concurrency}-{n}")},
-                "pricingInfo": {"currency": "EUR", "totalAmount": "29.97", "pricePerUnit": 9.99, "quantity": 3},
-                "billingCycle": {"intervalType": "Monthly", "intervalCount": 1}
-            });
-            async move {
-                let response = client
-                    .post(format!("{base}/membership"))
-                    .bearer_auth(token)
-                    .json(&body)
-                    .send()
-                    .await
-                    .expect("create membership");
-                assert_eq!(response.status(), 201, "create-membership answered {}", response.status());
-                let record: serde_json::Value = response.json().await.expect("record");
-                keys.lock()
-                    .expect("keys")
-                    .push(record["membershipKey"].as_str().expect("key").to_string());
-            }
-        })
+        let t = token.clone();
+        let (membership_creates, membership_keys) = drive_http(
+            addr,
+            concurrency,
+            duration,
+            move |n| {
+                let body = json!({
+                    "customerKey": customers[(n as usize) % customers.len()],
+                    "subscriptionName": "Bench plan",
+                    "webhookUrl": "https://merchant.example/hooks",
+                    "productInfo": {"orderId": format!("bench-{concurrency}-{n}")},
+                    "pricingInfo": {"currency": "EUR", "totalAmount": "29.97", "pricePerUnit": 9.99, "quantity": 3},
+                    "billingCycle": {"intervalType": "Monthly", "intervalCount": 1}
+                });
+                http::request("POST", &format!("{BASE}/membership"), &t, Some(body.to_string().as_bytes()))
+            },
+            |response| Some(created_key(response, 201, "membershipKey")),
+        )
         .await;
-        let membership_keys: Arc<Vec<String>> =
-            Arc::new(membership_keys.lock().expect("keys").clone());
-        let (c, t, b) = (client.clone(), token.clone(), base.clone());
-        let membership_gets = drive(concurrency, duration, move |n| {
-            let (client, token, base) = (c.clone(), t.clone(), b.clone());
-            let key = membership_keys[(n as usize) % membership_keys.len()].clone();
-            async move {
-                let response = client
-                    .get(format!("{base}/membership/{key}"))
-                    .bearer_auth(token)
-                    .send()
-                    .await
-                    .expect("get membership");
-                assert_eq!(response.status(), 200);
-                response.bytes().await.expect("body");
-            }
-        })
+        let t = token.clone();
+        let (membership_gets, _) = drive_http(
+            addr,
+            concurrency,
+            duration,
+            move |n| {
+                let key = &membership_keys[(n as usize) % membership_keys.len()];
+                http::request("GET", &format!("{BASE}/membership/{key}"), &t, None)
+            },
+            |response| expect_status(&response, 200, "get-membership"),
+        )
+        .await;
+        // The ceiling of any request on this machine: the same client and headers against a
+        // route that does no work (no token check, no database).
+        let t = token.clone();
+        let (empty, _) = drive_http(
+            addr,
+            concurrency,
+            duration,
+            move |_| http::request("GET", "/healthz", &t, None),
+            |response| expect_status(&response, 200, "healthz"),
+        )
         .await;
         rows.push(Row {
             backend,
@@ -448,6 +492,14 @@ async fn bench_backend(backend: Backend, plan: &Plan) -> Vec<Row> {
             operation: "get-customer (read)",
             concurrency,
             sample: gets,
+            raw_rate: raw_select,
+        });
+        rows.push(Row {
+            backend,
+            stored: plan.stored,
+            operation: "ceiling: GET /healthz",
+            concurrency,
+            sample: empty,
             raw_rate: raw_select,
         });
     }
