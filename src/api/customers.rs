@@ -186,9 +186,8 @@ pub async fn create_customer(
         .ok_or(ApiError::Unauthorized)?;
     let new_customer = validate_create(body, &processor_key)?;
     let now = state.clock.now();
-    let mut conn = state.store.writer().acquire().await?;
     let (customer, created) = customers::create_or_get(
-        &mut conn,
+        state.store.writer(),
         auth.merchant_id,
         &ids::customer_key(),
         &new_customer,

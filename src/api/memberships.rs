@@ -467,10 +467,8 @@ pub async fn create_membership(
         charge_emitter_queue: queue,
         expires_at: expiry_of(now),
     };
-    let mut conn = state.store.writer().acquire().await?;
     let (membership, created) =
-        memberships::create_or_get(&mut conn, &new, &customer.customer_key, now).await?;
-    drop(conn);
+        memberships::create_or_get(state.store.writer(), &new, &customer.customer_key, now).await?;
     Ok(match created {
         // A new membership has no invoice yet.
         Created::New => (

@@ -3,9 +3,8 @@
 use std::collections::HashMap;
 
 use chrono::{DateTime, Utc};
-use sqlx::AnyConnection;
 
-use super::{from_micros, to_micros, Store, Tx};
+use super::{from_micros, to_micros, Pool, Store, Tx};
 
 /// A tax id of a customer, kept as given.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -109,7 +108,7 @@ fn decode(row: &sqlx::any::AnyRow) -> Result<Customer, sqlx::Error> {
 /// constraint decides, and the loser reads the winner's row. A new customer is one statement
 /// (its own transaction outside a `Tx`), an existing one a second read.
 pub async fn create_or_get(
-    conn: &mut AnyConnection,
+    writer: &Pool,
     merchant_id: i64,
     customer_key: &str,
     customer: &NewCustomer,
@@ -141,7 +140,7 @@ pub async fn create_or_get(
         .bind(&customer.zip_code)
         .bind(tax_ids)
         .bind(to_micros(now))
-        .fetch_optional(&mut *conn)
+        .fetch_optional(writer)
         .await?;
     if let Some(row) = inserted {
         return Ok((decode(&row)?, Created::New));
@@ -151,7 +150,7 @@ pub async fn create_or_get(
     let row = sqlx::query(&sql)
         .bind(merchant_id)
         .bind(&customer.email_identity)
-        .fetch_one(conn)
+        .fetch_one(writer)
         .await?;
     Ok((decode(&row)?, Created::Existing))
 }

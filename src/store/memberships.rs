@@ -13,11 +13,11 @@ use recur_domain::membership::{ChargeDirective, Price};
 use recur_domain::money::Currency;
 use recur_domain::status::MembershipStatus;
 use sqlx::any::AnyRow;
-use sqlx::{Any, AnyConnection, Executor, Row};
+use sqlx::{Any, Executor, Row};
 
 use super::customers::Created;
 use super::invoices::{self, Invoice};
-use super::{from_micros, to_micros, Backend, Tx};
+use super::{from_micros, to_micros, Backend, Pool, Tx};
 
 /// A membership as stored.
 #[derive(Debug, Clone)]
@@ -242,7 +242,7 @@ static RETURNING: LazyLock<String> = LazyLock::new(|| {
 /// identical creates. A new membership is one statement (its own transaction outside a `Tx`),
 /// an existing one a second read.
 pub async fn create_or_get(
-    conn: &mut AnyConnection,
+    writer: &Pool,
     new: &NewMembership,
     customer_key: &str,
     now: DateTime<Utc>,
@@ -278,7 +278,7 @@ pub async fn create_or_get(
         .bind(to_micros(new.expires_at))
         .bind(to_micros(now))
         .bind(customer_key)
-        .fetch_optional(&mut *conn)
+        .fetch_optional(writer)
         .await?;
     if let Some(row) = inserted {
         return Ok((decode(&row)?, Created::New));
@@ -287,7 +287,7 @@ pub async fn create_or_get(
     let row = sqlx::query(&sql)
         .bind(new.customer_id)
         .bind(&new.order_id)
-        .fetch_one(conn)
+        .fetch_one(writer)
         .await?;
     Ok((decode(&row)?, Created::Existing))
 }

@@ -17,21 +17,19 @@ pub mod memberships;
 pub mod merchants;
 pub mod outbox;
 pub mod payment_methods;
+pub mod pool;
 pub mod processors;
 pub mod test_clocks;
 
-use std::time::Duration;
-
 use anyhow::Context;
 use chrono::{DateTime, Utc};
-use sqlx::any::{AnyConnectOptions, AnyPoolOptions};
-use sqlx::{Any, AnyPool, ConnectOptions, Connection, Executor, Transaction};
+use sqlx::any::AnyConnectOptions;
+use sqlx::{Any, ConnectOptions, Connection, Executor};
+
+pub use pool::{Pool, PoolConnection, Tx};
 
 static SQLITE_MIGRATIONS: sqlx::migrate::Migrator = sqlx::migrate!("./migrations/sqlite");
 static POSTGRES_MIGRATIONS: sqlx::migrate::Migrator = sqlx::migrate!("./migrations/postgres");
-
-/// How long a pooled connection may sit unused before it is pinged on its next checkout.
-const IDLE_BEFORE_PING: Duration = Duration::from_secs(1);
 
 /// Which engine is behind the pool.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -45,13 +43,10 @@ pub enum Backend {
 /// A pool of database connections.
 #[derive(Debug, Clone)]
 pub struct Store {
-    pool: AnyPool,
-    writer: AnyPool,
+    pool: Pool,
+    writer: Pool,
     backend: Backend,
 }
-
-/// A write transaction: everything one request changes commits or rolls back together.
-pub type Tx = Transaction<'static, Any>;
 
 impl Store {
     /// Connects to `url` (`sqlite://…` or `postgres://…`).
@@ -76,20 +71,17 @@ impl Store {
             conn.close().await?;
         }
         let connecting = || format!("connecting to {}", redact(url));
-        let pool = pool_options(backend)
-            .max_connections(match backend {
-                Backend::Sqlite => 8,
-                Backend::Postgres => 16,
-            })
-            .connect_with(options.clone())
+        let readers = match backend {
+            Backend::Sqlite => 8,
+            Backend::Postgres => 16,
+        };
+        let pool = Pool::connect(options.clone(), backend, readers)
             .await
             .with_context(connecting)?;
         let writer = match backend {
             // SQLite has one writer at a time: writers queue for this pool's one connection,
             // first come first served, instead of sleeping on the busy timeout in turn.
-            Backend::Sqlite => pool_options(backend)
-                .max_connections(1)
-                .connect_with(options)
+            Backend::Sqlite => Pool::connect(options, backend, 1)
                 .await
                 .with_context(connecting)?,
             Backend::Postgres => pool.clone(),
@@ -107,8 +99,9 @@ impl Store {
             Backend::Sqlite => &SQLITE_MIGRATIONS,
             Backend::Postgres => &POSTGRES_MIGRATIONS,
         };
+        let mut conn = self.writer.acquire().await?;
         migrator
-            .run(&self.pool)
+            .run(&mut *conn)
             .await
             .context("applying migrations")
     }
@@ -119,12 +112,12 @@ impl Store {
     }
 
     /// The pool, for read queries.
-    pub fn pool(&self) -> &AnyPool {
+    pub fn pool(&self) -> &Pool {
         &self.pool
     }
 
     /// The pool for writes: on SQLite a single connection, on PostgreSQL the one pool.
-    pub fn writer(&self) -> &AnyPool {
+    pub fn writer(&self) -> &Pool {
         &self.writer
     }
 
@@ -132,12 +125,12 @@ impl Store {
     /// front (`BEGIN IMMEDIATE`), so another process's writer cannot fail it on a lock upgrade.
     pub async fn begin(&self) -> Result<Tx, sqlx::Error> {
         match self.backend {
-            Backend::Sqlite => self.writer.begin_with("BEGIN IMMEDIATE").await,
-            Backend::Postgres => self.writer.begin().await,
+            Backend::Sqlite => self.writer.begin(Some("BEGIN IMMEDIATE")).await,
+            Backend::Postgres => self.writer.begin(None).await,
         }
     }
 
-    /// Closes both pools: waits for checked-out connections to come back, then closes them.
+    /// Closes both pools.
     pub async fn close(&self) {
         self.pool.close().await;
         self.writer.close().await;
@@ -150,33 +143,6 @@ impl Store {
             .await
             .map(|_| ())
     }
-}
-
-/// The settings both pools share.
-fn pool_options(backend: Backend) -> AnyPoolOptions {
-    AnyPoolOptions::new()
-        .acquire_timeout(Duration::from_secs(10))
-        // A ping on every checkout would double the round trips of a one-statement request;
-        // only connections that sat idle (across a database restart, say) are checked.
-        .test_before_acquire(false)
-        .before_acquire(|conn, meta| {
-            Box::pin(async move {
-                if meta.idle_for >= IDLE_BEFORE_PING {
-                    conn.ping().await?;
-                }
-                Ok(true)
-            })
-        })
-        .after_connect(move |conn, _meta| {
-            Box::pin(async move {
-                if backend == Backend::Sqlite {
-                    conn.execute("PRAGMA synchronous = NORMAL").await?;
-                    conn.execute("PRAGMA foreign_keys = ON").await?;
-                    conn.execute("PRAGMA busy_timeout = 10000").await?;
-                }
-                Ok(())
-            })
-        })
 }
 
 /// A UTC instant as stored: Unix microseconds.

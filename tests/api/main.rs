@@ -17,6 +17,7 @@ mod kill;
 mod mail;
 mod memberships;
 mod operations;
+mod pool;
 mod process;
 mod processor;
 mod renewals;

@@ -373,7 +373,7 @@ backend_matrix!(
 
 /// Status, attempts, round attempts, lease and delivery time of the event with `action_id`.
 async fn event_row(
-    pool: &sqlx::AnyPool,
+    pool: &recur::store::Pool,
     action_id: &str,
 ) -> (String, i64, i64, Option<i64>, Option<i64>) {
     sqlx::query_as(
