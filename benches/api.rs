@@ -271,28 +271,29 @@ fn expect_status(response: &http::Response<'_>, status: u16, what: &str) -> Opti
     None
 }
 
-/// Runs `concurrency` clients for `duration`, each on a keep-alive connection of its own: the
-/// n-th request of the run is `request(n)`, and `keep` checks each response and may keep a string
-/// of it (a created key). Returns the latencies and every kept string.
-async fn drive_http<R, K>(
+/// Where and how hard one measurement drives the server.
+struct Load {
     addr: SocketAddr,
     concurrency: usize,
     duration: Duration,
-    request: R,
-    keep: K,
-) -> (Sample, Vec<String>)
+}
+
+/// Runs `load.concurrency` clients for `load.duration`, each on a keep-alive connection of its own: the
+/// n-th request of the run is `request(n)`, and `keep` checks each response and may keep a string
+/// of it (a created key). Returns the latencies and every kept string.
+async fn drive_http<R, K>(load: &Load, request: R, keep: K) -> (Sample, Vec<String>)
 where
     R: Fn(u64) -> Vec<u8> + Send + Sync + 'static,
     K: Fn(http::Response<'_>) -> Option<String> + Send + Sync + 'static,
 {
     let (request, keep) = (Arc::new(request), Arc::new(keep));
     let counter = Arc::new(AtomicU64::new(0));
-    let mut connections = Vec::with_capacity(concurrency);
-    for _ in 0..concurrency {
-        connections.push(http::Connection::open(addr).await.expect("connect"));
+    let mut connections = Vec::with_capacity(load.concurrency);
+    for _ in 0..load.concurrency {
+        connections.push(http::Connection::open(load.addr).await.expect("connect"));
     }
     let started = Instant::now();
-    let deadline = started + duration;
+    let deadline = started + load.duration;
     let tasks: Vec<_> = connections
         .into_iter()
         .map(|mut connection| {
@@ -386,11 +387,14 @@ async fn bench_backend(backend: Backend, plan: &Plan) -> Vec<Row> {
             Backend::Sqlite => raw_loop(&raw_url, concurrency, duration).await,
             Backend::Postgres => raw_postgres(&raw_url, concurrency, duration).await,
         };
-        let (t, pk) = (token.clone(), merchant.processor_key.clone());
-        let (creates, customers) = drive_http(
+        let load = Load {
             addr,
             concurrency,
             duration,
+        };
+        let (t, pk) = (token.clone(), merchant.processor_key.clone());
+        let (creates, customers) = drive_http(
+            &load,
             move |n| {
                 let body = json!({
                     "processorKey": pk, "firstName": "Bench", "lastName": "Mark",
@@ -410,9 +414,7 @@ async fn bench_backend(backend: Backend, plan: &Plan) -> Vec<Row> {
         let customers = Arc::new(customers);
         let (t, keys) = (token.clone(), customers.clone());
         let (gets, _) = drive_http(
-            addr,
-            concurrency,
-            duration,
+            &load,
             move |n| {
                 let key = &keys[(n as usize) % keys.len()];
                 http::request("GET", &format!("{BASE}/customer/{key}"), &t, None)
@@ -422,9 +424,7 @@ async fn bench_backend(backend: Backend, plan: &Plan) -> Vec<Row> {
         .await;
         let t = token.clone();
         let (membership_creates, membership_keys) = drive_http(
-            addr,
-            concurrency,
-            duration,
+            &load,
             move |n| {
                 let body = json!({
                     "customerKey": customers[(n as usize) % customers.len()],
@@ -441,9 +441,7 @@ async fn bench_backend(backend: Backend, plan: &Plan) -> Vec<Row> {
         .await;
         let t = token.clone();
         let (membership_gets, _) = drive_http(
-            addr,
-            concurrency,
-            duration,
+            &load,
             move |n| {
                 let key = &membership_keys[(n as usize) % membership_keys.len()];
                 http::request("GET", &format!("{BASE}/membership/{key}"), &t, None)
@@ -455,53 +453,27 @@ async fn bench_backend(backend: Backend, plan: &Plan) -> Vec<Row> {
         // route that does no work (no token check, no database).
         let t = token.clone();
         let (empty, _) = drive_http(
-            addr,
-            concurrency,
-            duration,
+            &load,
             move |_| http::request("GET", "/healthz", &t, None),
             |response| expect_status(&response, 200, "healthz"),
         )
         .await;
-        rows.push(Row {
-            backend,
-            stored: plan.stored,
-            operation: "create-membership (write)",
-            concurrency,
-            sample: membership_creates,
-            raw_rate: raw_insert,
-        });
-        rows.push(Row {
-            backend,
-            stored: plan.stored,
-            operation: "get-membership (read)",
-            concurrency,
-            sample: membership_gets,
-            raw_rate: raw_select,
-        });
-        rows.push(Row {
-            backend,
-            stored: plan.stored,
-            operation: "create-customer (write)",
-            concurrency,
-            sample: creates,
-            raw_rate: raw_insert,
-        });
-        rows.push(Row {
-            backend,
-            stored: plan.stored,
-            operation: "get-customer (read)",
-            concurrency,
-            sample: gets,
-            raw_rate: raw_select,
-        });
-        rows.push(Row {
-            backend,
-            stored: plan.stored,
-            operation: "ceiling: GET /healthz",
-            concurrency,
-            sample: empty,
-            raw_rate: raw_select,
-        });
+        for (operation, sample, raw_rate) in [
+            ("create-membership (write)", membership_creates, raw_insert),
+            ("get-membership (read)", membership_gets, raw_select),
+            ("create-customer (write)", creates, raw_insert),
+            ("get-customer (read)", gets, raw_select),
+            ("ceiling: GET /healthz", empty, raw_select),
+        ] {
+            rows.push(Row {
+                backend,
+                stored: plan.stored,
+                operation,
+                concurrency,
+                sample,
+                raw_rate,
+            });
+        }
     }
     server.abort();
     raw_db.remove().await;
