@@ -476,6 +476,7 @@ async fn bench_backend(backend: Backend, plan: &Plan) -> Vec<Row> {
         }
     }
     server.abort();
+    server.state.store.close().await;
     raw_db.remove().await;
     api_db.remove().await;
     rows

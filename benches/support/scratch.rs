@@ -54,25 +54,31 @@ impl ScratchDatabase {
     }
 
     /// Drops the database (PostgreSQL) or deletes the SQLite file. `FORCE` closes connections
-    /// the benchmark left open, but may not end an autovacuum worker (another role's process);
-    /// a plain `DROP` waits for that one. A database that still cannot be dropped is reported
-    /// and left to scripts/postgres.sh's sweep: the measurements are what matters here.
+    /// the benchmark left open, but may not end an autovacuum worker (another role's process,
+    /// busy for seconds on a freshly seeded million rows); the drop is tried again for up to ten
+    /// seconds. A database that still cannot be dropped is reported and left to
+    /// scripts/postgres.sh's sweep: the measurements are what matters here.
     pub async fn remove(self) {
         let Some((admin, name)) = &self.postgres else {
             return;
         };
-        let dropped = async {
+        let drop_once = || async {
             let mut conn = sqlx::PgConnection::connect(admin).await?;
-            let forced = conn
+            let dropped = conn
                 .execute(format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)").as_str())
                 .await;
-            if forced.is_err() {
-                conn.execute(format!("DROP DATABASE IF EXISTS {name}").as_str())
-                    .await?;
-            }
-            conn.close().await
+            conn.close().await.ok();
+            dropped.map(|_| ())
         };
-        if let Err(error) = dropped.await {
+        let mut last_error = None;
+        for _ in 0..10 {
+            match drop_once().await {
+                Ok(()) => return,
+                Err(error) => last_error = Some(error),
+            }
+            tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+        }
+        if let Some(error) = last_error {
             eprintln!("could not drop the benchmark database {name}: {error}");
         }
     }
