@@ -65,8 +65,21 @@ impl managed::Manager for Manager {
     type Type = Conn;
     type Error = sqlx::Error;
 
+    /// Connects, trying again while the server refuses connections or is starting up (as
+    /// sqlx's pool does), with a doubling pause of at most two seconds; the pool's creation
+    /// time-out ([`ACQUIRE_TIMEOUT`]) bounds the whole wait.
     async fn create(&self) -> Result<Conn, sqlx::Error> {
-        let mut raw = self.options.connect().await?;
+        let mut pause = Duration::from_millis(10);
+        let mut raw = loop {
+            match self.options.connect().await {
+                Ok(raw) => break raw,
+                Err(error) if is_transient(&error) => {
+                    tokio::time::sleep(pause).await;
+                    pause = (pause * 2).min(Duration::from_secs(2));
+                }
+                Err(error) => return Err(error),
+            }
+        };
         if self.backend == Backend::Sqlite {
             raw.execute("PRAGMA synchronous = NORMAL").await?;
             raw.execute("PRAGMA foreign_keys = ON").await?;
@@ -141,6 +154,16 @@ impl Pool {
         })?;
         conn.clean = false;
         Ok(conn)
+    }
+}
+
+/// A connection error worth another try: refused (the server is not listening yet) or one the
+/// database marks as passing while it starts up or frees connection slots.
+fn is_transient(error: &sqlx::Error) -> bool {
+    match error {
+        sqlx::Error::Io(e) => e.kind() == std::io::ErrorKind::ConnectionRefused,
+        sqlx::Error::Database(e) => e.is_transient_in_connect_phase(),
+        _ => false,
     }
 }
 

@@ -131,3 +131,56 @@ async fn connections_the_server_ended_are_replaced() {
     };
     assert_ne!(new_pid, pid, "a new connection serves the pool");
 }
+
+/// PostgreSQL is not listening yet (a restart, a failover): the pool keeps connecting, as sqlx's
+/// did, and the caller gets its connection once the server is back, not a refusal.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn refused_connections_are_retried_until_the_server_listens() {
+    sqlx::any::install_default_drivers();
+    let database = fresh_postgres_database().await;
+    let real: url::Url = database.parse().expect("database URL");
+    let real_addr = format!(
+        "{}:{}",
+        real.host_str().expect("host"),
+        real.port().unwrap_or(5432)
+    );
+    // A port nothing listens on yet: connecting to it is refused.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .expect("bind")
+        .local_addr()
+        .expect("address")
+        .port();
+    let mut proxied = real.clone();
+    proxied.set_port(Some(port)).expect("port");
+    proxied.set_host(Some("127.0.0.1")).expect("host");
+    let refused = tokio::net::TcpStream::connect(("127.0.0.1", port)).await;
+    assert!(refused.is_err(), "nothing listens on the port yet");
+    // The server "comes back" a moment later: a proxy to PostgreSQL starts listening there.
+    let proxy = tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        let listener = tokio::net::TcpListener::bind(("127.0.0.1", port))
+            .await
+            .expect("proxy binds");
+        loop {
+            let (mut inbound, _) = listener.accept().await.expect("accept");
+            let real_addr = real_addr.clone();
+            tokio::spawn(async move {
+                let mut outbound = tokio::net::TcpStream::connect(real_addr)
+                    .await
+                    .expect("proxy connects");
+                let _ = tokio::io::copy_bidirectional(&mut inbound, &mut outbound).await;
+            });
+        }
+    });
+    let options: AnyConnectOptions = proxied.as_str().parse().expect("proxied URL");
+    let pool = Pool::connect(options, StoreBackend::Postgres, 1)
+        .await
+        .expect("the pool waits for the server instead of failing");
+    let answer: i64 = sqlx::query_scalar("SELECT 1::BIGINT")
+        .fetch_one(&pool)
+        .await
+        .expect("query through the proxy");
+    assert_eq!(answer, 1);
+    pool.close().await;
+    proxy.abort();
+}
