@@ -5,9 +5,11 @@ use axum::extract::State;
 use axum::response::Html;
 use axum::Json;
 use utoipa::openapi::content::ContentBuilder;
+use utoipa::openapi::link::Link;
 use utoipa::openapi::response::{Response, ResponseBuilder};
 use utoipa::openapi::security::{Http, HttpAuthScheme, SecurityScheme};
 use utoipa::openapi::Ref;
+use utoipa::openapi::RefOr;
 use utoipa::{Modify, OpenApi};
 
 use super::problem::ApiError;
@@ -47,7 +49,7 @@ use crate::app::AppState;
         health::healthz,
         health::readyz,
     ),
-    modifiers(&BearerScheme, &CommonResponses),
+    modifiers(&BearerScheme, &CommonResponses, &ResponseLinks),
     tags(
         (name = "auth", description = "Access tokens"),
         (name = "customers", description = "Customers of a merchant"),
@@ -112,6 +114,58 @@ impl Modify for CommonResponses {
     }
 }
 
+/// OpenAPI links from what a create returns to the operations that take its key, so that clients
+/// (and schemathesis' stateful phase) can follow a customer or membership from its creation.
+struct ResponseLinks;
+
+impl ResponseLinks {
+    /// (creating path, key field of the answer, path parameter, operations that take it).
+    const FOLLOW: [(&'static str, &'static str, &'static [&'static str]); 2] = [
+        (
+            "/api/subscriptions/v1/customer",
+            "customerKey",
+            &["get_customer"],
+        ),
+        (
+            "/api/subscriptions/v1/membership",
+            "membershipKey",
+            &[
+                "get_membership",
+                "list_events",
+                "cancel_membership",
+                "pay_membership",
+            ],
+        ),
+    ];
+}
+
+impl Modify for ResponseLinks {
+    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
+        for (path, key, operations) in Self::FOLLOW {
+            let Some(create) = openapi
+                .paths
+                .paths
+                .get_mut(path)
+                .and_then(|item| item.post.as_mut())
+            else {
+                continue;
+            };
+            for status in ["200", "201"] {
+                let Some(RefOr::T(response)) = create.responses.responses.get_mut(status) else {
+                    continue;
+                };
+                for operation in operations {
+                    let link = Link::builder()
+                        .operation_id(*operation)
+                        .parameter(key, format!("$response.body#/{key}"))
+                        .build();
+                    response.links.insert(operation.to_string(), link.into());
+                }
+            }
+        }
+    }
+}
+
 fn problem_response(description: &str) -> Response {
     ResponseBuilder::new()
         .description(description)
@@ -124,14 +178,44 @@ fn problem_response(description: &str) -> Response {
         .build()
 }
 
+/// The document as served. utoipa 5.5 writes a link's fields in Rust's spelling
+/// (`operation_id`, `operation_ref`, `request_body`); OpenAPI's are camelCase, so they are renamed
+/// here, in the one place the document is turned into JSON.
+fn served_document() -> Result<serde_json::Value, ApiError> {
+    let mut doc = serde_json::to_value(ApiDoc::openapi()).map_err(anyhow::Error::from)?;
+    let links = doc["paths"]
+        .as_object_mut()
+        .into_iter()
+        .flat_map(|paths| paths.values_mut())
+        .filter_map(|item| item.as_object_mut())
+        .flat_map(|item| item.values_mut())
+        .filter_map(|operation| operation["responses"].as_object_mut())
+        .flat_map(|responses| responses.values_mut())
+        .filter_map(|response| response.get_mut("links")?.as_object_mut())
+        .flat_map(|links| links.values_mut())
+        .filter_map(|link| link.as_object_mut());
+    for link in links {
+        for (rust, openapi) in [
+            ("operation_id", "operationId"),
+            ("operation_ref", "operationRef"),
+            ("request_body", "requestBody"),
+        ] {
+            if let Some(value) = link.remove(rust) {
+                link.insert(openapi.to_string(), value);
+            }
+        }
+    }
+    Ok(doc)
+}
+
 /// `GET /openapi.json`.
-pub async fn document() -> Json<utoipa::openapi::OpenApi> {
-    Json(ApiDoc::openapi())
+pub async fn document() -> Result<Json<serde_json::Value>, ApiError> {
+    served_document().map(Json)
 }
 
 /// `GET /docs`: the reference page.
 pub async fn reference_page(State(state): State<AppState>) -> Result<Html<String>, ApiError> {
-    let doc = serde_json::to_value(ApiDoc::openapi()).map_err(anyhow::Error::from)?;
+    let doc = served_document()?;
     let html = state
         .templates
         .get_template("reference.html")

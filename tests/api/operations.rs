@@ -79,6 +79,32 @@ backend_test!(
             doc["components"]["securitySchemes"]["bearer"]["scheme"],
             "bearer"
         );
+        // Every link from a create's answer names an operation the document has, with the key.
+        let operation_ids: Vec<&str> = doc["paths"]
+            .as_object()
+            .unwrap()
+            .values()
+            .flat_map(|item| item.as_object().unwrap().values())
+            .filter_map(|operation| operation["operationId"].as_str())
+            .collect();
+        for (path, key, expected) in [
+            ("/api/subscriptions/v1/customer", "customerKey", 1),
+            ("/api/subscriptions/v1/membership", "membershipKey", 4),
+        ] {
+            let links = doc["paths"][path]["post"]["responses"]["201"]["links"]
+                .as_object()
+                .unwrap_or_else(|| panic!("{path} 201 has links"));
+            assert_eq!(links.len(), expected, "{path}: {links:?}");
+            for link in links.values() {
+                let target = link["operationId"].as_str().unwrap();
+                assert!(operation_ids.contains(&target), "{target} is an operation");
+                assert_eq!(
+                    link["parameters"][key],
+                    format!("$response.body#/{key}"),
+                    "{target} takes {key}"
+                );
+            }
+        }
         let page = server
             .client
             .get(format!("{}/docs", server.base_url))
