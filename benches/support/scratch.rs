@@ -70,16 +70,14 @@ impl ScratchDatabase {
             conn.close().await.ok();
             dropped.map(|_| ())
         };
-        let mut last_error = None;
-        for _ in 0..10 {
+        for attempt in 1..=10 {
             match drop_once().await {
                 Ok(()) => return,
-                Err(error) => last_error = Some(error),
+                Err(error) if attempt == 10 => {
+                    eprintln!("could not drop the benchmark database {name}: {error}");
+                }
+                Err(_) => tokio::time::sleep(std::time::Duration::from_secs(1)).await,
             }
-            tokio::time::sleep(std::time::Duration::from_secs(1)).await;
-        }
-        if let Some(error) = last_error {
-            eprintln!("could not drop the benchmark database {name}: {error}");
         }
     }
 }

@@ -119,7 +119,8 @@ impl Modify for CommonResponses {
 struct ResponseLinks;
 
 impl ResponseLinks {
-    /// (creating path, key field of the answer, path parameter, operations that take it).
+    /// (creating path, the key in its answer and the path parameter that takes it, the
+    /// operations that take it).
     const FOLLOW: [(&'static str, &'static str, &'static [&'static str]); 2] = [
         (
             "/api/subscriptions/v1/customer",

@@ -26,7 +26,7 @@ use sqlx_core::ext::async_stream::TryAsyncStream;
 use super::Backend;
 
 /// How long a pooled connection may sit unused before it is pinged on its next checkout.
-pub const IDLE_BEFORE_PING: Duration = Duration::from_secs(1);
+const IDLE_BEFORE_PING: Duration = Duration::from_secs(1);
 /// How long a caller waits for a free connection before the request fails.
 const ACQUIRE_TIMEOUT: Duration = Duration::from_secs(10);
 
@@ -47,7 +47,7 @@ impl std::fmt::Debug for Pool {
 }
 
 /// A connection as the pool keeps it.
-pub struct Conn {
+struct Conn {
     raw: AnyConnection,
     /// Whether its last use ran to completion without an error.
     clean: bool,
@@ -116,7 +116,7 @@ impl Pool {
             .build()
             .map_err(|e| sqlx::Error::Configuration(e.to_string().into()))?;
         let pool = Self { inner };
-        drop(pool.checkout().await?);
+        drop(pool.get().await?);
         Ok(pool)
     }
 
@@ -144,14 +144,19 @@ impl Pool {
         }
     }
 
-    /// A connection marked as in use until [`finished`] says otherwise.
-    async fn checkout(&self) -> Result<Object<Manager>, sqlx::Error> {
-        let mut conn = self.inner.get().await.map_err(|e| match e {
+    /// A connection, as the pool holds it.
+    async fn get(&self) -> Result<Object<Manager>, sqlx::Error> {
+        self.inner.get().await.map_err(|e| match e {
             PoolError::Backend(e) => e,
             PoolError::Timeout(_) => sqlx::Error::PoolTimedOut,
             PoolError::Closed => sqlx::Error::PoolClosed,
             other => sqlx::Error::Configuration(other.to_string().into()),
-        })?;
+        })
+    }
+
+    /// A connection marked as in use until [`finished`] says otherwise.
+    async fn checkout(&self) -> Result<Object<Manager>, sqlx::Error> {
+        let mut conn = self.get().await?;
         conn.clean = false;
         Ok(conn)
     }
@@ -196,18 +201,24 @@ pub struct Tx {
     open: bool,
 }
 
+/// How a transaction ends: sqlx's commit or rollback.
+type End = fn(&mut AnyConnection) -> BoxFuture<'_, Result<(), sqlx::Error>>;
+
 impl Tx {
     /// Commits the transaction.
-    pub async fn commit(mut self) -> Result<(), sqlx::Error> {
-        let result = <Any as Database>::TransactionManager::commit(&mut self.conn.raw).await;
-        self.open = false;
-        finished(&mut self.conn, &result);
-        result
+    pub async fn commit(self) -> Result<(), sqlx::Error> {
+        self.end(<Any as Database>::TransactionManager::commit)
+            .await
     }
 
     /// Rolls the transaction back.
-    pub async fn rollback(mut self) -> Result<(), sqlx::Error> {
-        let result = <Any as Database>::TransactionManager::rollback(&mut self.conn.raw).await;
+    pub async fn rollback(self) -> Result<(), sqlx::Error> {
+        self.end(<Any as Database>::TransactionManager::rollback)
+            .await
+    }
+
+    async fn end(mut self, how: End) -> Result<(), sqlx::Error> {
+        let result = how(&mut self.conn.raw).await;
         self.open = false;
         finished(&mut self.conn, &result);
         result

@@ -1,7 +1,8 @@
 //! The connection pool (`store::pool`): it skips sqlx's ping on every release, so these check
 //! what that ping used to guarantee. A transaction dropped without commit is rolled back before
 //! the connection serves anyone else; a query cancelled mid-flight leaves nothing behind for the
-//! next caller; a connection the server ended is replaced after one failed statement.
+//! next caller; a connection the server ended is replaced after one failed statement; and, as
+//! sqlx's pool did, a server that refuses connections is waited for.
 
 use std::time::Duration;
 
