@@ -4,6 +4,7 @@
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::Json;
+use chrono::{DateTime, Utc};
 use recur_domain::calendar::{BillingCycle, IntervalType};
 use recur_domain::membership::{self as rules, ChargeDirective};
 use recur_domain::money::{self, format_amount, Currency};
@@ -25,7 +26,7 @@ use crate::billing::{
 use crate::ids;
 use crate::store::customers::Created;
 use crate::store::invoices::{self, Invoice};
-use crate::store::memberships::{self, Membership, NewMembership};
+use crate::store::memberships::{self, ClockCondition, CreatedAt, Membership, NewMembership};
 
 /// Longest `productInfo.orderId`.
 const MAX_ORDER_ID_CHARS: usize = 255;
@@ -377,12 +378,31 @@ pub async fn create_membership(
     JsonBody(body): JsonBody<CreateMembershipRequest>,
 ) -> Result<(StatusCode, Json<MembershipRecord>), ApiError> {
     let mut errors = FieldErrors::new();
-    let customer_key = required_text(body.customer_key, "customerKey", &mut errors, |key| {
-        prefixed(key, "cstmr_")
-    });
-    let (customer, now) = match customer_key {
+    let CreateDraft {
+        customer_key,
+        end_date,
+        membership: new,
+    } = validate_create(body, auth.merchant_id, &mut errors);
+    let writer = state.store.writer();
+    // Most creates are valid, for an existing customer of a merchant without a test clock,
+    // whose time is then the injected clock's: one statement finds the customer and inserts.
+    let wall = state.clock.now();
+    if let (Some(key), Some(new)) = (&customer_key, &new) {
+        let lead = end_date.map_or(Ok(()), |end| rules::end_date_lead(end, wall).map(drop));
+        if errors.is_empty() && lead.is_ok() {
+            let at = created_at(wall);
+            let condition = ClockCondition::WithoutTestClock;
+            if let Some(m) = memberships::insert(writer, new, key, at, condition).await? {
+                // A new membership has no invoice yet.
+                return Ok((StatusCode::CREATED, Json(MembershipRecord::new(&m, &[]))));
+            }
+        }
+    }
+    // Otherwise: the customer and the merchant's time, read, so that every field error is
+    // reported together and `endDate` is checked against the merchant's own clock.
+    let (customer, now) = match &customer_key {
         Some(key) => {
-            let (customer, now) = customer_and_merchant_now(&state, auth.merchant_id, &key).await?;
+            let (customer, now) = customer_and_merchant_now(&state, auth.merchant_id, key).await?;
             if customer.is_none() {
                 errors.add("customerKey", "does not match a customer of this merchant");
             }
@@ -390,93 +410,132 @@ pub async fn create_membership(
         }
         None => (None, merchant_now(&state, auth.merchant_id).await?),
     };
-    let name = required_text(
-        body.subscription_name,
-        "subscriptionName",
-        &mut errors,
-        rules::subscription_name,
-    );
-    let end_date = body
-        .end_date
-        .optional("endDate", &mut errors)
-        .and_then(|v| errors.check("endDate", rules::end_date(&v, now)));
-    let webhook_url = required_text(
-        body.webhook_url,
-        "webhookUrl",
-        &mut errors,
-        field_rules::https_url,
-    );
-    let metadata = body.metadata.optional("metadata", &mut errors);
-    let queue = body
-        .charge_emitter_queue
-        .optional("chargeEmitterQueue", &mut errors)
-        .and_then(|items| charge_emitter_queue(items, &mut errors));
-    let product = body
-        .product_info
-        .required("productInfo", &mut errors)
-        .map(|p| {
-            let order_id = required_text(p.order_id, "productInfo.orderId", &mut errors, |v| {
-                if v.trim().is_empty() {
-                    Err("must not be empty".to_string())
-                } else {
-                    field_rules::bounded_text(v, MAX_ORDER_ID_CHARS)
-                }
-            });
-            let description = p
-                .description
-                .optional("productInfo.description", &mut errors);
-            (order_id, description)
-        });
-    let pricing = body
-        .pricing_info
-        .required("pricingInfo", &mut errors)
-        .and_then(|p| pricing(p, &mut errors));
-    let cycle = body
-        .billing_cycle
-        .required("billingCycle", &mut errors)
-        .and_then(|c| billing_cycle(c, &mut errors));
-    let (
-        Some(customer),
-        Some(name),
-        Some(webhook_url),
-        Some((Some(order_id), order_description)),
-        Some((currency, total, per_unit, quantity)),
-        Some(cycle),
-    ) = (customer, name, webhook_url, product, pricing, cycle)
-    else {
+    if let Some(end) = end_date {
+        errors.check("endDate", rules::end_date_lead(end, now));
+    }
+    let (Some(customer), Some(new)) = (customer, new) else {
         return Err(ApiError::Validation(errors));
     };
     if !errors.is_empty() {
         return Err(ApiError::Validation(errors));
     }
-    let new = NewMembership {
-        merchant_id: auth.merchant_id,
-        customer_id: customer.id,
-        membership_key: ids::membership_key(),
-        order_id,
-        order_description,
-        subscription_name: name,
-        metadata,
-        webhook_url,
-        end_date,
-        currency: currency.code().to_string(),
-        total_amount: total,
-        price_per_unit: per_unit,
-        quantity,
-        cycle,
-        charge_emitter_queue: queue,
-        expires_at: expiry_of(now),
-    };
     let (membership, created) =
-        memberships::create_or_get(state.store.writer(), &new, &customer.customer_key, now).await?;
+        memberships::create_or_get(writer, &new, &customer.customer_key, created_at(now)).await?;
     Ok(match created {
-        // A new membership has no invoice yet.
         Created::New => (
             StatusCode::CREATED,
             Json(MembershipRecord::new(&membership, &[])),
         ),
         Created::Existing => (StatusCode::OK, Json(record_of(&state, &membership).await?)),
     })
+}
+
+/// A membership created at the merchant's time `now`.
+fn created_at(now: DateTime<Utc>) -> CreatedAt {
+    CreatedAt {
+        now,
+        expires_at: expiry_of(now),
+    }
+}
+
+/// A create body checked by every rule that needs no database and no clock.
+struct CreateDraft {
+    /// `customerKey`, when well-formed; whether it names a customer is still to be read.
+    customer_key: Option<String>,
+    /// `endDate`, when present and well-formed; its lead over the merchant's time is still to be
+    /// checked.
+    end_date: Option<DateTime<Utc>>,
+    /// The membership, when every other field is valid.
+    membership: Option<NewMembership>,
+}
+
+/// Checks the create body by every rule that needs no database and no clock, adding the
+/// failures under their paths.
+fn validate_create(
+    body: CreateMembershipRequest,
+    merchant_id: i64,
+    errors: &mut FieldErrors,
+) -> CreateDraft {
+    let customer_key = required_text(body.customer_key, "customerKey", errors, |key| {
+        prefixed(key, "cstmr_")
+    });
+    let name = required_text(
+        body.subscription_name,
+        "subscriptionName",
+        errors,
+        rules::subscription_name,
+    );
+    let end_date = body
+        .end_date
+        .optional("endDate", errors)
+        .map(|v| errors.check("endDate", rules::parse_end_date(&v)));
+    let webhook_url = required_text(
+        body.webhook_url,
+        "webhookUrl",
+        errors,
+        field_rules::https_url,
+    );
+    let metadata = body.metadata.optional("metadata", errors);
+    let queue = body
+        .charge_emitter_queue
+        .optional("chargeEmitterQueue", errors)
+        .and_then(|items| charge_emitter_queue(items, errors));
+    let product = body.product_info.required("productInfo", errors).map(|p| {
+        let order_id = required_text(p.order_id, "productInfo.orderId", errors, |v| {
+            if v.trim().is_empty() {
+                Err("must not be empty".to_string())
+            } else {
+                field_rules::bounded_text(v, MAX_ORDER_ID_CHARS)
+            }
+        });
+        let description = p.description.optional("productInfo.description", errors);
+        (order_id, description)
+    });
+    let pricing = body
+        .pricing_info
+        .required("pricingInfo", errors)
+        .and_then(|p| pricing(p, errors));
+    let cycle = body
+        .billing_cycle
+        .required("billingCycle", errors)
+        .and_then(|c| billing_cycle(c, errors));
+    let (
+        Some(name),
+        Some(webhook_url),
+        Some((Some(order_id), order_description)),
+        Some((currency, total, per_unit, quantity)),
+        Some(cycle),
+        // An `endDate` present but malformed.
+        None | Some(Some(_)),
+    ) = (name, webhook_url, product, pricing, cycle, end_date)
+    else {
+        return CreateDraft {
+            customer_key,
+            end_date: end_date.flatten(),
+            membership: None,
+        };
+    };
+    let new = NewMembership {
+        merchant_id,
+        membership_key: ids::membership_key(),
+        order_id,
+        order_description,
+        subscription_name: name,
+        metadata,
+        webhook_url,
+        end_date: end_date.flatten(),
+        currency: currency.code().to_string(),
+        total_amount: total,
+        price_per_unit: per_unit,
+        quantity,
+        cycle,
+        charge_emitter_queue: queue,
+    };
+    CreateDraft {
+        customer_key,
+        end_date: new.end_date,
+        membership: Some(new),
+    }
 }
 
 fn charge_emitter_queue(
@@ -613,6 +672,7 @@ pub async fn get_membership(
 ) -> Result<Json<MembershipRecord>, ApiError> {
     let (m, invoices) = memberships::get_with_invoices(
         state.store.pool(),
+        state.store.backend(),
         auth.merchant_id,
         &membership_key,
         RECENT_INVOICES,

@@ -119,13 +119,12 @@ impl Membership {
     }
 }
 
-/// What a membership is created with, already validated.
+/// What a membership is created with, already validated. Its customer is named by key where it
+/// is stored ([`insert`]), so that the customer's read can be part of the insert.
 #[derive(Debug, Clone)]
 pub struct NewMembership {
     /// Owning merchant.
     pub merchant_id: i64,
-    /// Owning customer.
-    pub customer_id: i64,
     /// Fresh key.
     pub membership_key: String,
     /// `productInfo.orderId`.
@@ -152,8 +151,25 @@ pub struct NewMembership {
     pub cycle: BillingCycle,
     /// `chargeEmitterQueue`.
     pub charge_emitter_queue: Option<Vec<ChargeDirective>>,
-    /// When an unpaid (Incomplete) membership expires.
+}
+
+/// When a membership is created: the merchant's time and the deadline of its first payment.
+#[derive(Debug, Clone, Copy)]
+pub struct CreatedAt {
+    /// The merchant's current time (its test clock's, if it has one).
+    pub now: DateTime<Utc>,
+    /// When the membership expires unless paid (Incomplete → Expired).
     pub expires_at: DateTime<Utc>,
+}
+
+/// Which merchants [`insert`] inserts for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ClockCondition {
+    /// Any merchant: the caller read the merchant's time.
+    Any,
+    /// Only a merchant without a test clock, whose time is the injected clock's: the caller
+    /// assumed that time without reading it.
+    WithoutTestClock,
 }
 
 const COLUMNS: &str = "m.id, m.merchant_id, m.customer_id, c.customer_key, m.membership_key, \
@@ -230,37 +246,47 @@ fn queue_json(queue: &Option<Vec<ChargeDirective>>) -> Result<Option<String>, sq
 }
 
 /// [`COLUMNS`] as an insert returns them: unqualified, with the customer key (which lives on
-/// the customer) passed in as `$19`.
+/// the customer) passed in as `$2`.
 static RETURNING: LazyLock<String> = LazyLock::new(|| {
     COLUMNS
-        .replace("c.customer_key", "CAST($19 AS TEXT) AS customer_key")
+        .replace("c.customer_key", "CAST($2 AS TEXT) AS customer_key")
         .replace("m.", "")
 });
 
-/// Stores a new Incomplete membership of the customer `customer_key` unless the customer already
-/// has one with this order id, in which case that one is returned. Safe under concurrent
-/// identical creates. A new membership is one statement (its own transaction outside a `Tx`),
-/// an existing one a second read.
-pub async fn create_or_get(
+/// Stores a new Incomplete membership of the merchant's customer `customer_key`, in one
+/// statement (its own transaction outside a `Tx`) that also finds the customer. `None` when
+/// the customer does not exist, already has a membership with this order id (safe under
+/// concurrent identical creates), or — with [`ClockCondition::WithoutTestClock`] — the merchant
+/// has a test clock.
+pub async fn insert(
     writer: &Pool,
     new: &NewMembership,
     customer_key: &str,
-    now: DateTime<Utc>,
-) -> Result<(Membership, Created), sqlx::Error> {
+    at: CreatedAt,
+    condition: ClockCondition,
+) -> Result<Option<Membership>, sqlx::Error> {
+    let clock_condition = match condition {
+        ClockCondition::Any => "",
+        ClockCondition::WithoutTestClock => {
+            " AND NOT EXISTS (SELECT 1 FROM test_clocks t WHERE t.merchant_id = $1)"
+        }
+    };
+    // The WHERE clause also keeps SQLite from reading `ON CONFLICT` as a join constraint.
     let sql = format!(
         "INSERT INTO memberships (merchant_id, customer_id, membership_key, order_id, \
          order_description, subscription_name, metadata, webhook_url, end_date, currency, \
          total_amount, price_per_unit, quantity, interval_type, interval_count, \
          charge_emitter_queue, recurring_attempts, status, credit_balance, dunning_retries, \
          next_action_at, version, created_at, updated_at) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, 0, \
-         'Incomplete', 0, 0, $17, 1, $18, $18) \
+         SELECT $1, c.id, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, 0, \
+         'Incomplete', 0, 0, $17, 1, $18, $18 FROM customers c \
+         WHERE c.merchant_id = $1 AND c.customer_key = $2{clock_condition} \
          ON CONFLICT (customer_id, order_id) DO NOTHING RETURNING {}",
         *RETURNING
     );
     let inserted = sqlx::query(&sql)
         .bind(new.merchant_id)
-        .bind(new.customer_id)
+        .bind(customer_key)
         .bind(&new.membership_key)
         .bind(&new.order_id)
         .bind(&new.order_description)
@@ -275,21 +301,49 @@ pub async fn create_or_get(
         .bind(new.cycle.interval_type.as_str())
         .bind(i64::from(new.cycle.interval_count))
         .bind(queue_json(&new.charge_emitter_queue)?)
-        .bind(to_micros(new.expires_at))
-        .bind(to_micros(now))
-        .bind(customer_key)
+        .bind(to_micros(at.expires_at))
+        .bind(to_micros(at.now))
         .fetch_optional(writer)
         .await?;
-    if let Some(row) = inserted {
-        return Ok((decode(&row)?, Created::New));
-    }
-    let sql = format!("SELECT {COLUMNS} {FROM} WHERE m.customer_id = $1 AND m.order_id = $2");
+    inserted.as_ref().map(decode).transpose()
+}
+
+/// The membership of the merchant's customer `customer_key` with this order id, if any.
+pub async fn by_order<'c, E: Executor<'c, Database = Any>>(
+    executor: E,
+    merchant_id: i64,
+    customer_key: &str,
+    order_id: &str,
+) -> Result<Option<Membership>, sqlx::Error> {
+    let sql = format!(
+        "SELECT {COLUMNS} {FROM} WHERE c.merchant_id = $1 AND c.customer_key = $2 \
+         AND m.order_id = $3"
+    );
     let row = sqlx::query(&sql)
-        .bind(new.customer_id)
-        .bind(&new.order_id)
-        .fetch_one(writer)
+        .bind(merchant_id)
+        .bind(customer_key)
+        .bind(order_id)
+        .fetch_optional(executor)
         .await?;
-    Ok((decode(&row)?, Created::Existing))
+    row.as_ref().map(decode).transpose()
+}
+
+/// Stores a new Incomplete membership of the merchant's existing customer `customer_key`
+/// unless the customer already has one with this order id, in which case that one is returned.
+/// A new membership is one statement, an existing one a second read.
+pub async fn create_or_get(
+    writer: &Pool,
+    new: &NewMembership,
+    customer_key: &str,
+    at: CreatedAt,
+) -> Result<(Membership, Created), sqlx::Error> {
+    if let Some(created) = insert(writer, new, customer_key, at, ClockCondition::Any).await? {
+        return Ok((created, Created::New));
+    }
+    let existing = by_order(writer, new.merchant_id, customer_key, &new.order_id)
+        .await?
+        .ok_or(sqlx::Error::RowNotFound)?;
+    Ok((existing, Created::Existing))
 }
 
 /// The membership with this key, if it belongs to `merchant_id`.
@@ -310,20 +364,33 @@ pub async fn get<'c, E: Executor<'c, Database = Any>>(
 /// [`get`] with the membership's latest `limit` invoices, newest first, in one statement.
 pub async fn get_with_invoices<'c, E: Executor<'c, Database = Any>>(
     executor: E,
+    backend: Backend,
     merchant_id: i64,
     membership_key: &str,
     limit: i64,
 ) -> Result<Option<(Membership, Vec<Invoice>)>, sqlx::Error> {
-    // The CTE makes the bound on invoice ids a subquery evaluated once (not per invoice row),
-    // and the join an index range scan of `invoices_by_membership`.
-    let sql = format!(
-        "WITH found AS (SELECT {COLUMNS} {FROM} WHERE m.merchant_id = $1 AND m.membership_key = $2) \
-         SELECT found.*, {invoices} FROM found LEFT JOIN invoices i \
-         ON i.membership_id = found.id AND i.id >= (SELECT MIN(id) FROM (SELECT id FROM invoices \
-         WHERE membership_id = (SELECT id FROM found) ORDER BY id DESC LIMIT $3) AS newest) \
-         ORDER BY i.id DESC",
-        invoices = *invoices::JOINED_COLUMNS
-    );
+    let sql = match backend {
+        // A lateral join reads the newest invoices straight off `invoices_by_membership`,
+        // backwards.
+        Backend::Postgres => format!(
+            "SELECT {COLUMNS}, {invoices} {FROM} LEFT JOIN LATERAL (SELECT * FROM invoices \
+             WHERE membership_id = m.id ORDER BY id DESC LIMIT $3) i ON TRUE \
+             WHERE m.merchant_id = $1 AND m.membership_key = $2 ORDER BY i.id DESC",
+            invoices = *invoices::JOINED_COLUMNS
+        ),
+        // SQLite has no lateral join. The CTE makes the bound on invoice ids a subquery
+        // evaluated once (not per invoice row), and the join an index range scan of
+        // `invoices_by_membership`.
+        Backend::Sqlite => format!(
+            "WITH found AS (SELECT {COLUMNS} {FROM} \
+             WHERE m.merchant_id = $1 AND m.membership_key = $2) \
+             SELECT found.*, {invoices} FROM found LEFT JOIN invoices i \
+             ON i.membership_id = found.id AND i.id >= (SELECT MIN(id) FROM (SELECT id \
+             FROM invoices WHERE membership_id = (SELECT id FROM found) ORDER BY id DESC \
+             LIMIT $3) AS newest) ORDER BY i.id DESC",
+            invoices = *invoices::JOINED_COLUMNS
+        ),
+    };
     let rows = sqlx::query(&sql)
         .bind(merchant_id)
         .bind(membership_key)

@@ -24,14 +24,23 @@ pub fn subscription_name(input: &str) -> Result<String, String> {
 /// `endDate`: UTC `YYYY-MM-DDTHH:mm:ss` (a trailing `Z` is accepted), at least one hour after
 /// `now`.
 pub fn end_date(input: &str, now: DateTime<Utc>) -> Result<DateTime<Utc>, String> {
+    end_date_lead(parse_end_date(input)?, now)
+}
+
+/// The form of `endDate` alone: UTC `YYYY-MM-DDTHH:mm:ss`, a trailing `Z` accepted.
+pub fn parse_end_date(input: &str) -> Result<DateTime<Utc>, String> {
     let text = input.strip_suffix('Z').unwrap_or(input);
-    let parsed = NaiveDateTime::parse_from_str(text, "%Y-%m-%dT%H:%M:%S")
+    Ok(NaiveDateTime::parse_from_str(text, "%Y-%m-%dT%H:%M:%S")
         .map_err(|_| "must be a UTC date and time in the form YYYY-MM-DDTHH:mm:ss".to_string())?
-        .and_utc();
-    if parsed < now + END_DATE_MIN_LEAD {
+        .and_utc())
+}
+
+/// The lead `endDate` needs: `end`, when it is at least [`END_DATE_MIN_LEAD`] after `now`.
+pub fn end_date_lead(end: DateTime<Utc>, now: DateTime<Utc>) -> Result<DateTime<Utc>, String> {
+    if end < now + END_DATE_MIN_LEAD {
         return Err("must be at least 1 hour in the future".into());
     }
-    Ok(parsed)
+    Ok(end)
 }
 
 /// The outcome a `chargeEmitterQueue` item forces on a recurring charge attempt.
@@ -146,6 +155,14 @@ mod tests {
         assert!(end_date("2026-11-23", now()).is_err());
         assert!(end_date("2026-11-23T11:00:00+01:00", now()).is_err());
         assert!(end_date("2026-02-30T11:00:00", now()).is_err());
+    }
+
+    #[test]
+    fn end_date_form_and_lead_are_separate_checks() {
+        let parsed = parse_end_date("2026-11-23T10:30:00").unwrap();
+        assert!(end_date_lead(parsed, now()).is_err());
+        assert!(end_date_lead(parsed, now() - TimeDelta::minutes(30)).is_ok());
+        assert!(parse_end_date("2026-11-23T10:30").is_err());
     }
 
     #[test]
