@@ -45,7 +45,7 @@ pub struct CreateMembershipRequest {
     pub subscription_name: Field<String>,
     /// UTC `YYYY-MM-DDTHH:mm:ss`, at least one hour ahead. No cycle starts at or after it.
     #[serde(default)]
-    #[schema(value_type = Option<String>, example = "2027-12-31T00:00:00")]
+    #[schema(value_type = Option<String>, example = "2027-12-31T00:00:00", pattern = "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z?$")]
     pub end_date: Field<String>,
     /// Absolute HTTPS URL receiving this membership's events.
     #[serde(default)]
@@ -79,7 +79,7 @@ pub struct CreateMembershipRequest {
 pub struct ChargeEmitterInput {
     /// `Success` or `Rejected`, any letter case.
     #[serde(default)]
-    #[schema(required = true, value_type = String, example = "Rejected")]
+    #[schema(required = true, value_type = String, example = "Rejected", pattern = "^([Ss][Uu][Cc][Cc][Ee][Ss][Ss]|[Rr][Ee][Jj][Ee][Cc][Tt][Ee][Dd])$")]
     transaction_status: Field<String>,
     /// Decline message of a `Rejected` item; default `Insufficient funds.`.
     #[serde(default)]
@@ -107,20 +107,20 @@ pub struct ProductInfoInput {
 pub struct PricingInfoInput {
     /// ISO 4217 code.
     #[serde(default)]
-    #[schema(required = true, value_type = String, example = "EUR")]
+    #[schema(required = true, value_type = String, example = "EUR", pattern = "^[A-Za-z]{3}$")]
     currency: Field<String>,
     /// Decimal string > 0 with at most the currency's decimals.
     #[serde(default)]
-    #[schema(required = true, value_type = String, example = "29.97")]
+    #[schema(required = true, value_type = String, example = "29.97", pattern = "^[0-9]+(\\.[0-9]+)?$")]
     total_amount: Field<String>,
     /// Optional, > 0 (a number or a decimal string). With quantity, their product must equal
     /// totalAmount.
     #[serde(default)]
-    #[schema(value_type = Option<f64>, example = 9.99)]
+    #[schema(value_type = Option<f64>, example = 9.99, exclusive_minimum = 0)]
     price_per_unit: Field<serde_json::Value>,
     /// Optional integer > 0.
     #[serde(default)]
-    #[schema(value_type = Option<i64>, example = 3)]
+    #[schema(value_type = Option<i64>, example = 3, minimum = 1)]
     quantity: Field<i64>,
 }
 
@@ -130,7 +130,7 @@ pub struct PricingInfoInput {
 pub struct BillingCycleInput {
     /// Daily, Weekly, Monthly or Annually.
     #[serde(default)]
-    #[schema(required = true, value_type = String, example = "Monthly")]
+    #[schema(required = true, value_type = String, example = "Monthly", pattern = "^([Dd][Aa][Ii][Ll][Yy]|[Ww][Ee][Ee][Kk][Ll][Yy]|[Mm][Oo][Nn][Tt][Hh][Ll][Yy]|[Aa][Nn][Nn][Uu][Aa][Ll][Ll][Yy])$")]
     interval_type: Field<String>,
     /// Integer ≥ 1, default 1.
     #[serde(default)]
@@ -716,27 +716,27 @@ pub struct UpdateMembershipRequest {
     pub membership_key: Field<String>,
     /// New display name, 1–250 characters.
     #[serde(default)]
-    #[schema(value_type = Option<String>)]
+    #[schema(value_type = Option<String>, min_length = 1, max_length = 250)]
     pub name: Field<String>,
     /// New end date: UTC `YYYY-MM-DDTHH:mm:ss`, at least one hour ahead.
     #[serde(default)]
-    #[schema(value_type = Option<String>)]
+    #[schema(value_type = Option<String>, pattern = "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z?$")]
     pub end_date: Field<String>,
     /// New price per unit (a number or a decimal string), > 0.
     #[serde(default)]
-    #[schema(value_type = Option<f64>)]
+    #[schema(value_type = Option<f64>, exclusive_minimum = 0)]
     pub price_per_unit: Field<serde_json::Value>,
     /// New quantity (an integer or a string of digits), > 0.
     #[serde(default)]
-    #[schema(value_type = Option<i64>)]
+    #[schema(value_type = Option<i64>, minimum = 1)]
     pub quantity: Field<serde_json::Value>,
-    /// New interval type: Daily, Weekly, Monthly or Annually.
+    /// New interval type: Daily, Weekly, Monthly or Annually, any letter case.
     #[serde(default)]
-    #[schema(value_type = Option<String>)]
+    #[schema(value_type = Option<String>, pattern = "^([Dd][Aa][Ii][Ll][Yy]|[Ww][Ee][Ee][Kk][Ll][Yy]|[Mm][Oo][Nn][Tt][Hh][Ll][Yy]|[Aa][Nn][Nn][Uu][Aa][Ll][Ll][Yy])$")]
     pub interval_type: Field<String>,
     /// New interval count (an integer or a string of digits), ≥ 1.
     #[serde(default)]
-    #[schema(value_type = Option<i64>)]
+    #[schema(value_type = Option<i64>, minimum = 1)]
     pub interval_count: Field<serde_json::Value>,
     /// Absolute HTTPS URL where the customer is sent after the update.
     #[serde(default)]

@@ -39,11 +39,12 @@ async fn require_sandbox(state: &AppState, merchant_id: i64) -> Result<(), ApiEr
 pub struct AttachCardRequest {
     /// The customer (`cstmr_…`).
     #[serde(default)]
-    #[schema(required = true, value_type = String)]
+    #[schema(required = true, value_type = String, pattern = "^cstmr_")]
     pub customer_key: Field<String>,
-    /// A test card number (DESIGN §7), e.g. `4242 4242 4242 4242`.
+    /// A test card number (DESIGN §7), e.g. `4242 4242 4242 4242`: 12 to 19 digits, spaces and
+    /// hyphens ignored.
     #[serde(default)]
-    #[schema(required = true, value_type = String, example = "4242424242424242")]
+    #[schema(required = true, value_type = String, example = "4242424242424242", pattern = "^[ -]*([0-9][ -]*){12,19}$")]
     pub card_number: Field<String>,
 }
 

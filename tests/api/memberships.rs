@@ -183,6 +183,10 @@ backend_test!(
         let mut body = server.membership_body(&customer, "order-defaults");
         body["billingCycle"] = json!({"intervalType": "weekly"});
         body["chargeEmitterQueue"] = json!([{"transactionStatus": "rejected"}, {"transactionStatus": "SUCCESS"}, {"transactionStatus": "Rejected", "description": "Do not honor."}]);
+        // Every field of endDate has its full width, as the schema's pattern says.
+        body["endDate"] = json!("2099-1-1T00:00:00Z");
+        let reply = create_raw(&server, &token, body.clone()).await;
+        assert!(reply.problem(400).contains_key("endDate"), "{}", reply.body);
         body["endDate"] = json!("2099-01-01T00:00:00Z");
         let record = server.create_membership(&token, body).await;
         assert_eq!(

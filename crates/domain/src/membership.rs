@@ -27,11 +27,22 @@ pub fn end_date(input: &str, now: DateTime<Utc>) -> Result<DateTime<Utc>, String
     end_date_lead(parse_end_date(input)?, now)
 }
 
-/// The form of `endDate` alone: UTC `YYYY-MM-DDTHH:mm:ss`, a trailing `Z` accepted.
+/// The form of `endDate` alone: UTC `YYYY-MM-DDTHH:mm:ss`, a trailing `Z` accepted. Every
+/// field has exactly its width (chrono alone would take `2027-1-5T1:2:3`).
 pub fn parse_end_date(input: &str) -> Result<DateTime<Utc>, String> {
+    const FORM: &[u8; 19] = b"0000-00-00T00:00:00";
+    let invalid = || "must be a UTC date and time in the form YYYY-MM-DDTHH:mm:ss".to_string();
     let text = input.strip_suffix('Z').unwrap_or(input);
+    let shaped = text.len() == FORM.len()
+        && text.bytes().zip(FORM).all(|(byte, form)| match form {
+            b'0' => byte.is_ascii_digit(),
+            separator => byte == *separator,
+        });
+    if !shaped {
+        return Err(invalid());
+    }
     Ok(NaiveDateTime::parse_from_str(text, "%Y-%m-%dT%H:%M:%S")
-        .map_err(|_| "must be a UTC date and time in the form YYYY-MM-DDTHH:mm:ss".to_string())?
+        .map_err(|_| invalid())?
         .and_utc())
 }
 
@@ -163,6 +174,10 @@ mod tests {
         assert!(end_date_lead(parsed, now()).is_err());
         assert!(end_date_lead(parsed, now() - TimeDelta::minutes(30)).is_ok());
         assert!(parse_end_date("2026-11-23T10:30").is_err());
+        assert!(parse_end_date("2027-1-5T01:02:03").is_err());
+        assert!(parse_end_date("+2027-01-05T01:02:03").is_err());
+        assert!(parse_end_date(" 2027-01-05T01:02:03").is_err());
+        assert!(parse_end_date("2027-01-05T01:02:03ZZ").is_err());
     }
 
     #[test]
