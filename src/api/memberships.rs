@@ -388,8 +388,8 @@ pub async fn create_membership(
     // whose time is then the injected clock's: one statement finds the customer and inserts.
     let wall = state.clock.now();
     if let (Some(key), Some(new)) = (&customer_key, &new) {
-        let lead = end_date.map_or(Ok(()), |end| rules::end_date_lead(end, wall).map(drop));
-        if errors.is_empty() && lead.is_ok() {
+        let lead_ok = end_date.is_none_or(|end| rules::end_date_lead(end, wall).is_ok());
+        if errors.is_empty() && lead_ok {
             let at = created_at(wall);
             let condition = ClockCondition::WithoutTestClock;
             if let Some(m) = memberships::insert(writer, new, key, at, condition).await? {
@@ -445,7 +445,8 @@ struct CreateDraft {
     /// `endDate`, when present and well-formed; its lead over the merchant's time is still to be
     /// checked.
     end_date: Option<DateTime<Utc>>,
-    /// The membership, when every other field is valid.
+    /// The membership, when every required field is valid. It is only to be stored when no
+    /// error was recorded: an invalid optional field is left out of it.
     membership: Option<NewMembership>,
 }
 
@@ -468,7 +469,7 @@ fn validate_create(
     let end_date = body
         .end_date
         .optional("endDate", errors)
-        .map(|v| errors.check("endDate", rules::parse_end_date(&v)));
+        .and_then(|v| errors.check("endDate", rules::parse_end_date(&v)));
     let webhook_url = required_text(
         body.webhook_url,
         "webhookUrl",
@@ -505,13 +506,11 @@ fn validate_create(
         Some((Some(order_id), order_description)),
         Some((currency, total, per_unit, quantity)),
         Some(cycle),
-        // An `endDate` present but malformed.
-        None | Some(Some(_)),
-    ) = (name, webhook_url, product, pricing, cycle, end_date)
+    ) = (name, webhook_url, product, pricing, cycle)
     else {
         return CreateDraft {
             customer_key,
-            end_date: end_date.flatten(),
+            end_date,
             membership: None,
         };
     };
@@ -523,7 +522,7 @@ fn validate_create(
         subscription_name: name,
         metadata,
         webhook_url,
-        end_date: end_date.flatten(),
+        end_date,
         currency: currency.code().to_string(),
         total_amount: total,
         price_per_unit: per_unit,
@@ -533,7 +532,7 @@ fn validate_create(
     };
     CreateDraft {
         customer_key,
-        end_date: new.end_date,
+        end_date,
         membership: Some(new),
     }
 }

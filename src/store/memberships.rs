@@ -253,6 +253,31 @@ static RETURNING: LazyLock<String> = LazyLock::new(|| {
         .replace("m.", "")
 });
 
+/// The insert of [`insert`], with `clock_condition` added to its `WHERE` clause. Its `WHERE`
+/// clause also keeps SQLite from reading `ON CONFLICT` as a join constraint.
+fn insert_sql(clock_condition: &str) -> String {
+    format!(
+        "INSERT INTO memberships (merchant_id, customer_id, membership_key, order_id, \
+         order_description, subscription_name, metadata, webhook_url, end_date, currency, \
+         total_amount, price_per_unit, quantity, interval_type, interval_count, \
+         charge_emitter_queue, recurring_attempts, status, credit_balance, dunning_retries, \
+         next_action_at, version, created_at, updated_at) \
+         SELECT $1, c.id, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, 0, \
+         'Incomplete', 0, 0, $17, 1, $18, $18 FROM customers c \
+         WHERE c.merchant_id = $1 AND c.customer_key = $2{clock_condition} \
+         ON CONFLICT (customer_id, order_id) DO NOTHING RETURNING {}",
+        *RETURNING
+    )
+}
+
+/// [`insert`] for [`ClockCondition::Any`].
+static INSERT_ANY: LazyLock<String> = LazyLock::new(|| insert_sql(""));
+
+/// [`insert`] for [`ClockCondition::WithoutTestClock`].
+static INSERT_WITHOUT_TEST_CLOCK: LazyLock<String> = LazyLock::new(|| {
+    insert_sql(" AND NOT EXISTS (SELECT 1 FROM test_clocks t WHERE t.merchant_id = $1)")
+});
+
 /// Stores a new Incomplete membership of the merchant's customer `customer_key`, in one
 /// statement (its own transaction outside a `Tx`) that also finds the customer. `None` when
 /// the customer does not exist, already has a membership with this order id (safe under
@@ -265,26 +290,11 @@ pub async fn insert(
     at: CreatedAt,
     condition: ClockCondition,
 ) -> Result<Option<Membership>, sqlx::Error> {
-    let clock_condition = match condition {
-        ClockCondition::Any => "",
-        ClockCondition::WithoutTestClock => {
-            " AND NOT EXISTS (SELECT 1 FROM test_clocks t WHERE t.merchant_id = $1)"
-        }
+    let sql = match condition {
+        ClockCondition::Any => INSERT_ANY.as_str(),
+        ClockCondition::WithoutTestClock => INSERT_WITHOUT_TEST_CLOCK.as_str(),
     };
-    // The WHERE clause also keeps SQLite from reading `ON CONFLICT` as a join constraint.
-    let sql = format!(
-        "INSERT INTO memberships (merchant_id, customer_id, membership_key, order_id, \
-         order_description, subscription_name, metadata, webhook_url, end_date, currency, \
-         total_amount, price_per_unit, quantity, interval_type, interval_count, \
-         charge_emitter_queue, recurring_attempts, status, credit_balance, dunning_retries, \
-         next_action_at, version, created_at, updated_at) \
-         SELECT $1, c.id, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, 0, \
-         'Incomplete', 0, 0, $17, 1, $18, $18 FROM customers c \
-         WHERE c.merchant_id = $1 AND c.customer_key = $2{clock_condition} \
-         ON CONFLICT (customer_id, order_id) DO NOTHING RETURNING {}",
-        *RETURNING
-    );
-    let inserted = sqlx::query(&sql)
+    let inserted = sqlx::query(sql)
         .bind(new.merchant_id)
         .bind(customer_key)
         .bind(&new.membership_key)
