@@ -16,8 +16,12 @@
 //!   client, as `wrk` and `oha` work);
 //! - the same client against `GET /healthz`, a route that does no work: the most requests per
 //!   second loopback HTTP reaches on this machine, which bounds every API ratio from above;
+//! - each operation's own store call made directly (`support/statements.rs`): the same
+//!   statement through the same pools, without HTTP, authentication, validation or JSON;
 //!
-//! and prints requests per second, p50/p99 latency and the ratio API / raw. PostgreSQL needs
+//! and prints requests per second, p50/p99 latency and the ratio API / raw, split into
+//! statement / raw (what the row itself costs the database) and API / statement (what the
+//! server adds). PostgreSQL needs
 //! `RECUR_TEST_POSTGRES_URL` (an administrative URL, as for the tests). Absolute numbers depend on
 //! the machine; the ratios are the result.
 
@@ -42,6 +46,8 @@ mod http;
 mod scratch;
 #[path = "support/seed.rs"]
 mod seed;
+#[path = "support/statements.rs"]
+mod statements;
 
 use scratch::ScratchDatabase;
 
@@ -117,14 +123,24 @@ struct Row {
     concurrency: usize,
     sample: Sample,
     raw_rate: f64,
+    /// The rate of the operation's own store call, without HTTP (none for the ceiling).
+    statement_rate: Option<f64>,
 }
 
 fn print_rows(rows: &[Row]) {
-    println!("| backend | stored customers | operation | clients | req/s | p50 ms | p99 ms | raw/s | API / raw |");
-    println!("|---|---|---|---|---|---|---|---|---|");
+    println!("| backend | stored customers | operation | clients | req/s | p50 ms | p99 ms | raw/s | API / raw | statement/s | statement / raw | API / statement |");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|---|");
     for row in rows {
+        let (statement, statement_raw, api_statement) = match row.statement_rate {
+            Some(rate) => (
+                format!("{rate:.0}"),
+                format!("{:.0}%", 100.0 * rate / row.raw_rate),
+                format!("{:.0}%", 100.0 * row.sample.rate() / rate),
+            ),
+            None => ("–".into(), "–".into(), "–".into()),
+        };
         println!(
-            "| {:?} | {} | {} | {} | {:.0} | {:.2} | {:.2} | {:.0} | {:.0}% |",
+            "| {:?} | {} | {} | {} | {:.0} | {:.2} | {:.2} | {:.0} | {:.0}% | {statement} | {statement_raw} | {api_statement} |",
             row.backend,
             row.stored,
             row.operation,
@@ -181,7 +197,9 @@ async fn raw_loop(url: &str, concurrency: usize, duration: Duration) -> (f64, f6
     (inserts.rate(), selects.rate())
 }
 
-/// pgbench's transactions per second for a one-statement script.
+/// pgbench's transactions per second for a one-statement script, prepared once per connection
+/// (`-M prepared`) as sqlx prepares recur's statements: the same protocol, so the database's
+/// limit for it rather than its parse-every-time rate.
 fn pgbench(url: &str, script: &str, concurrency: usize, seconds: u64) -> Option<f64> {
     let dir = tempfile::tempdir().ok()?;
     let path = dir.path().join("script.sql");
@@ -189,6 +207,8 @@ fn pgbench(url: &str, script: &str, concurrency: usize, seconds: u64) -> Option<
     let out = std::process::Command::new("pgbench")
         .args([
             "-n",
+            "-M",
+            "prepared",
             "-c",
             &concurrency.to_string(),
             "-j",
@@ -381,8 +401,15 @@ async fn bench_backend(backend: Backend, plan: &Plan) -> Vec<Row> {
     .await;
     let token = access_token(server.addr, &merchant.user_name, &merchant.password).await;
     let addr = server.addr;
+    let subject = |tag: String| statements::Subject {
+        store: server.state.store.clone(),
+        merchant_id: merchant.merchant_id,
+        processor_key: merchant.processor_key.clone(),
+        tag,
+    };
     let mut rows = Vec::new();
     for concurrency in plan.clients.iter().copied() {
+        let subject = subject(format!("{concurrency}"));
         let (raw_insert, raw_select) = match backend {
             Backend::Sqlite => raw_loop(&raw_url, concurrency, duration).await,
             Backend::Postgres => raw_postgres(&raw_url, concurrency, duration).await,
@@ -412,6 +439,12 @@ async fn bench_backend(backend: Backend, plan: &Plan) -> Vec<Row> {
         )
         .await;
         let customers = Arc::new(customers);
+        let statement_creates = drive(
+            concurrency,
+            duration,
+            statements::create_customer(subject.clone()),
+        )
+        .await;
         let (t, keys) = (token.clone(), customers.clone());
         let (gets, _) = drive_http(
             &load,
@@ -422,12 +455,18 @@ async fn bench_backend(backend: Backend, plan: &Plan) -> Vec<Row> {
             |response| expect_status(&response, 200, "get-customer"),
         )
         .await;
-        let t = token.clone();
+        let statement_gets = drive(
+            concurrency,
+            duration,
+            statements::get_customer(subject.clone(), customers.clone()),
+        )
+        .await;
+        let (t, keys) = (token.clone(), customers.clone());
         let (membership_creates, membership_keys) = drive_http(
             &load,
             move |n| {
                 let body = json!({
-                    "customerKey": customers[(n as usize) % customers.len()],
+                    "customerKey": keys[(n as usize) % keys.len()],
                     "subscriptionName": "Bench plan",
                     "webhookUrl": "https://merchant.example/hooks",
                     "productInfo": {"orderId": format!("bench-{concurrency}-{n}")},
@@ -439,14 +478,27 @@ async fn bench_backend(backend: Backend, plan: &Plan) -> Vec<Row> {
             |response| Some(created_key(response, 201, "membershipKey")),
         )
         .await;
-        let t = token.clone();
+        let statement_membership_creates = drive(
+            concurrency,
+            duration,
+            statements::create_membership(subject.clone(), customers),
+        )
+        .await;
+        let membership_keys = Arc::new(membership_keys);
+        let (t, keys) = (token.clone(), membership_keys.clone());
         let (membership_gets, _) = drive_http(
             &load,
             move |n| {
-                let key = &membership_keys[(n as usize) % membership_keys.len()];
+                let key = &keys[(n as usize) % keys.len()];
                 http::request("GET", &format!("{BASE}/membership/{key}"), &t, None)
             },
             |response| expect_status(&response, 200, "get-membership"),
+        )
+        .await;
+        let statement_membership_gets = drive(
+            concurrency,
+            duration,
+            statements::get_membership(subject.clone(), membership_keys),
         )
         .await;
         // The ceiling of any request on this machine: the same client and headers against a
@@ -458,12 +510,33 @@ async fn bench_backend(backend: Backend, plan: &Plan) -> Vec<Row> {
             |response| expect_status(&response, 200, "healthz"),
         )
         .await;
-        for (operation, sample, raw_rate) in [
-            ("create-membership (write)", membership_creates, raw_insert),
-            ("get-membership (read)", membership_gets, raw_select),
-            ("create-customer (write)", creates, raw_insert),
-            ("get-customer (read)", gets, raw_select),
-            ("ceiling: GET /healthz", empty, raw_select),
+        let rate = |sample: Sample| Some(sample.rate());
+        for (operation, sample, raw_rate, statement_rate) in [
+            (
+                "create-membership (write)",
+                membership_creates,
+                raw_insert,
+                rate(statement_membership_creates),
+            ),
+            (
+                "get-membership (read)",
+                membership_gets,
+                raw_select,
+                rate(statement_membership_gets),
+            ),
+            (
+                "create-customer (write)",
+                creates,
+                raw_insert,
+                rate(statement_creates),
+            ),
+            (
+                "get-customer (read)",
+                gets,
+                raw_select,
+                rate(statement_gets),
+            ),
+            ("ceiling: GET /healthz", empty, raw_select, None),
         ] {
             rows.push(Row {
                 backend,
@@ -472,6 +545,7 @@ async fn bench_backend(backend: Backend, plan: &Plan) -> Vec<Row> {
                 concurrency,
                 sample,
                 raw_rate,
+                statement_rate,
             });
         }
     }
