@@ -160,6 +160,17 @@ impl Pool {
         conn.clean = false;
         Ok(conn)
     }
+
+    /// Runs `op` on a checked-out connection and records how that use ended.
+    async fn on_connection<T>(
+        &self,
+        op: impl AsyncFnOnce(&mut AnyConnection) -> Result<T, sqlx::Error>,
+    ) -> Result<T, sqlx::Error> {
+        let mut conn = self.checkout().await?;
+        let result = op(&mut conn.raw).await;
+        finished(&mut conn, &result);
+        result
+    }
 }
 
 /// A connection error worth another try: refused (the server is not listening yet) or one the
@@ -260,17 +271,14 @@ impl<'p> Executor<'p> for &Pool {
     {
         let pool = self.clone();
         Box::pin(TryAsyncStream::new(move |yielder| async move {
-            let mut conn = pool.checkout().await?;
-            let result = async {
-                let mut stream = conn.raw.fetch_many(query);
+            pool.on_connection(async |raw| {
+                let mut stream = raw.fetch_many(query);
                 while let Some(item) = stream.try_next().await? {
                     yielder.r#yield(item).await;
                 }
                 Ok(())
-            }
-            .await;
-            finished(&mut conn, &result);
-            result
+            })
+            .await
         }))
     }
 
@@ -284,10 +292,8 @@ impl<'p> Executor<'p> for &Pool {
     {
         let pool = self.clone();
         Box::pin(async move {
-            let mut conn = pool.checkout().await?;
-            let result = conn.raw.fetch_optional(query).await;
-            finished(&mut conn, &result);
-            result
+            pool.on_connection(async |raw| raw.fetch_optional(query).await)
+                .await
         })
     }
 
@@ -301,10 +307,8 @@ impl<'p> Executor<'p> for &Pool {
     {
         let pool = self.clone();
         Box::pin(async move {
-            let mut conn = pool.checkout().await?;
-            let result = conn.raw.prepare_with(sql, parameters).await;
-            finished(&mut conn, &result);
-            result
+            pool.on_connection(async |raw| raw.prepare_with(sql, parameters).await)
+                .await
         })
     }
 
@@ -314,10 +318,8 @@ impl<'p> Executor<'p> for &Pool {
     {
         let pool = self.clone();
         Box::pin(async move {
-            let mut conn = pool.checkout().await?;
-            let result = conn.raw.describe(sql).await;
-            finished(&mut conn, &result);
-            result
+            pool.on_connection(async |raw| raw.describe(sql).await)
+                .await
         })
     }
 }
