@@ -24,7 +24,8 @@ pub struct OutgoingEmail {
     pub created_at: DateTime<Utc>,
 }
 
-/// Up to `limit` pending e-mails due at `now` and not leased, oldest first.
+/// Up to `limit` pending e-mails due at `now` and not leased, earliest due first (the order of
+/// the `emails_due` index, so a claim never sorts the backlog).
 pub async fn due(
     store: &Store,
     now: DateTime<Utc>,
@@ -33,7 +34,7 @@ pub async fn due(
     let rows = sqlx::query(
         "SELECT id, to_address, subject, text_body, html_body, attempts, created_at FROM emails \
          WHERE status = 'Pending' AND next_attempt_at <= $1 AND (lease_until IS NULL OR lease_until < $1) \
-         ORDER BY id LIMIT $2",
+         ORDER BY next_attempt_at, id LIMIT $2",
     )
     .bind(to_micros(now))
     .bind(limit)
