@@ -25,9 +25,14 @@ use crate::store::merchants::{self, Merchant};
 const PER_ENDPOINT: usize = 4;
 
 /// Deliveries per endpoint the background dispatcher holds: those in flight and, leased ahead,
-/// as many again waiting for a slot there, so that a finished delivery is followed at once
-/// instead of after a claim's round trips.
-const HELD_PER_ENDPOINT: usize = 2 * PER_ENDPOINT;
+/// seven times as many waiting for a slot there, so that a fast endpoint's slots are refilled
+/// from the queue while a claim's round trips are under way, and each claim leases a batch
+/// worth its round trips rather than the one or two events that finished meanwhile.
+const HELD_PER_ENDPOINT: usize = 8 * PER_ENDPOINT;
+
+/// Deliveries the background dispatcher holds per slot of its concurrency (in flight and
+/// waiting, over all endpoints).
+const HELD_PER_SLOT: usize = 8;
 
 /// Finished attempts the recorder may fall behind by before the dispatcher waits for it.
 const RECORD_QUEUE: usize = 256;
@@ -41,6 +46,8 @@ pub struct Dispatcher {
     allow_private: bool,
     concurrency: usize,
     lease: TimeDelta,
+    /// How long a leased event may wait for a slot: one attempt's time-out.
+    wait: TimeDelta,
 }
 
 impl Dispatcher {
@@ -70,9 +77,11 @@ impl Dispatcher {
         if let Some(address) = config.source_address {
             builder = builder.local_address(address);
         }
-        // An event may wait up to one time-out for a slot, then take one for its attempt; the
-        // third leaves its recording as much again.
-        let lease_seconds = i64::try_from(config.timeout_seconds).unwrap_or(i64::MAX / 4) * 3 + 5;
+        // An event may wait up to one time-out for a slot (one that has not started by then is
+        // let go: `Queue::expire`), then take one for its attempt; the third leaves its
+        // recording as much again.
+        let timeout_seconds = i64::try_from(config.timeout_seconds).unwrap_or(i64::MAX / 4);
+        let lease_seconds = timeout_seconds * 3 + 5;
         Ok(Self {
             client: builder
                 .build()
@@ -80,6 +89,7 @@ impl Dispatcher {
             allow_private: config.allow_private,
             concurrency: config.concurrency,
             lease: TimeDelta::seconds(lease_seconds),
+            wait: TimeDelta::seconds(timeout_seconds),
         })
     }
 
@@ -142,6 +152,7 @@ impl Dispatcher {
                 event,
                 test_clock,
                 merchant,
+                start_by: real_now + self.wait,
             });
         }
         Ok(claimed)
@@ -181,9 +192,11 @@ impl Dispatcher {
 
     /// Runs the background dispatcher for merchants on real time, until the task is dropped.
     ///
-    /// Claims run in a task of their own and lease up to twice the slots ahead, so deliveries
-    /// start from the leased queue as slots free while the next claim is under way. Finished
-    /// attempts go to a recorder task, so that recording overlaps claiming and delivering too.
+    /// Claims run in a task of their own and lease up to [`HELD_PER_SLOT`] times the slots
+    /// ([`HELD_PER_ENDPOINT`] per endpoint) ahead, so deliveries start from the leased queue as
+    /// slots free while the next claim is under way. A leased event that found no slot within
+    /// one time-out is let go, to be claimed again when its lease expires. Finished attempts go
+    /// to a recorder task, so that recording overlaps claiming and delivering too.
     pub async fn run(state: AppState) {
         let (finished_tx, finished_rx) = mpsc::channel(RECORD_QUEUE);
         tokio::spawn(recorder(state.clone(), finished_rx));
@@ -197,6 +210,13 @@ impl Dispatcher {
         // found nothing.
         let mut claim_at = tokio::time::Instant::now();
         loop {
+            let expired = queue.expire(state.clock.now());
+            if expired > 0 {
+                tracing::warn!(
+                    expired,
+                    "leased webhook events found no free slot in time; they are delivered when their leases expire"
+                );
+            }
             for delivery in queue.start(concurrency.saturating_sub(tasks.len())) {
                 let state = state.clone();
                 let endpoint = delivery.endpoint.clone();
@@ -204,7 +224,7 @@ impl Dispatcher {
                     tasks.spawn(async move { state.webhooks.attempt(&state, delivery).await });
                 endpoints.insert(task.id(), endpoint);
             }
-            let room = (2 * concurrency).saturating_sub(queue.held());
+            let room = (HELD_PER_SLOT * concurrency).saturating_sub(queue.held());
             let now = tokio::time::Instant::now();
             if claims.is_empty() && room > 0 && claim_at <= now {
                 let held = queue.held_by_endpoint();
@@ -259,7 +279,7 @@ impl Dispatcher {
                         claim_at = tokio::time::Instant::now() + IDLE_POLL;
                     }
                     for delivery in claimed {
-                        queue.lease(delivery.endpoint.clone(), delivery);
+                        queue.lease(delivery.endpoint.clone(), delivery.start_by, delivery);
                     }
                 }
                 () = tokio::time::sleep_until(wake), if claims.is_empty() => {}
@@ -347,13 +367,17 @@ struct Delivery {
     test_clock: Option<DateTime<Utc>>,
     /// Its merchant, whose secrets sign it.
     merchant: Arc<Merchant>,
+    /// The real time by which the background dispatcher must start it, so that its lease still
+    /// covers the attempt and its recording.
+    start_by: DateTime<Utc>,
 }
 
 /// The background dispatcher's deliveries (`T`): how many are in flight per endpoint, and the
-/// leased ones waiting for a slot, in the order they were leased.
+/// leased ones waiting for a slot, in the order they were leased, each with the time it must
+/// start by.
 struct Queue<T> {
     in_flight: HashMap<String, usize>,
-    waiting: VecDeque<(String, T)>,
+    waiting: VecDeque<(String, DateTime<Utc>, T)>,
 }
 
 impl<T> Default for Queue<T> {
@@ -366,9 +390,19 @@ impl<T> Default for Queue<T> {
 }
 
 impl<T> Queue<T> {
-    /// Adds a leased delivery to `endpoint` behind those already waiting.
-    fn lease(&mut self, endpoint: String, delivery: T) {
-        self.waiting.push_back((endpoint, delivery));
+    /// Adds a leased delivery to `endpoint`, to start by `start_by`, behind those already
+    /// waiting.
+    fn lease(&mut self, endpoint: String, start_by: DateTime<Utc>, delivery: T) {
+        self.waiting.push_back((endpoint, start_by, delivery));
+    }
+
+    /// Lets go of the waiting deliveries that were not started by their time, and says how
+    /// many. Their events stay leased until the lease expires, then any dispatcher claims them
+    /// again: never two attempts at once, none lost.
+    fn expire(&mut self, now: DateTime<Utc>) -> usize {
+        let before = self.waiting.len();
+        self.waiting.retain(|(_, start_by, _)| *start_by >= now);
+        before - self.waiting.len()
     }
 
     /// Takes up to `slots` waiting deliveries, oldest first, skipping those whose endpoint has
@@ -376,13 +410,13 @@ impl<T> Queue<T> {
     fn start(&mut self, slots: usize) -> Vec<T> {
         let mut started = Vec::new();
         let mut kept = VecDeque::with_capacity(self.waiting.len());
-        for (endpoint, delivery) in self.waiting.drain(..) {
+        for (endpoint, start_by, delivery) in self.waiting.drain(..) {
             let in_flight = self.in_flight.get(&endpoint).copied().unwrap_or(0);
             if started.len() < slots && in_flight < PER_ENDPOINT {
                 self.in_flight.insert(endpoint, in_flight + 1);
                 started.push(delivery);
             } else {
-                kept.push_back((endpoint, delivery));
+                kept.push_back((endpoint, start_by, delivery));
             }
         }
         self.waiting = kept;
@@ -407,7 +441,7 @@ impl<T> Queue<T> {
     /// [`Queue::held`] per endpoint.
     fn held_by_endpoint(&self) -> HashMap<String, usize> {
         let mut held = self.in_flight.clone();
-        for (endpoint, _) in &self.waiting {
+        for (endpoint, _, _) in &self.waiting {
             *held.entry(endpoint.clone()).or_default() += 1;
         }
         held
@@ -514,10 +548,14 @@ fn describe(error: &reqwest::Error) -> String {
 mod tests {
     use super::*;
 
+    fn at(seconds: i64) -> DateTime<Utc> {
+        DateTime::from_timestamp(1_800_000_000 + seconds, 0).unwrap()
+    }
+
     fn queue(leased: &[(&str, u32)]) -> Queue<u32> {
         let mut queue = Queue::default();
         for (endpoint, id) in leased {
-            queue.lease((*endpoint).to_string(), *id);
+            queue.lease((*endpoint).to_string(), at(15), *id);
         }
         queue
     }
@@ -543,5 +581,23 @@ mod tests {
         assert_eq!(queue.start(16), vec![4]);
         assert_eq!(queue.held(), 9);
         assert_eq!(queue.held_by_endpoint().get("b"), None);
+    }
+
+    #[test]
+    fn a_delivery_not_started_by_its_time_is_let_go() {
+        let mut queue = Queue::default();
+        for id in 0..6 {
+            queue.lease("a".to_string(), at(15), id);
+        }
+        queue.lease("b".to_string(), at(30), 99);
+        assert_eq!(queue.start(16), vec![0, 1, 2, 3, 99]);
+        // Endpoint a's slots stay taken: its waiting deliveries keep until their time...
+        assert_eq!(queue.expire(at(15)), 0);
+        assert_eq!(queue.held_by_endpoint().get("a"), Some(&6));
+        // ...and are let go after it, without freeing the slots still in flight.
+        assert_eq!(queue.expire(at(16)), 2);
+        assert_eq!(queue.held(), 5);
+        queue.finished("a");
+        assert_eq!(queue.start(16), Vec::<u32>::new());
     }
 }
