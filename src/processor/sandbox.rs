@@ -441,7 +441,7 @@ impl Processor for SandboxProcessor {
             .bind(merchant_id)
             .bind(Behaviour::of(card).as_str())
             .bind(to_micros(self.clock.now()))
-            .execute(self.store.pool())
+            .execute(self.store.writer())
             .await?;
             Ok(token)
         })

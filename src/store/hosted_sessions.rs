@@ -231,7 +231,7 @@ pub async fn claim(
     .bind(to_micros(until))
     .bind(id)
     .bind(to_micros(now))
-    .execute(store.pool())
+    .execute(store.writer())
     .await?;
     Ok(claimed.rows_affected() == 1)
 }
@@ -267,7 +267,7 @@ pub async fn set_pending(
     .bind(pending.map(|p| p.amount))
     .bind(pending.map(|p| p.processor_id))
     .bind(id)
-    .execute(store.pool())
+    .execute(store.writer())
     .await
     .map(|_| ())
 }

@@ -96,7 +96,7 @@ pub async fn complete(
     .bind(body)
     .bind(merchant_id)
     .bind(key)
-    .execute(store.pool())
+    .execute(store.writer())
     .await
     .map(|_| ())
 }
@@ -106,7 +106,7 @@ pub async fn release(store: &Store, merchant_id: i64, key: &str) -> Result<(), s
     sqlx::query("DELETE FROM idempotency_keys WHERE merchant_id = $1 AND idempotency_key = $2")
         .bind(merchant_id)
         .bind(key)
-        .execute(store.pool())
+        .execute(store.writer())
         .await
         .map(|_| ())
 }
