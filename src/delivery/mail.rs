@@ -11,6 +11,7 @@ use lettre::message::header::ContentType;
 use lettre::message::{Mailbox, MultiPart, SinglePart};
 use lettre::{AsyncSmtpTransport, AsyncTransport, Message, Tokio1Executor};
 use recur_domain::schedule::email_retry_at;
+use tokio::task::JoinSet;
 
 use crate::app::AppState;
 use crate::config::Config;
@@ -43,6 +44,10 @@ pub struct Mailer {
 }
 
 impl Mailer {
+    /// Sends in flight at once, each on an SMTP connection of its own: e-mails are leased this
+    /// many at a time, so every leased one starts at once and its lease covers its send.
+    pub const CONCURRENCY: usize = 8;
+
     /// A mailer for `config`: SMTP when `RECUR_SMTP_URL` is set, `.eml` files otherwise.
     pub fn new(config: &Config) -> anyhow::Result<Self> {
         let from: Mailbox = config.mail.from.parse().with_context(|| {
@@ -76,36 +81,51 @@ impl Mailer {
         }
     }
 
-    /// Sends every due e-mail once; returns how many were sent.
+    /// Leases up to [`Mailer::CONCURRENCY`] due e-mails in one statement, sends them at once,
+    /// and records every outcome in one transaction; returns how many it tried.
     pub async fn run_pass(state: &AppState) -> anyhow::Result<usize> {
         let now = state.clock.now();
-        let mut sent = 0;
-        for email in emails::due(&state.store, now, 50).await? {
-            if !emails::lease(&state.store, email.id, now, now + LEASE).await? {
-                continue;
-            }
-            let message_id = format!(
-                "<email-{}.{}@{}>",
-                email.id,
-                email.created_at.timestamp_micros(),
-                state.mailer.domain
-            );
-            match state.mailer.send(&email, &message_id).await {
+        let limit = i64::try_from(Self::CONCURRENCY).unwrap_or(i64::MAX);
+        let leased = emails::lease_due(&state.store, now, now + LEASE, limit).await?;
+        let tried = leased.len();
+        if tried == 0 {
+            return Ok(0);
+        }
+        let mut sends = JoinSet::new();
+        for email in leased {
+            let state = state.clone();
+            sends.spawn(async move {
+                let message_id = format!(
+                    "<email-{}.{}@{}>",
+                    email.id,
+                    email.created_at.timestamp_micros(),
+                    state.mailer.domain
+                );
+                let sent = state.mailer.send(&email, &message_id).await;
+                (email, message_id, sent)
+            });
+        }
+        let mut outcomes = Vec::with_capacity(tried);
+        while let Some(outcome) = sends.join_next().await {
+            outcomes.push(outcome.context("an e-mail send task failed")?);
+        }
+        let mut tx = state.store.begin().await?;
+        for (email, message_id, sent) in outcomes {
+            match sent {
                 Ok(()) => {
-                    emails::mark_sent(&state.store, email.id, &message_id, state.clock.now())
-                        .await?;
-                    sent += 1;
+                    emails::mark_sent(&mut tx, email.id, &message_id, state.clock.now()).await?;
                 }
                 Err(error) => {
                     let failed = u32::try_from(email.attempts + 1).unwrap_or(u32::MAX);
                     let retry_at = email_retry_at(failed, state.clock.now());
                     let error = format!("{error:#}");
                     tracing::warn!(email_id = email.id, %error, retry = retry_at.is_some(), "sending an e-mail failed");
-                    emails::mark_failed(&state.store, email.id, &error, retry_at).await?;
+                    emails::mark_failed(&mut tx, email.id, &error, retry_at).await?;
                 }
             }
         }
-        Ok(sent)
+        tx.commit().await?;
+        Ok(tried)
     }
 
     /// Runs the mailer until the task is dropped.
@@ -113,7 +133,7 @@ impl Mailer {
         tracing::info!(destination = %state.mailer.destination(), "mailer started");
         loop {
             match Self::run_pass(&state).await {
-                Ok(sent) if sent > 0 => continue,
+                Ok(tried) if tried > 0 => continue,
                 Ok(_) => {}
                 Err(error) => tracing::warn!(error = %format!("{error:#}"), "mailer pass failed"),
             }

@@ -3,7 +3,7 @@
 use chrono::{DateTime, Utc};
 use sqlx::Row;
 
-use super::{from_micros, to_micros, Store};
+use super::{from_micros, to_micros, Store, Tx};
 
 /// A rendered e-mail waiting to be sent.
 #[derive(Debug, Clone)]
@@ -24,23 +24,30 @@ pub struct OutgoingEmail {
     pub created_at: DateTime<Utc>,
 }
 
-/// Up to `limit` pending e-mails due at `now` and not leased, earliest due first (the order of
-/// the `emails_due` index, so a claim never sorts the backlog).
-pub async fn due(
+/// Leases up to `limit` pending e-mails due at `now` and not leased, earliest due first (the
+/// order of the `emails_due` index, so a claim never sorts the backlog), until `until`, in one
+/// statement, and returns them. An e-mail another mailer leased first is left out: the outer
+/// condition is checked again on the row it updates.
+pub async fn lease_due(
     store: &Store,
     now: DateTime<Utc>,
+    until: DateTime<Utc>,
     limit: i64,
 ) -> Result<Vec<OutgoingEmail>, sqlx::Error> {
     let rows = sqlx::query(
-        "SELECT id, to_address, subject, text_body, html_body, attempts, created_at FROM emails \
-         WHERE status = 'Pending' AND next_attempt_at <= $1 AND (lease_until IS NULL OR lease_until < $1) \
-         ORDER BY next_attempt_at, id LIMIT $2",
+        "UPDATE emails SET lease_until = $2 WHERE id IN (SELECT id FROM emails \
+         WHERE status = 'Pending' AND next_attempt_at <= $1 \
+         AND (lease_until IS NULL OR lease_until < $1) ORDER BY next_attempt_at, id LIMIT $3) \
+         AND status = 'Pending' AND (lease_until IS NULL OR lease_until < $1) \
+         RETURNING id, to_address, subject, text_body, html_body, attempts, created_at",
     )
     .bind(to_micros(now))
+    .bind(to_micros(until))
     .bind(limit)
-    .fetch_all(store.pool())
+    .fetch_all(store.writer())
     .await?;
-    rows.iter()
+    let mut leased = rows
+        .iter()
         .map(|row| {
             Ok(OutgoingEmail {
                 id: row.try_get("id")?,
@@ -52,32 +59,15 @@ pub async fn due(
                 created_at: from_micros(row.try_get("created_at")?),
             })
         })
-        .collect()
-}
-
-/// Leases an e-mail until `until`; `false` when another mailer holds it or it was sent.
-pub async fn lease(
-    store: &Store,
-    id: i64,
-    now: DateTime<Utc>,
-    until: DateTime<Utc>,
-) -> Result<bool, sqlx::Error> {
-    Ok(sqlx::query(
-        "UPDATE emails SET lease_until = $1 WHERE id = $2 AND status = 'Pending' \
-         AND (lease_until IS NULL OR lease_until < $3)",
-    )
-    .bind(to_micros(until))
-    .bind(id)
-    .bind(to_micros(now))
-    .execute(store.pool())
-    .await?
-    .rows_affected()
-        == 1)
+        .collect::<Result<Vec<_>, sqlx::Error>>()?;
+    // RETURNING follows no order; sends start oldest first.
+    leased.sort_unstable_by_key(|email| email.id);
+    Ok(leased)
 }
 
 /// Records a successful send.
 pub async fn mark_sent(
-    store: &Store,
+    tx: &mut Tx,
     id: i64,
     message_id: &str,
     now: DateTime<Utc>,
@@ -89,14 +79,14 @@ pub async fn mark_sent(
     .bind(message_id)
     .bind(to_micros(now))
     .bind(id)
-    .execute(store.pool())
+    .execute(&mut **tx)
     .await?;
     Ok(())
 }
 
 /// Records a failed send: retried at `retry_at`, or `Failed` for good when it is `None`.
 pub async fn mark_failed(
-    store: &Store,
+    tx: &mut Tx,
     id: i64,
     error: &str,
     retry_at: Option<DateTime<Utc>>,
@@ -109,7 +99,7 @@ pub async fn mark_failed(
     .bind(error)
     .bind(retry_at.map(to_micros))
     .bind(id)
-    .execute(store.pool())
+    .execute(&mut **tx)
     .await?;
     Ok(())
 }
