@@ -119,3 +119,49 @@ backend_matrix!(
         assert!(error.unwrap().to_lowercase().contains("connect"));
     }
 );
+
+backend_matrix!(
+    a_batch_of_receipts_is_sent_once_each,
+    |backend| async move {
+        let sink = SmtpSink::start().await;
+        let server = TestServer::start_with_owned(
+            backend,
+            &[("RECUR_SMTP_URL", format!("smtp://127.0.0.1:{}", sink.port))],
+        )
+        .await;
+        // More receipts than the mailer sends at once, so it takes several passes.
+        let count = 12;
+        for i in 0..count {
+            pay_something(
+                &server,
+                &format!("batch{i}@example.com"),
+                &format!("order-batch-{i}"),
+            )
+            .await;
+        }
+        eventually(|| sink.delivered().len() >= count).await;
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+        loop {
+            let sent: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM emails WHERE status = 'Sent'")
+                .fetch_one(server.server.state.store.pool())
+                .await
+                .unwrap();
+            if sent as usize == count {
+                break;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "{sent} of {count} marked sent"
+            );
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
+        let ids = sink.message_ids();
+        assert_eq!(ids.len(), count, "one Message-ID per receipt");
+        assert!(ids.values().all(|&n| n == 1), "each sent once: {ids:?}");
+        let mut recipients: Vec<String> =
+            sink.delivered().iter().flat_map(|m| m.to.clone()).collect();
+        recipients.sort();
+        recipients.dedup();
+        assert_eq!(recipients.len(), count);
+    }
+);
