@@ -1,5 +1,5 @@
-//! Background work inside `recur serve` (DESIGN §1): the billing engine, the webhook dispatcher
-//! and the mailer, on real time. Several processes may run them against one PostgreSQL: due
+//! Background work inside `recur serve` (DESIGN §1): the billing engine, the webhook dispatcher,
+//! the mailer and housekeeping, on real time. Several processes may run them against one PostgreSQL: due
 //! work is claimed row by row, so each item goes to one process.
 
 use std::time::Duration;
@@ -10,9 +10,13 @@ use crate::app::AppState;
 use crate::billing::engine;
 use crate::delivery::mail::Mailer;
 use crate::delivery::webhooks::Dispatcher;
+use crate::store::idempotency;
 
 /// How often the billing worker looks for due memberships.
 const BILLING_INTERVAL: Duration = Duration::from_secs(1);
+
+/// How often housekeeping looks for expired idempotency keys.
+const HOUSEKEEPING_INTERVAL: Duration = Duration::from_secs(60);
 
 /// The running background tasks.
 pub struct Workers {
@@ -27,6 +31,7 @@ impl Workers {
                 tokio::spawn(run_billing(state.clone())),
                 tokio::spawn(Dispatcher::run(state.clone())),
                 tokio::spawn(Mailer::run(state.clone())),
+                tokio::spawn(run_housekeeping(state.clone())),
             ],
         }
     }
@@ -50,5 +55,20 @@ async fn run_billing(state: AppState) {
             Err(error) => tracing::warn!(%error, "billing pass failed; retrying"),
         }
         tokio::time::sleep(BILLING_INTERVAL).await;
+    }
+}
+
+/// Housekeeping: every [`HOUSEKEEPING_INTERVAL`], deletes the idempotency keys past their
+/// retention, in batches so that no statement holds the table for long.
+async fn run_housekeeping(state: AppState) {
+    const BATCH: u32 = 1000;
+    loop {
+        let expired_before = state.clock.now() - idempotency::RETENTION;
+        match idempotency::purge_expired(&state.store, expired_before, i64::from(BATCH)).await {
+            Ok(deleted) if deleted == u64::from(BATCH) => continue,
+            Ok(_) => {}
+            Err(error) => tracing::warn!(%error, "purging expired idempotency keys failed"),
+        }
+        tokio::time::sleep(HOUSEKEEPING_INTERVAL).await;
     }
 }

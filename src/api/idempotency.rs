@@ -10,7 +10,6 @@ use axum::extract::{Request, State};
 use axum::http::{header, HeaderValue, Method, StatusCode};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
-use chrono::Duration;
 use recur_domain::validation::FieldErrors;
 use sha2::{Digest, Sha256};
 
@@ -23,8 +22,6 @@ use crate::store::idempotency;
 pub const HEADER: &str = "idempotency-key";
 /// The header marking a replayed response.
 pub const REPLAYED: &str = "idempotent-replayed";
-/// How long a key is remembered.
-pub const RETENTION: Duration = Duration::hours(24);
 /// Longest accepted key.
 const MAX_KEY_LEN: usize = 255;
 
@@ -58,7 +55,7 @@ async fn handle(state: &AppState, request: Request, next: Next) -> Result<Respon
         &key,
         &request_hash,
         now,
-        now - RETENTION,
+        now - idempotency::RETENTION,
     )
     .await
     .map_err(internal)?;

@@ -1,6 +1,6 @@
 //! The `idempotency_keys` table: first responses kept for replay.
 
-use chrono::{DateTime, Utc};
+use chrono::{DateTime, TimeDelta, Utc};
 
 use super::{to_micros, Store};
 
@@ -15,6 +15,29 @@ pub struct Remembered {
     pub content_type: Option<String>,
     /// The first response's body.
     pub body: Vec<u8>,
+}
+
+/// How long a key and its response are remembered from first use.
+pub const RETENTION: TimeDelta = TimeDelta::hours(24);
+
+/// Deletes up to `limit` keys first used before `expired_before`, oldest first, in one statement;
+/// returns how many it deleted. A key past its retention is claimed afresh anyway (see
+/// [`claim`]), so this only returns the space.
+pub async fn purge_expired(
+    store: &Store,
+    expired_before: DateTime<Utc>,
+    limit: i64,
+) -> Result<u64, sqlx::Error> {
+    Ok(sqlx::query(
+        "DELETE FROM idempotency_keys WHERE (merchant_id, idempotency_key) IN \
+         (SELECT merchant_id, idempotency_key FROM idempotency_keys WHERE created_at < $1 \
+         ORDER BY created_at LIMIT $2)",
+    )
+    .bind(to_micros(expired_before))
+    .bind(limit)
+    .execute(store.writer())
+    .await?
+    .rows_affected())
 }
 
 /// Claims `key` for a request with `request_hash`: true when this caller is first (or the previous

@@ -164,3 +164,54 @@ backend_test!(
         );
     }
 );
+
+backend_test!(
+    expired_keys_are_purged_oldest_first_a_batch_at_a_time,
+    |server: TestServer| async move {
+        use recur::store::idempotency;
+        let store = &server.server.state.store;
+        let id = server.merchant.merchant_id;
+        let t0 = Utc::now();
+        for (key, at) in [
+            ("old-1", t0),
+            ("old-2", t0 + Duration::minutes(1)),
+            ("old-3", t0 + Duration::minutes(2)),
+            ("fresh", t0 + Duration::hours(2)),
+        ] {
+            assert!(
+                idempotency::claim(store, id, key, "h", at, at - idempotency::RETENTION)
+                    .await
+                    .unwrap()
+            );
+        }
+        let cutoff = t0 + Duration::hours(1);
+        assert_eq!(
+            idempotency::purge_expired(store, cutoff, 2).await.unwrap(),
+            2
+        );
+        assert!(idempotency::get(store, id, "old-1")
+            .await
+            .unwrap()
+            .is_none());
+        assert!(idempotency::get(store, id, "old-2")
+            .await
+            .unwrap()
+            .is_none());
+        assert!(idempotency::get(store, id, "old-3")
+            .await
+            .unwrap()
+            .is_some());
+        assert_eq!(
+            idempotency::purge_expired(store, cutoff, 2).await.unwrap(),
+            1
+        );
+        assert_eq!(
+            idempotency::purge_expired(store, cutoff, 2).await.unwrap(),
+            0
+        );
+        assert!(idempotency::get(store, id, "fresh")
+            .await
+            .unwrap()
+            .is_some());
+    }
+);
