@@ -40,6 +40,8 @@ use serde_json::json;
 
 #[path = "support/allocator.rs"]
 mod allocator;
+#[path = "support/args.rs"]
+mod args;
 #[path = "support/http.rs"]
 mod http;
 #[path = "support/scratch.rs"]
@@ -49,6 +51,7 @@ mod seed;
 #[path = "support/statements.rs"]
 mod statements;
 
+use args::Args;
 use scratch::ScratchDatabase;
 
 const CONCURRENCY: [usize; 3] = [1, 8, 64];
@@ -557,36 +560,26 @@ async fn bench_backend(backend: Backend, plan: &Plan) -> Vec<Row> {
 }
 
 fn main() {
-    let args: Vec<String> = std::env::args().collect();
-    let value = |flag: &str| {
-        args.iter()
-            .position(|a| a == flag)
-            .and_then(|i| args.get(i + 1))
-            .cloned()
-    };
-    let seconds: u64 = value("--seconds").and_then(|s| s.parse().ok()).unwrap_or(5);
-    let backends = match value("--backend").as_deref() {
-        Some("sqlite") => vec![Backend::Sqlite],
-        Some("postgres") => vec![Backend::Postgres],
-        _ => vec![Backend::Sqlite, Backend::Postgres],
-    };
+    let args = Args::from_env();
+    let seconds: u64 = args.parsed("--seconds", 5);
     let plan = Plan {
         duration: Duration::from_secs(seconds),
-        clients: value("--clients")
+        clients: args
+            .value("--clients")
             .map(|list| {
                 list.split(',')
                     .filter_map(|c| c.trim().parse().ok())
                     .collect()
             })
             .unwrap_or_else(|| CONCURRENCY.to_vec()),
-        stored: value("--stored").and_then(|s| s.parse().ok()).unwrap_or(0),
+        stored: args.parsed("--stored", 0),
     };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .expect("runtime");
     let mut rows = Vec::new();
-    for backend in backends {
+    for backend in args.backends() {
         rows.extend(runtime.block_on(bench_backend(backend, &plan)));
     }
     println!(

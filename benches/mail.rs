@@ -1,7 +1,7 @@
 //! E-mails per second from the outbox to a local SMTP server, against the rate at which a plain
 //! SMTP client gets the same messages accepted by that same server, in one run.
 //!
-//! `cargo bench --bench mail -- [--emails N] [--backend sqlite|postgres]`
+//! `cargo bench --bench mail -- [--emails N] [--backend sqlite|postgres]` (both when absent)
 //!
 //! The server (tests/api/receivers.rs) accepts every message at once. Raw: N messages of the same
 //! shape from as many concurrent tasks as the mailer sends at once, over lettre's pooled SMTP
@@ -10,27 +10,27 @@
 
 #[path = "support/allocator.rs"]
 mod allocator;
+#[path = "support/args.rs"]
+mod args;
+#[path = "support/drain.rs"]
+mod drain;
 #[path = "support/scratch.rs"]
 mod scratch;
+#[path = "support/state.rs"]
+mod state;
 
 #[path = "../tests/api/receivers.rs"]
 #[allow(dead_code)]
 mod receivers;
 
-use std::collections::HashMap;
-use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
+use args::Args;
 use lettre::message::header::ContentType;
 use lettre::message::{MultiPart, SinglePart};
 use lettre::{AsyncSmtpTransport, AsyncTransport, Message, Tokio1Executor};
 use receivers::SmtpSink;
-use recur::app::AppState;
-use recur::clock::SystemClock;
-use recur::config::Config;
 use recur::delivery::mail::Mailer;
-use recur::merchants;
-use recur::store::merchants::Mode;
 use recur::store::outbox::{self, EmailKind, NewEmail};
 use recur::store::Backend;
 use scratch::ScratchDatabase;
@@ -104,18 +104,8 @@ async fn raw_rate(sink: &SmtpSink, n: usize, concurrency: usize) -> f64 {
 /// E-mails per second the mailer sends from an outbox holding `n` due ones.
 async fn recur_rate(sink: &SmtpSink, database_url: &str, n: usize) -> f64 {
     let dir = tempfile::tempdir().unwrap();
-    let mut env: HashMap<&str, String> = HashMap::new();
-    env.insert("RECUR_DATA_DIR", dir.path().display().to_string());
-    env.insert("RECUR_DEMO_MERCHANT", "false".into());
-    env.insert("RECUR_DATABASE_URL", database_url.to_string());
-    env.insert("RECUR_SMTP_URL", format!("smtp://127.0.0.1:{}", sink.port));
-    let config = Config::from_sources(None, |k| env.get(k).cloned()).unwrap();
-    let state = AppState::build(config, Arc::new(SystemClock), None)
-        .await
-        .unwrap();
-    let merchant = merchants::create(&state, "Bench", Mode::Sandbox)
-        .await
-        .unwrap();
+    let settings = [("RECUR_SMTP_URL", format!("smtp://127.0.0.1:{}", sink.port))];
+    let (state, merchant) = state::with_merchant(database_url, dir.path(), &settings).await;
     let now = chrono::Utc::now();
     let customer_id: i64 = sqlx::query_scalar(
         "INSERT INTO customers (merchant_id, customer_key, processor_key, first_name, last_name, \
@@ -150,19 +140,7 @@ async fn recur_rate(sink: &SmtpSink, database_url: &str, n: usize) -> f64 {
     let before = sink.delivered().len();
     let started = Instant::now();
     let mailer = tokio::spawn(Mailer::run(state.clone()));
-    // Polls through the `emails_due` partial index, whose size is the work left.
-    loop {
-        let pending: i64 = sqlx::query_scalar(
-            "SELECT COUNT(*) FROM (SELECT 1 FROM emails WHERE status = 'Pending' LIMIT 1) AS p",
-        )
-        .fetch_one(state.store.pool())
-        .await
-        .unwrap();
-        if pending == 0 {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(5)).await;
-    }
+    drain::until_no_pending(&state.store, "emails").await;
     let rate = n as f64 / started.elapsed().as_secs_f64();
     mailer.abort();
     let sent: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM emails WHERE status = 'Sent'")
@@ -179,43 +157,36 @@ async fn recur_rate(sink: &SmtpSink, database_url: &str, n: usize) -> f64 {
 }
 
 fn main() {
-    let args: Vec<String> = std::env::args().collect();
-    let value = |flag: &str| {
-        args.iter()
-            .position(|a| a == flag)
-            .and_then(|i| args.get(i + 1))
-            .cloned()
-    };
-    let n: usize = value("--emails")
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(10_000);
-    let backend = match value("--backend").as_deref() {
-        Some("postgres") => Backend::Postgres,
-        _ => Backend::Sqlite,
-    };
+    let args = Args::from_env();
+    let n: usize = args.parsed("--emails", 10_000);
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .unwrap();
-    runtime.block_on(async {
-        let sink = SmtpSink::start().await;
-        let database = ScratchDatabase::create(backend, "mail").await;
-        let concurrency = Mailer::CONCURRENCY;
-        raw_rate(&sink, WARM_UP, concurrency).await;
-        let raw = raw_rate(&sink, n, concurrency).await;
-        let recur = recur_rate(&sink, &database.url, n).await;
-        database.remove().await;
-        println!(
-            "\ne-mails to a local SMTP server, {} cores, {backend:?}, {concurrency} sends at once\n",
-            std::thread::available_parallelism()
-                .map(|n| n.get())
-                .unwrap_or(1)
-        );
-        println!("| e-mails | raw messages/s | recur e-mails/s | recur / raw |");
-        println!("|---|---|---|---|");
-        println!(
-            "| {n} | {raw:.0} | {recur:.0} | {:.0}% |",
-            100.0 * recur / raw
-        );
-    });
+    for backend in args.backends() {
+        runtime.block_on(run(backend, n));
+    }
+}
+
+/// Measures and prints one backend's row.
+async fn run(backend: Backend, n: usize) {
+    let sink = SmtpSink::start().await;
+    let database = ScratchDatabase::create(backend, "mail").await;
+    let concurrency = Mailer::CONCURRENCY;
+    raw_rate(&sink, WARM_UP, concurrency).await;
+    let raw = raw_rate(&sink, n, concurrency).await;
+    let recur = recur_rate(&sink, &database.url, n).await;
+    database.remove().await;
+    println!(
+        "\ne-mails to a local SMTP server, {} cores, {backend:?}, {concurrency} sends at once\n",
+        std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(1)
+    );
+    println!("| e-mails | raw messages/s | recur e-mails/s | recur / raw |");
+    println!("|---|---|---|---|");
+    println!(
+        "| {n} | {raw:.0} | {recur:.0} | {:.0}% |",
+        100.0 * recur / raw
+    );
 }

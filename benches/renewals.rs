@@ -13,27 +13,26 @@
 //! serialises writers). The raw rate is one-row insert transactions on the same pool settings.
 //! PostgreSQL needs `RECUR_TEST_POSTGRES_URL`, as the tests do.
 
-use std::collections::HashMap;
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use chrono::Utc;
 use recur::app::AppState;
 use recur::billing::engine;
-use recur::clock::SystemClock;
-use recur::config::Config;
-use recur::merchants;
-use recur::store::merchants::Mode;
 use recur::store::{to_micros, Backend, Store};
 use recur_domain::card::CardNumber;
 
 #[path = "support/allocator.rs"]
 mod allocator;
+#[path = "support/args.rs"]
+mod args;
 #[path = "support/scratch.rs"]
 mod scratch;
 #[path = "support/seed.rs"]
 mod seed;
+#[path = "support/state.rs"]
+mod state;
 
+use args::Args;
 use scratch::ScratchDatabase;
 
 /// One-row insert transactions per second, `n` of them, from `workers` tasks.
@@ -71,17 +70,7 @@ async fn raw_insert_rate(url: &str, n: usize, workers: usize) -> f64 {
 /// Builds recur on `url` with one sandbox merchant and `n` memberships due a minute ago, each
 /// with its customer and saved sandbox card.
 async fn seeded(url: &str, dir: &std::path::Path, n: usize) -> AppState {
-    let mut env: HashMap<&str, String> = HashMap::new();
-    env.insert("RECUR_DATA_DIR", dir.display().to_string());
-    env.insert("RECUR_DATABASE_URL", url.to_string());
-    env.insert("RECUR_DEMO_MERCHANT", "false".into());
-    let config = Config::from_sources(None, |k| env.get(k).cloned()).expect("config");
-    let state = AppState::build(config, Arc::new(SystemClock), None)
-        .await
-        .expect("state");
-    let merchant = merchants::create(&state, "Bench", Mode::Sandbox)
-        .await
-        .expect("merchant");
+    let (state, merchant) = state::with_merchant(url, dir, &[]).await;
     let card = CardNumber::parse("4242424242424242").expect("test card");
     let token = state
         .processor
@@ -188,27 +177,14 @@ async fn bench_backend(backend: Backend, n: usize) -> Vec<String> {
 }
 
 fn main() {
-    let args: Vec<String> = std::env::args().collect();
-    let value = |flag: &str| {
-        args.iter()
-            .position(|a| a == flag)
-            .and_then(|i| args.get(i + 1))
-            .cloned()
-    };
-    let n: usize = value("--memberships")
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(2000);
-    let backends = match value("--backend").as_deref() {
-        Some("sqlite") => vec![Backend::Sqlite],
-        Some("postgres") => vec![Backend::Postgres],
-        _ => vec![Backend::Sqlite, Backend::Postgres],
-    };
+    let args = Args::from_env();
+    let n: usize = args.parsed("--memberships", 2000);
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .expect("runtime");
     let mut rows = Vec::new();
-    for backend in backends {
+    for backend in args.backends() {
         rows.extend(runtime.block_on(bench_backend(backend, n)));
     }
     println!(

@@ -1,7 +1,7 @@
 //! Webhook deliveries per second to a local HTTPS receiver, against the rate at which a plain
 //! HTTPS client gets answers from that same receiver, in one run.
 //!
-//! `cargo bench --bench webhooks -- [--events N] [--backend sqlite|postgres]`
+//! `cargo bench --bench webhooks -- [--events N] [--backend sqlite|postgres]` (both when absent)
 //!
 //! The receiver (tests/api/receivers.rs) answers at once. Raw: N POSTs of the same size from 4
 //! concurrent tasks over one keep-alive client. recur: N due events in the outbox, delivered by the
@@ -10,24 +10,24 @@
 
 #[path = "support/allocator.rs"]
 mod allocator;
+#[path = "support/args.rs"]
+mod args;
+#[path = "support/drain.rs"]
+mod drain;
 #[path = "support/scratch.rs"]
 mod scratch;
+#[path = "support/state.rs"]
+mod state;
 
 #[path = "../tests/api/receivers.rs"]
 #[allow(dead_code)]
 mod receivers;
 
-use std::collections::HashMap;
-use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
+use args::Args;
 use receivers::WebhookReceiver;
-use recur::app::AppState;
-use recur::clock::SystemClock;
-use recur::config::Config;
 use recur::delivery::webhooks::Dispatcher;
-use recur::merchants;
-use recur::store::merchants::Mode;
 use recur::store::outbox::{self, NewEvent};
 use recur::store::Backend;
 use scratch::ScratchDatabase;
@@ -81,21 +81,9 @@ async fn raw_rate(receiver: &WebhookReceiver, n: usize) -> f64 {
 
 async fn recur_rate(receiver: &WebhookReceiver, database_url: &str, n: usize) -> f64 {
     let dir = tempfile::tempdir().unwrap();
-    let mut env: HashMap<&str, String> = HashMap::new();
-    env.insert("RECUR_DATA_DIR", dir.path().display().to_string());
-    env.insert("RECUR_DEMO_MERCHANT", "false".into());
-    env.insert("RECUR_WEBHOOK_CONCURRENCY", CONCURRENCY.to_string());
-    env.insert("RECUR_DATABASE_URL", database_url.to_string());
-    for (k, v) in receiver.settings() {
-        env.insert(k, v);
-    }
-    let config = Config::from_sources(None, |k| env.get(k).cloned()).unwrap();
-    let state = AppState::build(config, Arc::new(SystemClock), None)
-        .await
-        .unwrap();
-    let merchant = merchants::create(&state, "Bench", Mode::Sandbox)
-        .await
-        .unwrap();
+    let mut settings = vec![("RECUR_WEBHOOK_CONCURRENCY", CONCURRENCY.to_string())];
+    settings.extend(receiver.settings());
+    let (state, merchant) = state::with_merchant(database_url, dir.path(), &settings).await;
     let now = chrono::Utc::now();
     let mut tx = state.store.begin().await.unwrap();
     for i in 0..n {
@@ -118,20 +106,7 @@ async fn recur_rate(receiver: &WebhookReceiver, database_url: &str, n: usize) ->
     tx.commit().await.unwrap();
     let started = Instant::now();
     let dispatcher = tokio::spawn(Dispatcher::run(state.clone()));
-    // Polls through the `events_due` partial index, whose size is the work left, so the check
-    // costs the database the same whatever the outbox holds.
-    loop {
-        let pending: i64 = sqlx::query_scalar(
-            "SELECT COUNT(*) FROM (SELECT 1 FROM events WHERE status = 'Pending' LIMIT 1) AS p",
-        )
-        .fetch_one(state.store.pool())
-        .await
-        .unwrap();
-        if pending == 0 {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(5)).await;
-    }
+    drain::until_no_pending(&state.store, "events").await;
     let rate = n as f64 / started.elapsed().as_secs_f64();
     dispatcher.abort();
     let delivered: i64 =
@@ -144,44 +119,37 @@ async fn recur_rate(receiver: &WebhookReceiver, database_url: &str, n: usize) ->
 }
 
 fn main() {
-    let args: Vec<String> = std::env::args().collect();
-    let value = |flag: &str| {
-        args.iter()
-            .position(|a| a == flag)
-            .and_then(|i| args.get(i + 1))
-            .cloned()
-    };
-    let n: usize = value("--events")
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(20_000);
-    let backend = match value("--backend").as_deref() {
-        Some("postgres") => Backend::Postgres,
-        _ => Backend::Sqlite,
-    };
+    let args = Args::from_env();
+    let n: usize = args.parsed("--events", 20_000);
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .unwrap();
-    runtime.block_on(async {
-        let receiver = WebhookReceiver::start().await;
-        let database = ScratchDatabase::create(backend, "webhooks").await;
-        // The receiver and the client answer the first few thousand requests at well under
-        // half their steady rate: warm them up untimed.
-        raw_rate(&receiver, WARM_UP).await;
-        let raw = raw_rate(&receiver, n).await;
-        let recur = recur_rate(&receiver, &database.url, n).await;
-        database.remove().await;
-        println!(
-            "\nwebhook deliveries to a local HTTPS receiver, {} cores, {backend:?}\n",
-            std::thread::available_parallelism()
-                .map(|n| n.get())
-                .unwrap_or(1)
-        );
-        println!("| events | raw POSTs/s | recur deliveries/s | recur / raw |");
-        println!("|---|---|---|---|");
-        println!(
-            "| {n} | {raw:.0} | {recur:.0} | {:.0}% |",
-            100.0 * recur / raw
-        );
-    });
+    for backend in args.backends() {
+        runtime.block_on(run(backend, n));
+    }
+}
+
+/// Measures and prints one backend's row.
+async fn run(backend: Backend, n: usize) {
+    let receiver = WebhookReceiver::start().await;
+    let database = ScratchDatabase::create(backend, "webhooks").await;
+    // The receiver and the client answer the first few thousand requests at well under half
+    // their steady rate: warm them up untimed.
+    raw_rate(&receiver, WARM_UP).await;
+    let raw = raw_rate(&receiver, n).await;
+    let recur = recur_rate(&receiver, &database.url, n).await;
+    database.remove().await;
+    println!(
+        "\nwebhook deliveries to a local HTTPS receiver, {} cores, {backend:?}\n",
+        std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(1)
+    );
+    println!("| events | raw POSTs/s | recur deliveries/s | recur / raw |");
+    println!("|---|---|---|---|");
+    println!(
+        "| {n} | {raw:.0} | {recur:.0} | {:.0}% |",
+        100.0 * recur / raw
+    );
 }
