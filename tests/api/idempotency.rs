@@ -185,33 +185,15 @@ backend_test!(
             );
         }
         let cutoff = t0 + Duration::hours(1);
-        assert_eq!(
-            idempotency::purge_expired(store, cutoff, 2).await.unwrap(),
-            2
-        );
-        assert!(idempotency::get(store, id, "old-1")
-            .await
-            .unwrap()
-            .is_none());
-        assert!(idempotency::get(store, id, "old-2")
-            .await
-            .unwrap()
-            .is_none());
-        assert!(idempotency::get(store, id, "old-3")
-            .await
-            .unwrap()
-            .is_some());
-        assert_eq!(
-            idempotency::purge_expired(store, cutoff, 2).await.unwrap(),
-            1
-        );
-        assert_eq!(
-            idempotency::purge_expired(store, cutoff, 2).await.unwrap(),
-            0
-        );
-        assert!(idempotency::get(store, id, "fresh")
-            .await
-            .unwrap()
-            .is_some());
+        let purge = || idempotency::purge_expired(store, cutoff, 2);
+        let kept = |key: &'static str| async move {
+            idempotency::get(store, id, key).await.unwrap().is_some()
+        };
+        assert_eq!(purge().await.unwrap(), 2, "a batch, oldest first");
+        assert!(!kept("old-1").await && !kept("old-2").await);
+        assert!(kept("old-3").await);
+        assert_eq!(purge().await.unwrap(), 1);
+        assert_eq!(purge().await.unwrap(), 0);
+        assert!(kept("fresh").await, "keys within their retention stay");
     }
 );
