@@ -1,4 +1,6 @@
-//! Prometheus metrics: request counts and latencies by route, exposed at `/metrics`.
+//! Prometheus metrics, exposed at `/metrics`: request counts and latencies by route, the
+//! outcomes of webhook attempts and e-mail sends this process recorded, and the outboxes'
+//! backlog read from the database at each scrape.
 
 use axum::extract::{MatchedPath, Request, State};
 use axum::http::header;
@@ -7,10 +9,12 @@ use axum::response::{IntoResponse, Response};
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::{exponential_buckets, Histogram};
 use prometheus_client::registry::Registry;
 
 use crate::app::AppState;
+use crate::store::{emails, events};
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct RequestLabels {
@@ -25,11 +29,24 @@ struct RouteLabels {
     route: String,
 }
 
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct OutcomeLabels {
+    outcome: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct OutboxLabels {
+    outbox: String,
+}
+
 /// The process's metric registry.
 pub struct Metrics {
     registry: Registry,
     requests: Family<RequestLabels, Counter>,
     latency: Family<RouteLabels, Histogram>,
+    webhook_attempts: Family<OutcomeLabels, Counter>,
+    email_sends: Family<OutcomeLabels, Counter>,
+    outbox_pending: Family<OutboxLabels, Gauge>,
 }
 
 impl Default for Metrics {
@@ -49,15 +66,55 @@ impl Default for Metrics {
             "HTTP request latency by route",
             latency.clone(),
         );
+        let webhook_attempts = Family::<OutcomeLabels, Counter>::default();
+        registry.register(
+            "webhook_attempts",
+            "Webhook attempts recorded by this process, by the event's status afterwards \
+             (Delivered, Pending: to be retried, Undeliverable)",
+            webhook_attempts.clone(),
+        );
+        let email_sends = Family::<OutcomeLabels, Counter>::default();
+        registry.register(
+            "email_sends",
+            "E-mail sends recorded by this process, by outcome (sent, retry, failed)",
+            email_sends.clone(),
+        );
+        let outbox_pending = Family::<OutboxLabels, Gauge>::default();
+        registry.register(
+            "outbox_pending",
+            "Webhook events and e-mails waiting to be sent, all processes, read at the scrape",
+            outbox_pending.clone(),
+        );
         Self {
             registry,
             requests,
             latency,
+            webhook_attempts,
+            email_sends,
+            outbox_pending,
         }
     }
 }
 
 impl Metrics {
+    /// Counts a recorded webhook attempt whose event is now in `status`.
+    pub fn webhook_attempt(&self, status: events::EventStatus) {
+        self.webhook_attempts
+            .get_or_create(&OutcomeLabels {
+                outcome: status.as_str().to_string(),
+            })
+            .inc();
+    }
+
+    /// Counts a recorded e-mail send: `sent`, `retry` or `failed`.
+    pub fn email_send(&self, outcome: &str) {
+        self.email_sends
+            .get_or_create(&OutcomeLabels {
+                outcome: outcome.to_string(),
+            })
+            .inc();
+    }
+
     /// The registry in the OpenMetrics text format.
     pub fn render(&self) -> String {
         let mut out = String::new();
@@ -95,8 +152,31 @@ pub async fn record(State(state): State<AppState>, request: Request, next: Next)
     response
 }
 
-/// `GET /metrics`.
+/// `GET /metrics`. The backlog gauges are left out when the database cannot be read, rather
+/// than shown stale.
 pub async fn metrics(State(state): State<AppState>) -> Response {
+    let backlog = async {
+        let events = events::pending_count(&state.store).await?;
+        let emails = emails::pending_count(&state.store).await?;
+        Ok::<_, sqlx::Error>([("events", events), ("emails", emails)])
+    };
+    match backlog.await {
+        Ok(counts) => {
+            for (outbox, count) in counts {
+                state
+                    .metrics
+                    .outbox_pending
+                    .get_or_create(&OutboxLabels {
+                        outbox: outbox.to_string(),
+                    })
+                    .set(count);
+            }
+        }
+        Err(error) => {
+            tracing::warn!(%error, "reading the outbox backlog for /metrics failed");
+            state.metrics.outbox_pending.clear();
+        }
+    }
     (
         [(
             header::CONTENT_TYPE,

@@ -110,10 +110,12 @@ impl Mailer {
             outcomes.push(outcome.context("an e-mail send task failed")?);
         }
         let mut tx = state.store.begin().await?;
+        let mut recorded = Vec::with_capacity(tried);
         for (email, message_id, sent) in outcomes {
             match sent {
                 Ok(()) => {
                     emails::mark_sent(&mut tx, email.id, &message_id, state.clock.now()).await?;
+                    recorded.push("sent");
                 }
                 Err(error) => {
                     let failed = u32::try_from(email.attempts + 1).unwrap_or(u32::MAX);
@@ -121,10 +123,18 @@ impl Mailer {
                     let error = format!("{error:#}");
                     tracing::warn!(email_id = email.id, %error, retry = retry_at.is_some(), "sending an e-mail failed");
                     emails::mark_failed(&mut tx, email.id, &error, retry_at).await?;
+                    recorded.push(if retry_at.is_some() {
+                        "retry"
+                    } else {
+                        "failed"
+                    });
                 }
             }
         }
         tx.commit().await?;
+        for outcome in recorded {
+            state.metrics.email_send(outcome);
+        }
         Ok(tried)
     }
 

@@ -469,6 +469,7 @@ async fn record(state: &AppState, attempts: Vec<Attempt>) -> anyhow::Result<()> 
     events::record_attempts(&mut tx, &attempts).await?;
     tx.commit().await?;
     for (event, outcome) in &attempts {
+        state.metrics.webhook_attempt(outcome.status);
         let (status_code, error) = (outcome.status_code, outcome.error.as_deref());
         match outcome.status {
             EventStatus::Delivered => tracing::debug!(

@@ -24,6 +24,13 @@ pub struct OutgoingEmail {
     pub created_at: DateTime<Utc>,
 }
 
+/// How many e-mails are pending (due now or later): the `emails_due` index.
+pub async fn pending_count(store: &Store) -> Result<i64, sqlx::Error> {
+    sqlx::query_scalar("SELECT COUNT(*) FROM emails WHERE status = 'Pending'")
+        .fetch_one(store.pool())
+        .await
+}
+
 /// Leases up to `limit` pending e-mails due at `now` and not leased, earliest due first (the
 /// order of the `emails_due` index, so a claim never sorts the backlog), until `until`, in one
 /// statement, and returns them. An e-mail another mailer leased first is left out: the outer

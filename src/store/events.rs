@@ -129,6 +129,13 @@ pub struct Candidate {
     pub webhook_url: String,
 }
 
+/// How many events are pending (due now or later), over all merchants: the `events_due` index.
+pub async fn pending_count(store: &Store) -> Result<i64, sqlx::Error> {
+    sqlx::query_scalar("SELECT COUNT(*) FROM events WHERE status = 'Pending'")
+        .fetch_one(store.pool())
+        .await
+}
+
 /// Up to `limit` events due at `now` and not leased at `real_now`, earliest first. They are only
 /// candidates: [`lease`] decides who delivers each, and reads them whole.
 pub async fn due(

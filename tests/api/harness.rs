@@ -199,6 +199,18 @@ impl TestServer {
             .to_string()
     }
 
+    /// The `/metrics` document.
+    pub async fn metrics(&self) -> String {
+        self.client
+            .get(format!("{}/metrics", self.base_url))
+            .send()
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap()
+    }
+
     /// A fresh access token for the test's merchant.
     pub async fn token(&self) -> String {
         self.token_for(&self.merchant).await

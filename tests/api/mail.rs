@@ -22,6 +22,22 @@ async fn email_status(server: &TestServer, to: &str) -> (String, i64, Option<Str
         .unwrap()
 }
 
+/// Waits (up to 20 s) until `/metrics` holds `line`.
+async fn metrics_show(server: &TestServer, line: &str) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    loop {
+        let metrics = server.metrics().await;
+        if metrics.contains(line) {
+            return;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no {line} in {metrics}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+}
+
 backend_matrix!(receipts_go_through_smtp, |backend| async move {
     let sink = SmtpSink::start().await;
     let server = TestServer::start_with_owned(
@@ -59,6 +75,9 @@ backend_matrix!(receipts_go_through_smtp, |backend| async move {
     let (status, attempts, _) = email_status(&server, "mail1@example.com").await;
     assert_eq!((status.as_str(), attempts), ("Sent", 1));
     assert_eq!(sink.delivered().len(), 1, "sent once");
+    // Counted right after the outcome's commit, by the mailer's task.
+    metrics_show(&server, r#"recur_email_sends_total{outcome="sent"} 1"#).await;
+    metrics_show(&server, r#"recur_outbox_pending{outbox="emails"} 0"#).await;
 });
 
 backend_matrix!(
@@ -117,6 +136,8 @@ backend_matrix!(
         assert_eq!(status, "Pending", "kept for a retry");
         assert_eq!(attempts, 1);
         assert!(error.unwrap().to_lowercase().contains("connect"));
+        metrics_show(&server, r#"recur_email_sends_total{outcome="retry"} 1"#).await;
+        metrics_show(&server, r#"recur_outbox_pending{outbox="emails"} 1"#).await;
     }
 );
 

@@ -39,15 +39,7 @@ backend_test!(
                 None,
             )
             .await;
-        let text = server
-            .client
-            .get(format!("{}/metrics", server.base_url))
-            .send()
-            .await
-            .unwrap()
-            .text()
-            .await
-            .unwrap();
+        let text = server.metrics().await;
         assert!(text.contains(
         r#"recur_http_requests_total{method="GET",route="/api/subscriptions/v1/customer/{customer_key}",status="404"} 1"#
     ), "{text}");

@@ -547,3 +547,36 @@ backend_matrix!(
         );
     }
 );
+
+backend_matrix!(
+    metrics_count_attempts_and_show_the_backlog,
+    |backend| async move {
+        let receiver = WebhookReceiver::start().await;
+        let server = server_for(backend, &receiver, &[]).await;
+        let token = server.token().await;
+        membership_to(
+            &server,
+            &token,
+            &receiver.url,
+            "order-wm",
+            "2027-03-01T00:00:00Z",
+        )
+        .await;
+        let before = server.metrics().await;
+        assert!(
+            before.contains(r#"recur_outbox_pending{outbox="events"} 2"#),
+            "{before}"
+        );
+        server.advance(&token, "2027-03-01T00:00:00Z").await;
+        assert_eq!(receiver.received().len(), 2);
+        let after = server.metrics().await;
+        assert!(
+            after.contains(r#"recur_webhook_attempts_total{outcome="Delivered"} 2"#),
+            "{after}"
+        );
+        assert!(
+            after.contains(r#"recur_outbox_pending{outbox="events"} 0"#),
+            "{after}"
+        );
+    }
+);
