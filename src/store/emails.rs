@@ -53,8 +53,7 @@ pub async fn lease_due(
     .bind(limit)
     .fetch_all(store.writer())
     .await?;
-    let mut leased = rows
-        .iter()
+    rows.iter()
         .map(|row| {
             Ok(OutgoingEmail {
                 id: row.try_get("id")?,
@@ -66,10 +65,7 @@ pub async fn lease_due(
                 created_at: from_micros(row.try_get("created_at")?),
             })
         })
-        .collect::<Result<Vec<_>, sqlx::Error>>()?;
-    // RETURNING follows no order; sends start oldest first.
-    leased.sort_unstable_by_key(|email| email.id);
-    Ok(leased)
+        .collect()
 }
 
 /// Records a successful send.
