@@ -1,7 +1,8 @@
 //! Background work inside `recur serve` (DESIGN §1): the billing engine, the webhook dispatcher,
-//! the mailer and housekeeping, on real time. Several processes may run them against one PostgreSQL: due
-//! work is claimed row by row, so each item goes to one process.
+//! the mailer and housekeeping, on real time. Several processes may run them against one
+//! PostgreSQL: due work is claimed under row leases, so each item goes to one process.
 
+use std::future::Future;
 use std::time::Duration;
 
 use tokio::task::JoinHandle;
@@ -48,27 +49,51 @@ impl Workers {
 /// a full batch.
 async fn run_billing(state: AppState) {
     const BATCH: u32 = 500;
-    loop {
-        match engine::tick(&state, BATCH).await {
-            Ok(actions) if actions == BATCH => continue,
-            Ok(_) => {}
-            Err(error) => tracing::warn!(%error, "billing pass failed; retrying"),
+    repeat("billing pass", BILLING_INTERVAL, || {
+        let state = state.clone();
+        async move {
+            engine::tick(&state, BATCH)
+                .await
+                .map(|actions| actions == BATCH)
         }
-        tokio::time::sleep(BILLING_INTERVAL).await;
-    }
+    })
+    .await;
 }
 
 /// Housekeeping: every [`HOUSEKEEPING_INTERVAL`], deletes the idempotency keys past their
 /// retention, in batches so that no statement holds the table for long.
 async fn run_housekeeping(state: AppState) {
     const BATCH: u32 = 1000;
+    repeat(
+        "purging expired idempotency keys",
+        HOUSEKEEPING_INTERVAL,
+        || {
+            let state = state.clone();
+            async move {
+                let expired_before = state.clock.now() - idempotency::RETENTION;
+                idempotency::purge_expired(&state.store, expired_before, i64::from(BATCH))
+                    .await
+                    .map(|deleted| deleted == u64::from(BATCH))
+            }
+        },
+    )
+    .await;
+}
+
+/// Runs `pass` until the task is dropped: at once again while it says there is more to do
+/// (it filled its batch), otherwise after `interval`. A failed pass is logged under `what` and
+/// tried again after `interval`.
+async fn repeat<E: std::fmt::Display, F: Future<Output = Result<bool, E>>>(
+    what: &'static str,
+    interval: Duration,
+    mut pass: impl FnMut() -> F,
+) {
     loop {
-        let expired_before = state.clock.now() - idempotency::RETENTION;
-        match idempotency::purge_expired(&state.store, expired_before, i64::from(BATCH)).await {
-            Ok(deleted) if deleted == u64::from(BATCH) => continue,
-            Ok(_) => {}
-            Err(error) => tracing::warn!(%error, "purging expired idempotency keys failed"),
+        match pass().await {
+            Ok(true) => continue,
+            Ok(false) => {}
+            Err(error) => tracing::warn!(%error, "{what} failed; retrying"),
         }
-        tokio::time::sleep(HOUSEKEEPING_INTERVAL).await;
+        tokio::time::sleep(interval).await;
     }
 }
