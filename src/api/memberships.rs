@@ -18,7 +18,7 @@ use super::format_utc;
 use super::input::{optional_text, prefixed, required_text, Field};
 use super::problem::{ApiError, Problem};
 use crate::app::AppState;
-use crate::billing::lifecycle::{self, expiry_of};
+use crate::billing::lifecycle::{self, created_at};
 use crate::billing::update::{self, Changes};
 use crate::billing::{
     customer_and_merchant_now, merchant_now, next_billing_date, notify::RECENT_INVOICES,
@@ -26,7 +26,7 @@ use crate::billing::{
 use crate::ids;
 use crate::store::customers::Created;
 use crate::store::invoices::{self, Invoice};
-use crate::store::memberships::{self, ClockCondition, CreatedAt, Membership, NewMembership};
+use crate::store::memberships::{self, ClockCondition, Membership, NewMembership};
 
 /// Longest `productInfo.orderId`.
 const MAX_ORDER_ID_CHARS: usize = 255;
@@ -428,14 +428,6 @@ pub async fn create_membership(
         ),
         Created::Existing => (StatusCode::OK, Json(record_of(&state, &membership).await?)),
     })
-}
-
-/// A membership created at the merchant's time `now`.
-fn created_at(now: DateTime<Utc>) -> CreatedAt {
-    CreatedAt {
-        now,
-        expires_at: expiry_of(now),
-    }
 }
 
 /// A create body checked by every rule that needs no database and no clock.

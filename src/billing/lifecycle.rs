@@ -16,7 +16,7 @@ use crate::app::AppState;
 use crate::ids;
 use crate::store::charges::{self, Charge, ChargeKind, NewCharge};
 use crate::store::invoices::{self, Invoice, InvoiceKind, NewInvoice};
-use crate::store::memberships::{self, Membership};
+use crate::store::memberships::{self, CreatedAt, Membership};
 use crate::store::outbox::EmailKind;
 use crate::store::{customers, payment_methods, Tx};
 
@@ -664,7 +664,11 @@ pub fn recurring_settled(
     }
 }
 
-/// When an Incomplete membership created at `created_at` expires.
-pub fn expiry_of(created_at: DateTime<Utc>) -> DateTime<Utc> {
-    incomplete_expires_at(created_at).unwrap_or(created_at)
+/// A membership created at the merchant's time `now`: that time, and when it expires if it is
+/// still Incomplete then.
+pub fn created_at(now: DateTime<Utc>) -> CreatedAt {
+    CreatedAt {
+        now,
+        expires_at: incomplete_expires_at(now).unwrap_or(now),
+    }
 }
