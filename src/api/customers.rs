@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 use super::extract::{AuthMerchant, JsonBody};
+use super::field_schemas::{CountryCode, PersonName};
 use super::format_utc;
 use super::input::{required_text, Field};
 use super::problem::{ApiError, Problem};
@@ -23,13 +24,13 @@ pub struct CreateCustomerRequest {
     #[serde(default)]
     #[schema(required = true, value_type = String, format = "uuid")]
     pub processor_key: Field<String>,
-    /// Unicode letters; words separated by a single space or hyphen.
+    /// First name.
     #[serde(default)]
-    #[schema(required = true, value_type = String, example = "Ada")]
+    #[schema(required = true, value_type = PersonName)]
     pub first_name: Field<String>,
-    /// Same rule as `firstName`.
+    /// Last name, same rule as `firstName`.
     #[serde(default)]
-    #[schema(required = true, value_type = String, example = "Lovelace")]
+    #[schema(required = true, value_type = PersonName)]
     pub last_name: Field<String>,
     /// `name@domain.tld`; unique per merchant, compared case-insensitively.
     #[serde(default)]
@@ -39,9 +40,9 @@ pub struct CreateCustomerRequest {
     #[serde(default)]
     #[schema(required = true, pattern = r"^\+[1-9][0-9]{7,14}$", value_type = String, example = "+4915112345678")]
     pub phone: Field<String>,
-    /// ISO 3166-1 alpha-2, any case.
+    /// Country of the customer.
     #[serde(default)]
-    #[schema(required = true, pattern = "^[A-Za-z]{2}$", value_type = String, example = "DE")]
+    #[schema(required = true, value_type = CountryCode)]
     pub country_code: Field<String>,
     /// Optional, not validated.
     #[serde(default)]

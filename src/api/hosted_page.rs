@@ -15,6 +15,7 @@ use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 use super::extract::JsonBody;
+use super::field_schemas::{CountryCode, CurrencyCode, HttpsUrl, WebUrl};
 use super::input::{optional_text, required_text, Field};
 use super::merchant_secret::SecretMerchant;
 use super::problem::{ApiError, Problem};
@@ -37,29 +38,29 @@ pub struct HostedPageRequest {
     #[serde(default)]
     #[schema(required = true, pattern = "^[0-9]{1,12}$", value_type = String, example = "1795430400")]
     pub timestamp: Field<serde_json::Value>,
-    /// Lowercase hex SHA-256 of `<billingDetails.email>;<timestamp>;<merchant secret>`.
+    /// Hex SHA-256 (lowercase; compared in any case) of `<billingDetails.email>;<timestamp>;<merchant secret>`.
     #[serde(default)]
-    #[schema(required = true, value_type = String)]
+    #[schema(required = true, value_type = String, pattern = "^[0-9A-Fa-f]{64}$")]
     pub signature: Field<String>,
     /// Absolute HTTPS URL receiving the transaction notifications.
     #[serde(default)]
-    #[schema(value_type = Option<String>)]
+    #[schema(value_type = Option<HttpsUrl>)]
     pub webhook_url: Field<String>,
     /// Where the customer goes after a successful payment.
     #[serde(default)]
-    #[schema(value_type = Option<String>)]
+    #[schema(value_type = Option<WebUrl>)]
     pub success_redirect_url: Field<String>,
     /// Where the customer goes after a failed payment.
     #[serde(default)]
-    #[schema(value_type = Option<String>)]
+    #[schema(value_type = Option<WebUrl>)]
     pub failed_redirect_url: Field<String>,
     /// The payer and the currency.
     #[serde(default)]
     #[schema(required = true, value_type = BillingDetails)]
     pub billing_details: Field<BillingDetails>,
-    /// The merchant's order id.
+    /// The merchant's order id, 1–255 characters.
     #[serde(default)]
-    #[schema(required = true, value_type = String)]
+    #[schema(required = true, value_type = String, min_length = 1, max_length = 255)]
     pub order_id: Field<String>,
     /// Processor ids hidden in the cashier.
     #[serde(default)]
@@ -71,7 +72,7 @@ pub struct HostedPageRequest {
     pub credit_card_only: Field<bool>,
     /// Shown in the cashier; at most 1024 characters.
     #[serde(default)]
-    #[schema(value_type = Option<String>)]
+    #[schema(value_type = Option<String>, max_length = 1024)]
     pub cashier_description: Field<String>,
     /// Payout mode: the customer receives money.
     #[serde(default)]
@@ -80,60 +81,60 @@ pub struct HostedPageRequest {
 }
 
 /// `billingDetails` of the session request.
-#[derive(Debug, Deserialize, Serialize, ToSchema)]
+#[derive(Debug, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct BillingDetails {
-    /// Fixed amount; absent lets the customer choose.
-    #[serde(default, skip_serializing)]
-    #[schema(value_type = Option<String>, example = "49.90")]
+    /// Fixed amount, > 0 with at most the currency's decimals; absent lets the customer choose.
+    #[serde(default)]
+    #[schema(value_type = Option<String>, example = "49.90", pattern = r"^[0-9]+(\.[0-9]+)?$")]
     pub locked_amount: Field<Decimal>,
-    /// First name, or full name when no last name is given.
-    #[serde(default, skip_serializing)]
-    #[schema(required = true, value_type = String)]
+    /// First name, or full name when no last name is given; 1–100 characters.
+    #[serde(default)]
+    #[schema(required = true, value_type = String, min_length = 1, max_length = 100)]
     pub first_name: Field<String>,
-    /// Last name.
-    #[serde(default, skip_serializing)]
-    #[schema(value_type = Option<String>)]
+    /// Last name, 1–100 characters.
+    #[serde(default)]
+    #[schema(value_type = Option<String>, min_length = 1, max_length = 100)]
     pub last_name: Field<String>,
-    /// E-mail.
-    #[serde(default, skip_serializing)]
-    #[schema(required = true, value_type = String)]
+    /// E-mail, `name@domain.tld`.
+    #[serde(default)]
+    #[schema(required = true, value_type = String, format = Email)]
     pub email: Field<String>,
     /// Street.
-    #[serde(default, skip_serializing)]
+    #[serde(default)]
     #[schema(value_type = Option<String>)]
     pub street: Field<String>,
     /// Region.
-    #[serde(default, skip_serializing)]
+    #[serde(default)]
     #[schema(value_type = Option<String>)]
     pub region: Field<String>,
     /// City.
-    #[serde(default, skip_serializing)]
+    #[serde(default)]
     #[schema(value_type = Option<String>)]
     pub city: Field<String>,
-    /// ISO 3166-1 alpha-2.
-    #[serde(default, skip_serializing)]
-    #[schema(required = true, pattern = "^[A-Za-z]{2}$", value_type = String)]
+    /// Country of the payer.
+    #[serde(default)]
+    #[schema(required = true, value_type = CountryCode)]
     pub country: Field<String>,
     /// Postal code.
-    #[serde(default, skip_serializing)]
+    #[serde(default)]
     #[schema(value_type = Option<String>)]
     pub zip_code: Field<String>,
     /// E.164 phone.
-    #[serde(default, skip_serializing)]
+    #[serde(default)]
     #[schema(required = true, pattern = r"^\+[1-9][0-9]{7,14}$", value_type = String)]
     pub phone: Field<String>,
-    /// `YYYY-MM-dd`.
-    #[serde(default, skip_serializing)]
-    #[schema(value_type = Option<String>)]
+    /// `YYYY-MM-dd`, not in the future.
+    #[serde(default)]
+    #[schema(value_type = Option<String>, pattern = "^[0-9]{4}-[0-9]{2}-[0-9]{2}$")]
     pub date_of_birth: Field<String>,
-    /// `Male` or `Female`.
-    #[serde(default, skip_serializing)]
-    #[schema(value_type = Option<String>)]
+    /// `Male` or `Female`, any letter case.
+    #[serde(default)]
+    #[schema(value_type = Option<String>, pattern = "^([Mm][Aa][Ll][Ee]|[Ff][Ee][Mm][Aa][Ll][Ee])$")]
     pub gender: Field<String>,
-    /// ISO 4217.
-    #[serde(default, skip_serializing)]
-    #[schema(required = true, pattern = "^[A-Za-z]{3}$", value_type = String)]
+    /// Currency of the order.
+    #[serde(default)]
+    #[schema(required = true, value_type = CurrencyCode)]
     pub currency: Field<String>,
 }
 

@@ -14,6 +14,7 @@ use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 use super::extract::{AuthMerchant, JsonBody};
+use super::field_schemas::{CurrencyCode, HttpsUrl};
 use super::format_utc;
 use super::input::{optional_text, prefixed, required_text, Field};
 use super::problem::{ApiError, Problem};
@@ -49,7 +50,7 @@ pub struct CreateMembershipRequest {
     pub end_date: Field<String>,
     /// Absolute HTTPS URL receiving this membership's events.
     #[serde(default)]
-    #[schema(required = true, value_type = String, example = "https://merchant.example/webhooks/recur")]
+    #[schema(required = true, value_type = HttpsUrl)]
     pub webhook_url: Field<String>,
     /// Free-form merchant string.
     #[serde(default)]
@@ -107,7 +108,7 @@ pub struct ProductInfoInput {
 pub struct PricingInfoInput {
     /// ISO 4217 code.
     #[serde(default)]
-    #[schema(required = true, value_type = String, example = "EUR", pattern = "^[A-Za-z]{3}$")]
+    #[schema(required = true, value_type = CurrencyCode)]
     currency: Field<String>,
     /// Decimal string > 0 with at most the currency's decimals.
     #[serde(default)]
@@ -731,7 +732,7 @@ pub struct UpdateMembershipRequest {
     pub interval_count: Field<serde_json::Value>,
     /// Absolute HTTPS URL where the customer is sent after the update.
     #[serde(default)]
-    #[schema(value_type = Option<String>)]
+    #[schema(value_type = Option<HttpsUrl>)]
     pub return_to_website_link: Field<String>,
     /// New merchant string.
     #[serde(default)]
@@ -866,15 +867,20 @@ pub async fn update_membership(
     }))
 }
 
-/// A decimal given as a JSON number or a decimal string.
+/// A decimal given as a JSON number or a decimal string. A JSON number is always a number; when it
+/// is refused, it is because no amount has that size or precision (`5e-324`, `3e300`).
 fn decimal_value(value: &serde_json::Value) -> Result<Decimal, String> {
-    let text = match value {
-        serde_json::Value::Number(n) => n.to_string(),
-        serde_json::Value::String(s) => s.trim().to_string(),
-        _ => return Err("must be a number".into()),
-    };
-    text.parse::<Decimal>()
-        .map_err(|_| "must be a number".to_string())
+    match value {
+        serde_json::Value::Number(n) => n
+            .to_string()
+            .parse::<Decimal>()
+            .map_err(|_| "is too large or has too many decimal places".to_string()),
+        serde_json::Value::String(s) => s
+            .trim()
+            .parse::<Decimal>()
+            .map_err(|_| "must be a number".to_string()),
+        _ => Err("must be a number".into()),
+    }
 }
 
 /// An integer > 0 given as a JSON integer or a string of digits.

@@ -5,6 +5,7 @@ pub mod auth;
 pub mod customers;
 pub mod events;
 pub mod extract;
+pub mod field_schemas;
 pub mod health;
 pub mod hosted_page;
 pub mod idempotency;

@@ -31,7 +31,7 @@ pub struct RefundRequest {
     /// Amount to refund in the payment's currency (number or decimal string); everything left
     /// when absent.
     #[serde(default)]
-    #[schema(value_type = Option<String>, example = "10.00")]
+    #[schema(value_type = Option<String>, example = "10.00", pattern = r"^[0-9]+(\.[0-9]+)?$")]
     pub amount: Field<Decimal>,
 }
 
@@ -45,7 +45,7 @@ pub struct PayoutRequest {
     pub order_id: Field<String>,
     /// Amount in the order's currency (number or decimal string).
     #[serde(default)]
-    #[schema(required = true, value_type = String, example = "25.00")]
+    #[schema(required = true, value_type = String, example = "25.00", pattern = r"^[0-9]+(\.[0-9]+)?$")]
     pub amount: Field<Decimal>,
 }
 

@@ -14,6 +14,7 @@ use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 use super::extract::{AuthMerchant, JsonBody};
+use super::field_schemas::HttpsUrl;
 use super::format_utc;
 use super::input::{optional_text, prefixed, required_text, Field};
 use super::problem::{ApiError, Problem};
@@ -39,7 +40,7 @@ pub struct SessionRequest {
     /// Absolute HTTPS URL where the customer is sent afterwards; defaults to the membership's
     /// `returnToWebsiteLink`.
     #[serde(default)]
-    #[schema(value_type = Option<String>, example = "https://merchant.example/account")]
+    #[schema(value_type = Option<HttpsUrl>)]
     pub return_to_website_link: Field<String>,
 }
 

@@ -147,7 +147,7 @@ pub async fn pay_membership(
 pub struct AdvanceClockRequest {
     /// The new time, UTC ISO-8601 (`2027-01-31T10:00:00Z`); not before the clock's current time.
     #[serde(default)]
-    #[schema(required = true, value_type = String, example = "2027-01-31T10:00:00Z")]
+    #[schema(required = true, value_type = String, example = "2027-01-31T10:00:00Z", pattern = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt ][0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]+)?([Zz]|[+-][0-9]{2}:[0-9]{2})?$")]
     pub to: Field<String>,
 }
 

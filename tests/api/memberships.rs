@@ -163,6 +163,27 @@ backend_test!(amount_rules, |server: TestServer| async move {
     let record = server.create_membership(&token, bhd).await;
     assert_eq!(record["pricingInfo"]["totalAmount"], "10.125");
     assert_eq!(record["pricingInfo"]["pricePerUnit"], Value::Null);
+    // A JSON number no amount can hold is named as such, not as "not a number".
+    for number in [json!(5e-324), json!(3.1e300)] {
+        let body = with(base.clone(), "/pricingInfo/pricePerUnit", number);
+        let reply = create_raw(&server, &token, body).await;
+        assert_eq!(
+            reply.problem(400)["pricingInfo.pricePerUnit"],
+            json!(["is too large or has too many decimal places"])
+        );
+    }
+    // A large JSON number is written in exponent notation (`1e16`); it is a number like any other.
+    let exponent = with(
+        with(
+            base.clone(),
+            "/pricingInfo",
+            json!({"currency": "JPY", "totalAmount": "10000000000000000", "pricePerUnit": 1e16, "quantity": 1}),
+        ),
+        "/productInfo/orderId",
+        json!("order-exponent"),
+    );
+    let record = server.create_membership(&token, exponent).await;
+    assert_eq!(record["pricingInfo"]["pricePerUnit"], "10000000000000000");
     let jpy_decimals = with(
         with(
             base,
