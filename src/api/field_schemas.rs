@@ -20,22 +20,20 @@ use utoipa::{PartialSchema, ToSchema};
 /// A recognised ISO 3166-1 alpha-2 country code, in any letter case.
 pub struct CountryCode;
 
+impl CountryCode {
+    const LIST: CodeList = CodeList {
+        len: 2,
+        accepts: |code| rules::country_code(code).is_ok(),
+        description: "A recognised ISO 3166-1 alpha-2 country code, in any letter case (uppercase \
+                      recommended). The pattern lists every accepted code.",
+        example: "DE",
+    };
+}
+
 impl PartialSchema for CountryCode {
     fn schema() -> RefOr<Schema> {
         static PATTERN: OnceLock<String> = OnceLock::new();
-        let pattern = PATTERN.get_or_init(|| {
-            anchored(&any_case_alternatives(&accepted_codes(2, |code| {
-                rules::country_code(code).is_ok()
-            })))
-        });
-        string()
-            .description(Some(
-                "A recognised ISO 3166-1 alpha-2 country code, in any letter case (uppercase \
-                 recommended). The pattern lists every accepted code.",
-            ))
-            .pattern(Some(pattern.clone()))
-            .examples(["DE"])
-            .into()
+        Self::LIST.schema(&PATTERN)
     }
 }
 
@@ -44,27 +42,51 @@ impl ToSchema for CountryCode {}
 /// An ISO 4217 currency that is a means of payment, in any letter case.
 pub struct CurrencyCode;
 
+impl CurrencyCode {
+    const LIST: CodeList = CodeList {
+        len: 3,
+        accepts: |code| Currency::parse(code).is_ok(),
+        description: "An ISO 4217 currency code, in any letter case. Codes that are not a means \
+                      of payment (no minor unit, such as XXX or XAU, and fund codes such as CLF) \
+                      are refused. The pattern lists every accepted code.",
+        example: "EUR",
+    };
+}
+
 impl PartialSchema for CurrencyCode {
     fn schema() -> RefOr<Schema> {
         static PATTERN: OnceLock<String> = OnceLock::new();
-        let pattern = PATTERN.get_or_init(|| {
-            anchored(&any_case_alternatives(&accepted_codes(3, |code| {
-                Currency::parse(code).is_ok()
-            })))
-        });
-        string()
-            .description(Some(
-                "An ISO 4217 currency code, in any letter case. Codes that are not a means of \
-                 payment (no minor unit, such as XXX or XAU, and fund codes such as CLF) are \
-                 refused. The pattern lists every accepted code.",
-            ))
-            .pattern(Some(pattern.clone()))
-            .examples(["EUR"])
-            .into()
+        Self::LIST.schema(&PATTERN)
     }
 }
 
 impl ToSchema for CurrencyCode {}
+
+/// A string schema whose pattern lists, in any letter case, every code of `len` letters that a
+/// validator accepts.
+struct CodeList {
+    len: u32,
+    accepts: fn(&str) -> bool,
+    description: &'static str,
+    example: &'static str,
+}
+
+impl CodeList {
+    /// The schema, its pattern built once into `pattern`.
+    fn schema(&self, pattern: &OnceLock<String>) -> RefOr<Schema> {
+        let pattern = pattern.get_or_init(|| self.pattern());
+        string()
+            .description(Some(self.description))
+            .pattern(Some(pattern.clone()))
+            .examples([self.example])
+            .into()
+    }
+
+    fn pattern(&self) -> String {
+        let codes = accepted_codes(self.len, self.accepts);
+        format!("^{}$", any_case_alternatives(&codes))
+    }
+}
 
 /// A person's first or last name: Unicode letters, words separated by one space or hyphen.
 pub struct PersonName;
@@ -89,14 +111,7 @@ pub struct HttpsUrl;
 
 impl PartialSchema for HttpsUrl {
     fn schema() -> RefOr<Schema> {
-        string()
-            .description(Some(
-                "An absolute https URL with a host and no user name or password.",
-            ))
-            .format(Some(SchemaFormat::Custom("uri".into())))
-            .pattern(Some("^[Hh][Tt][Tt][Pp][Ss]://[^/?#@]"))
-            .examples(["https://merchant.example/webhooks/recur"])
-            .into()
+        url("https", "^[Hh][Tt][Tt][Pp][Ss]://[^/?#@]")
     }
 }
 
@@ -107,25 +122,27 @@ pub struct WebUrl;
 
 impl PartialSchema for WebUrl {
     fn schema() -> RefOr<Schema> {
-        string()
-            .description(Some(
-                "An absolute http or https URL with a host and no user name or password.",
-            ))
-            .format(Some(SchemaFormat::Custom("uri".into())))
-            .pattern(Some("^[Hh][Tt][Tt][Pp][Ss]?://[^/?#@]"))
-            .examples(["https://merchant.example/account"])
-            .into()
+        url("http or https", "^[Hh][Tt][Tt][Pp][Ss]?://[^/?#@]")
     }
 }
 
 impl ToSchema for WebUrl {}
 
-fn string() -> ObjectBuilder {
-    ObjectBuilder::new().schema_type(Type::String)
+/// An absolute URL of `schemes` (as prose) whose start matches `pattern`; the rest of the rule
+/// (a host, no credentials) is in the description.
+fn url(schemes: &str, pattern: &str) -> RefOr<Schema> {
+    string()
+        .description(Some(format!(
+            "An absolute {schemes} URL with a host and no user name or password."
+        )))
+        .format(Some(SchemaFormat::Custom("uri".into())))
+        .pattern(Some(pattern))
+        .examples(["https://merchant.example/webhooks/recur"])
+        .into()
 }
 
-fn anchored(alternatives: &str) -> String {
-    format!("^{alternatives}$")
+fn string() -> ObjectBuilder {
+    ObjectBuilder::new().schema_type(Type::String)
 }
 
 /// Every code of `len` uppercase ASCII letters that `accepts` takes, in order.
@@ -186,13 +203,6 @@ mod tests {
     use super::*;
     use regex::Regex;
 
-    fn pattern_of<T: PartialSchema>() -> Regex {
-        let RefOr::T(Schema::Object(object)) = T::schema() else {
-            panic!("an inline object schema");
-        };
-        Regex::new(&object.pattern.expect("a pattern")).expect("a valid pattern")
-    }
-
     /// Every string of `len` ASCII letters in which each letter is upper or lower case.
     fn every_mixed_case_code(len: u32) -> impl Iterator<Item = String> {
         accepted_codes(len, |_| true)
@@ -213,50 +223,48 @@ mod tests {
             })
     }
 
+    /// The published pattern matches exactly the strings the validator accepts: every code of the
+    /// list's length in every letter case, then `others`.
+    fn assert_pattern_is_the_validator(list: &CodeList, others: &[&str]) {
+        let pattern = Regex::new(&list.pattern()).expect("a valid pattern");
+        let codes = every_mixed_case_code(list.len);
+        for code in codes.chain(others.iter().map(|o| o.to_string())) {
+            assert_eq!(pattern.is_match(&code), (list.accepts)(&code), "{code}");
+        }
+        let accepted = accepted_codes(list.len, list.accepts).len();
+        assert!(accepted > 100, "{accepted} codes");
+        assert!(
+            pattern.as_str().len() < accepted * 14,
+            "{}",
+            pattern.as_str()
+        );
+    }
+
     #[test]
     fn the_country_pattern_accepts_exactly_what_the_validator_accepts() {
-        let pattern = pattern_of::<CountryCode>();
-        for code in every_mixed_case_code(2) {
-            let valid = rules::country_code(&code).is_ok();
-            assert_eq!(pattern.is_match(&code), valid, "{code}");
-        }
-        assert!(pattern.is_match("de") && pattern.is_match("DE"));
-        for other in ["", "D", "DEU", " DE", "D1", "ZZ"] {
-            assert!(!pattern.is_match(other), "{other}");
-        }
+        assert_pattern_is_the_validator(&CountryCode::LIST, &["", "D", "DEU", " DE", "D1"]);
+        assert!(!(CountryCode::LIST.accepts)("ZZ") && (CountryCode::LIST.accepts)("de"));
     }
 
     #[test]
     fn the_currency_pattern_accepts_exactly_what_the_validator_accepts() {
-        let pattern = pattern_of::<CurrencyCode>();
-        for code in every_mixed_case_code(3) {
-            let valid = Currency::parse(&code).is_ok();
-            assert_eq!(pattern.is_match(&code), valid, "{code}");
+        assert_pattern_is_the_validator(&CurrencyCode::LIST, &["", "EU", "EURO", " EUR"]);
+        for refused in ["XXX", "XAU", "CLF"] {
+            assert!(!(CurrencyCode::LIST.accepts)(refused), "{refused}");
         }
-        assert!(pattern.is_match("eur") && pattern.is_match("JPY"));
-        for other in ["", "EU", "EURO", "XXX", "XAU", "CLF"] {
-            assert!(!pattern.is_match(other), "{other}");
-        }
+        assert!((CurrencyCode::LIST.accepts)("jpy"));
     }
 
     #[test]
-    fn the_code_patterns_stay_compact() {
-        for (codes, pattern) in [
-            (
-                accepted_codes(2, |c| rules::country_code(c).is_ok()),
-                pattern_of::<CountryCode>(),
-            ),
-            (
-                accepted_codes(3, |c| Currency::parse(c).is_ok()),
-                pattern_of::<CurrencyCode>(),
-            ),
+    fn the_served_schemas_carry_the_patterns() {
+        for (schema, list) in [
+            (CountryCode::schema(), CountryCode::LIST),
+            (CurrencyCode::schema(), CurrencyCode::LIST),
         ] {
-            assert!(codes.len() > 100, "{} codes", codes.len());
-            assert!(
-                pattern.as_str().len() < codes.len() * 14,
-                "{}",
-                pattern.as_str()
-            );
+            let RefOr::T(Schema::Object(object)) = schema else {
+                panic!("an inline object schema");
+            };
+            assert_eq!(object.pattern, Some(list.pattern()));
         }
     }
 }
