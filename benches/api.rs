@@ -44,6 +44,8 @@ mod allocator;
 mod args;
 #[path = "support/http.rs"]
 mod http;
+#[path = "support/report.rs"]
+mod report;
 #[path = "support/scratch.rs"]
 mod scratch;
 #[path = "support/seed.rs"]
@@ -130,31 +132,44 @@ struct Row {
     statement_rate: Option<f64>,
 }
 
-fn print_rows(rows: &[Row]) {
-    println!("| backend | stored customers | operation | clients | req/s | p50 ms | p99 ms | raw/s | API / raw | statement/s | statement / raw | API / statement |");
-    println!("|---|---|---|---|---|---|---|---|---|---|---|---|");
-    for row in rows {
-        let (statement, statement_raw, api_statement) = match row.statement_rate {
-            Some(rate) => (
-                format!("{rate:.0}"),
-                format!("{:.0}%", 100.0 * rate / row.raw_rate),
-                format!("{:.0}%", 100.0 * row.sample.rate() / rate),
-            ),
-            None => ("–".into(), "–".into(), "–".into()),
-        };
-        println!(
-            "| {:?} | {} | {} | {} | {:.0} | {:.2} | {:.2} | {:.0} | {:.0}% | {statement} | {statement_raw} | {api_statement} |",
-            row.backend,
-            row.stored,
-            row.operation,
-            row.concurrency,
-            row.sample.rate(),
-            row.sample.percentile(0.50).as_secs_f64() * 1000.0,
-            row.sample.percentile(0.99).as_secs_f64() * 1000.0,
-            row.raw_rate,
-            100.0 * row.sample.rate() / row.raw_rate,
-        );
-    }
+/// The columns of [`table_row`].
+const COLUMNS: [&str; 12] = [
+    "backend",
+    "stored customers",
+    "operation",
+    "clients",
+    "req/s",
+    "p50 ms",
+    "p99 ms",
+    "raw/s",
+    "API / raw",
+    "statement/s",
+    "statement / raw",
+    "API / statement",
+];
+
+/// One measurement as a row of the printed table.
+fn table_row(row: &Row) -> String {
+    let (statement, statement_raw, api_statement) = match row.statement_rate {
+        Some(rate) => (
+            format!("{rate:.0}"),
+            format!("{:.0}%", 100.0 * rate / row.raw_rate),
+            format!("{:.0}%", 100.0 * row.sample.rate() / rate),
+        ),
+        None => ("–".into(), "–".into(), "–".into()),
+    };
+    format!(
+        "| {:?} | {} | {} | {} | {:.0} | {:.2} | {:.2} | {:.0} | {:.0}% | {statement} | {statement_raw} | {api_statement} |",
+        row.backend,
+        row.stored,
+        row.operation,
+        row.concurrency,
+        row.sample.rate(),
+        row.sample.percentile(0.50).as_secs_f64() * 1000.0,
+        row.sample.percentile(0.99).as_secs_f64() * 1000.0,
+        row.raw_rate,
+        100.0 * row.sample.rate() / row.raw_rate,
+    )
 }
 
 /// Raw single-row insert-transaction and select rates through the same pools as recur (writes
@@ -574,19 +589,10 @@ fn main() {
             .unwrap_or_else(|| CONCURRENCY.to_vec()),
         stored: args.parsed("--stored", 0),
     };
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .expect("runtime");
-    let mut rows = Vec::new();
-    for backend in args.backends() {
-        rows.extend(runtime.block_on(bench_backend(backend, &plan)));
-    }
-    println!(
-        "\nrecur API vs raw database, {seconds} s per measurement, {} cores\n",
-        std::thread::available_parallelism()
-            .map(|n| n.get())
-            .unwrap_or(1)
+    let rows = report::per_backend(args.backends(), |backend| bench_backend(backend, &plan));
+    report::print_table(
+        &format!("recur API vs raw database, {seconds} s per measurement"),
+        &COLUMNS,
+        rows.iter().map(table_row),
     );
-    print_rows(&rows);
 }

@@ -14,6 +14,8 @@ mod allocator;
 mod args;
 #[path = "support/drain.rs"]
 mod drain;
+#[path = "support/report.rs"]
+mod report;
 #[path = "support/scratch.rs"]
 mod scratch;
 #[path = "support/state.rs"]
@@ -138,16 +140,8 @@ async fn recur_rate(sink: &SmtpSink, database_url: &str, n: usize) -> f64 {
     }
     tx.commit().await.unwrap();
     let before = sink.delivered().len();
-    let started = Instant::now();
-    let mailer = tokio::spawn(Mailer::run(state.clone()));
-    drain::until_no_pending(&state.store, "emails").await;
-    let rate = n as f64 / started.elapsed().as_secs_f64();
-    mailer.abort();
-    let sent: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM emails WHERE status = 'Sent'")
-        .fetch_one(state.store.pool())
-        .await
-        .unwrap();
-    assert_eq!(sent as usize, n, "every e-mail sent");
+    let mailer = Mailer::run(state.clone());
+    let rate = drain::rate_until_drained(&state.store, "emails", "Sent", n, mailer).await;
     assert_eq!(
         sink.delivered().len() - before,
         n,
@@ -159,17 +153,25 @@ async fn recur_rate(sink: &SmtpSink, database_url: &str, n: usize) -> f64 {
 fn main() {
     let args = Args::from_env();
     let n: usize = args.parsed("--emails", 10_000);
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    for backend in args.backends() {
-        runtime.block_on(run(backend, n));
-    }
+    let rows = report::per_backend(args.backends(), |backend| run(backend, n));
+    report::print_table(
+        &format!(
+            "e-mails to a local SMTP server, {} sends at once",
+            Mailer::CONCURRENCY
+        ),
+        &[
+            "backend",
+            "e-mails",
+            "raw messages/s",
+            "recur e-mails/s",
+            "recur / raw",
+        ],
+        rows,
+    );
 }
 
-/// Measures and prints one backend's row.
-async fn run(backend: Backend, n: usize) {
+/// Measures one backend's row.
+async fn run(backend: Backend, n: usize) -> Vec<String> {
     let sink = SmtpSink::start().await;
     let database = ScratchDatabase::create(backend, "mail").await;
     let concurrency = Mailer::CONCURRENCY;
@@ -177,16 +179,8 @@ async fn run(backend: Backend, n: usize) {
     let raw = raw_rate(&sink, n, concurrency).await;
     let recur = recur_rate(&sink, &database.url, n).await;
     database.remove().await;
-    println!(
-        "\ne-mails to a local SMTP server, {} cores, {backend:?}, {concurrency} sends at once\n",
-        std::thread::available_parallelism()
-            .map(|n| n.get())
-            .unwrap_or(1)
-    );
-    println!("| e-mails | raw messages/s | recur e-mails/s | recur / raw |");
-    println!("|---|---|---|---|");
-    println!(
-        "| {n} | {raw:.0} | {recur:.0} | {:.0}% |",
+    vec![format!(
+        "| {backend:?} | {n} | {raw:.0} | {recur:.0} | {:.0}% |",
         100.0 * recur / raw
-    );
+    )]
 }

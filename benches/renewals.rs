@@ -25,6 +25,8 @@ use recur_domain::card::CardNumber;
 mod allocator;
 #[path = "support/args.rs"]
 mod args;
+#[path = "support/report.rs"]
+mod report;
 #[path = "support/scratch.rs"]
 mod scratch;
 #[path = "support/seed.rs"]
@@ -179,23 +181,17 @@ async fn bench_backend(backend: Backend, n: usize) -> Vec<String> {
 fn main() {
     let args = Args::from_env();
     let n: usize = args.parsed("--memberships", 2000);
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .expect("runtime");
-    let mut rows = Vec::new();
-    for backend in args.backends() {
-        rows.extend(runtime.block_on(bench_backend(backend, n)));
-    }
-    println!(
-        "\nrenewals completed by the billing engine vs raw one-row insert transactions, {} cores\n",
-        std::thread::available_parallelism()
-            .map(|n| n.get())
-            .unwrap_or(1)
+    let rows = report::per_backend(args.backends(), |backend| bench_backend(backend, n));
+    report::print_table(
+        "renewals completed by the billing engine vs raw one-row insert transactions",
+        &[
+            "backend",
+            "memberships",
+            "workers",
+            "renewals/s",
+            "raw inserts/s",
+            "renewals / raw",
+        ],
+        rows,
     );
-    println!("| backend | memberships | workers | renewals/s | raw inserts/s | renewals / raw |");
-    println!("|---|---|---|---|---|---|");
-    for row in rows {
-        println!("{row}");
-    }
 }

@@ -14,6 +14,8 @@ mod allocator;
 mod args;
 #[path = "support/drain.rs"]
 mod drain;
+#[path = "support/report.rs"]
+mod report;
 #[path = "support/scratch.rs"]
 mod scratch;
 #[path = "support/state.rs"]
@@ -104,34 +106,29 @@ async fn recur_rate(receiver: &WebhookReceiver, database_url: &str, n: usize) ->
         .unwrap();
     }
     tx.commit().await.unwrap();
-    let started = Instant::now();
-    let dispatcher = tokio::spawn(Dispatcher::run(state.clone()));
-    drain::until_no_pending(&state.store, "events").await;
-    let rate = n as f64 / started.elapsed().as_secs_f64();
-    dispatcher.abort();
-    let delivered: i64 =
-        sqlx::query_scalar("SELECT COUNT(*) FROM events WHERE status = 'Delivered'")
-            .fetch_one(state.store.pool())
-            .await
-            .unwrap();
-    assert_eq!(delivered as usize, n, "every event delivered once");
-    rate
+    let dispatcher = Dispatcher::run(state.clone());
+    drain::rate_until_drained(&state.store, "events", "Delivered", n, dispatcher).await
 }
 
 fn main() {
     let args = Args::from_env();
     let n: usize = args.parsed("--events", 20_000);
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    for backend in args.backends() {
-        runtime.block_on(run(backend, n));
-    }
+    let rows = report::per_backend(args.backends(), |backend| run(backend, n));
+    report::print_table(
+        "webhook deliveries to a local HTTPS receiver",
+        &[
+            "backend",
+            "events",
+            "raw POSTs/s",
+            "recur deliveries/s",
+            "recur / raw",
+        ],
+        rows,
+    );
 }
 
-/// Measures and prints one backend's row.
-async fn run(backend: Backend, n: usize) {
+/// Measures one backend's row.
+async fn run(backend: Backend, n: usize) -> Vec<String> {
     let receiver = WebhookReceiver::start().await;
     let database = ScratchDatabase::create(backend, "webhooks").await;
     // The receiver and the client answer the first few thousand requests at well under half
@@ -140,16 +137,8 @@ async fn run(backend: Backend, n: usize) {
     let raw = raw_rate(&receiver, n).await;
     let recur = recur_rate(&receiver, &database.url, n).await;
     database.remove().await;
-    println!(
-        "\nwebhook deliveries to a local HTTPS receiver, {} cores, {backend:?}\n",
-        std::thread::available_parallelism()
-            .map(|n| n.get())
-            .unwrap_or(1)
-    );
-    println!("| events | raw POSTs/s | recur deliveries/s | recur / raw |");
-    println!("|---|---|---|---|");
-    println!(
-        "| {n} | {raw:.0} | {recur:.0} | {:.0}% |",
+    vec![format!(
+        "| {backend:?} | {n} | {raw:.0} | {recur:.0} | {:.0}% |",
         100.0 * recur / raw
-    );
+    )]
 }
