@@ -21,7 +21,10 @@
 //!
 //! and prints requests per second, p50/p99 latency and the ratio API / raw, split into
 //! statement / raw (what the row itself costs the database) and API / statement (what the
-//! server adds). PostgreSQL needs
+//! server adds). A second table splits each run's CPU time per operation between the load
+//! client, recur (which serves from a runtime of its own) and the database (`support/cpu.rs`),
+//! against the raw run's, and gives the ratio the CPU alone allows with and without recur's
+//! part. PostgreSQL needs
 //! `RECUR_TEST_POSTGRES_URL` (an administrative URL, as for the tests). Absolute numbers depend on
 //! the machine; the ratios are the result.
 
@@ -42,6 +45,8 @@ use serde_json::json;
 mod allocator;
 #[path = "support/args.rs"]
 mod args;
+#[path = "support/cpu.rs"]
+mod cpu;
 #[path = "support/http.rs"]
 mod http;
 #[path = "support/report.rs"]
@@ -54,6 +59,7 @@ mod seed;
 mod statements;
 
 use args::Args;
+use cpu::Cost;
 use scratch::ScratchDatabase;
 
 const CONCURRENCY: [usize; 3] = [1, 8, 64];
@@ -66,10 +72,11 @@ struct Plan {
     stored: i64,
 }
 
-/// Latencies of one measured run.
+/// Latencies of one measured run, and its cost.
 struct Sample {
     latencies: Vec<Duration>,
     elapsed: Duration,
+    cost: Option<Cost>,
 }
 
 impl Sample {
@@ -95,29 +102,52 @@ where
     let counter = Arc::new(AtomicU64::new(0));
     let started = Instant::now();
     let deadline = started + duration;
-    let tasks: Vec<_> = (0..concurrency)
-        .map(|_| {
-            let op = op.clone();
-            let counter = counter.clone();
-            tokio::spawn(async move {
-                let mut latencies = Vec::new();
-                while Instant::now() < deadline {
-                    let n = counter.fetch_add(1, Ordering::Relaxed);
-                    let t = Instant::now();
-                    op(n).await;
-                    latencies.push(t.elapsed());
-                }
-                latencies
+    let ((latencies, elapsed), cost) = cpu::measure(async {
+        let tasks: Vec<_> = (0..concurrency)
+            .map(|_| {
+                let op = op.clone();
+                let counter = counter.clone();
+                tokio::spawn(async move {
+                    let mut latencies = Vec::new();
+                    while Instant::now() < deadline {
+                        let n = counter.fetch_add(1, Ordering::Relaxed);
+                        let t = Instant::now();
+                        op(n).await;
+                        latencies.push(t.elapsed());
+                    }
+                    latencies
+                })
             })
-        })
-        .collect();
-    let mut latencies = Vec::new();
-    for task in tasks {
-        latencies.extend(task.await.expect("bench task"));
-    }
+            .collect();
+        let mut latencies = Vec::new();
+        for task in tasks {
+            latencies.extend(task.await.expect("bench task"));
+        }
+        (latencies, started.elapsed())
+    })
+    .await;
     Sample {
         latencies,
-        elapsed: started.elapsed(),
+        elapsed,
+        cost,
+    }
+}
+
+/// A measured run in short: its rate, its operations and what they cost.
+#[derive(Clone, Copy)]
+struct Run {
+    rate: f64,
+    operations: u64,
+    cost: Option<Cost>,
+}
+
+impl Run {
+    fn of(sample: &Sample) -> Run {
+        Run {
+            rate: sample.rate(),
+            operations: sample.latencies.len() as u64,
+            cost: sample.cost,
+        }
     }
 }
 
@@ -127,9 +157,9 @@ struct Row {
     operation: &'static str,
     concurrency: usize,
     sample: Sample,
-    raw_rate: f64,
-    /// The rate of the operation's own store call, without HTTP (none for the ceiling).
-    statement_rate: Option<f64>,
+    raw: Run,
+    /// The operation's own store call, without HTTP (none for the ceiling).
+    statement: Option<Run>,
 }
 
 /// The columns of [`table_row`].
@@ -150,10 +180,10 @@ const COLUMNS: [&str; 12] = [
 
 /// One measurement as a row of the printed table.
 fn table_row(row: &Row) -> String {
-    let (statement, statement_raw, api_statement) = match row.statement_rate {
+    let (statement, statement_raw, api_statement) = match row.statement.map(|s| s.rate) {
         Some(rate) => (
             format!("{rate:.0}"),
-            format!("{:.0}%", 100.0 * rate / row.raw_rate),
+            format!("{:.0}%", 100.0 * rate / row.raw.rate),
             format!("{:.0}%", 100.0 * row.sample.rate() / rate),
         ),
         None => ("–".into(), "–".into(), "–".into()),
@@ -167,14 +197,67 @@ fn table_row(row: &Row) -> String {
         row.sample.rate(),
         row.sample.percentile(0.50).as_secs_f64() * 1000.0,
         row.sample.percentile(0.99).as_secs_f64() * 1000.0,
-        row.raw_rate,
-        100.0 * row.sample.rate() / row.raw_rate,
+        row.raw.rate,
+        100.0 * row.sample.rate() / row.raw.rate,
     )
 }
 
-/// Raw single-row insert-transaction and select rates through the same pools as recur (writes
-/// through the writer pool).
-async fn raw_loop(url: &str, concurrency: usize, duration: Duration) -> (f64, f64) {
+/// The columns of [`cpu_row`].
+const CPU_COLUMNS: [&str; 13] = [
+    "backend",
+    "operation",
+    "clients",
+    "busy: API / raw",
+    "API: client µs",
+    "API: recur µs",
+    "statement alone: recur µs",
+    "API: database µs",
+    "raw: client µs",
+    "raw: database µs",
+    "API / raw",
+    "CPU: raw / API",
+    "CPU: raw / API without recur",
+];
+
+/// Where one measurement's CPU went, per operation, against the raw run's; `None` without
+/// `/proc`. On cores the runs keep busy, a rate is the cores' time over the CPU an operation
+/// costs, so `raw / API` of the CPU follows the measured ratio, and the same without recur's part
+/// is the most any server could reach with this client and this database.
+fn cpu_row(row: &Row) -> Option<String> {
+    let (api, raw) = (row.sample.cost?, row.raw.cost?);
+    let per_request = api
+        .cpu
+        .per_operation_micros(row.sample.latencies.len() as u64);
+    let per_raw = raw.cpu.per_operation_micros(row.raw.operations);
+    // recur's idle runtime (its workers poll now and then) is no part of the raw run.
+    let raw_total = per_raw.client + per_raw.database;
+    // The statement runs from the client's runtime: its client part is recur's store code and
+    // the database driver.
+    let statement = row
+        .statement
+        .and_then(|run| Some(run.cost?.cpu.per_operation_micros(run.operations).client))
+        .map_or("–".into(), |micros| format!("{micros:.1}"));
+    Some(format!(
+        "| {:?} | {} | {} | {:.0}% / {:.0}% | {:.1} | {:.1} | {statement} | {:.1} | {:.1} | {:.1} | {:.0}% | {:.0}% | {:.0}% |",
+        row.backend,
+        row.operation,
+        row.concurrency,
+        api.busy_percent(),
+        raw.busy_percent(),
+        per_request.client,
+        per_request.server,
+        per_request.database,
+        per_raw.client,
+        per_raw.database,
+        100.0 * row.sample.rate() / row.raw.rate,
+        100.0 * raw_total / per_request.total(),
+        100.0 * raw_total / (per_request.client + per_request.database),
+    ))
+}
+
+/// Raw single-row insert transactions and primary-key selects through the same pools as recur
+/// (writes through the writer pool).
+async fn raw_loop(url: &str, concurrency: usize, duration: Duration) -> (Run, Run) {
     let store = Store::connect(url).await.expect("connect");
     sqlx::query("CREATE TABLE IF NOT EXISTS bench_raw (k TEXT PRIMARY KEY, v TEXT NOT NULL)")
         .execute(store.pool())
@@ -212,17 +295,18 @@ async fn raw_loop(url: &str, concurrency: usize, duration: Duration) -> (f64, f6
     })
     .await;
     store.close().await;
-    (inserts.rate(), selects.rate())
+    (Run::of(&inserts), Run::of(&selects))
 }
 
-/// pgbench's transactions per second for a one-statement script, prepared once per connection
-/// (`-M prepared`) as sqlx prepares recur's statements: the same protocol, so the database's
-/// limit for it rather than its parse-every-time rate.
-fn pgbench(url: &str, script: &str, concurrency: usize, seconds: u64) -> Option<f64> {
+/// A pgbench run of a one-statement script, prepared once per connection (`-M prepared`) as sqlx
+/// prepares recur's statements: the same protocol, so the database's limit for it rather than
+/// its parse-every-time rate. `None` when pgbench is missing or fails.
+async fn pgbench(url: &str, script: &str, concurrency: usize, seconds: u64) -> Option<Run> {
     let dir = tempfile::tempdir().ok()?;
     let path = dir.path().join("script.sql");
     std::fs::write(&path, script).ok()?;
-    let out = std::process::Command::new("pgbench")
+    let mut command = std::process::Command::new("pgbench");
+    command
         .args([
             "-n",
             "-M",
@@ -236,18 +320,25 @@ fn pgbench(url: &str, script: &str, concurrency: usize, seconds: u64) -> Option<
             "-f",
         ])
         .arg(&path)
-        .arg(url)
-        .output()
-        .ok()?;
-    let text = String::from_utf8_lossy(&out.stdout);
-    text.lines()
-        .find_map(|line| line.strip_prefix("tps = "))
-        .and_then(|rest| rest.split_whitespace().next())
-        .and_then(|n| n.parse().ok())
+        .arg(url);
+    // Waited for here, so that its CPU time counts as the client's.
+    let (out, cost) = cpu::measure(async { command.output() }).await;
+    let text = String::from_utf8(out.ok()?.stdout).ok()?;
+    let number = |prefix: &str| -> Option<f64> {
+        text.lines()
+            .find_map(|line| line.strip_prefix(prefix))
+            .and_then(|rest| rest.split_whitespace().next())
+            .and_then(|n| n.parse().ok())
+    };
+    Some(Run {
+        rate: number("tps = ")?,
+        operations: number("number of transactions actually processed: ")? as u64,
+        cost,
+    })
 }
 
 /// Raw rates for PostgreSQL: pgbench when installed, else the sqlx loop.
-async fn raw_postgres(url: &str, concurrency: usize, duration: Duration) -> (f64, f64) {
+async fn raw_postgres(url: &str, concurrency: usize, duration: Duration) -> (Run, Run) {
     let store = Store::connect(url).await.expect("connect");
     sqlx::query(
         "CREATE TABLE IF NOT EXISTS bench_pgbench (id BIGSERIAL PRIMARY KEY, v TEXT NOT NULL)",
@@ -266,13 +357,15 @@ async fn raw_postgres(url: &str, concurrency: usize, duration: Duration) -> (f64
         "INSERT INTO bench_pgbench (v) VALUES ('value');\n",
         concurrency,
         seconds,
-    );
+    )
+    .await;
     let select = pgbench(
         url,
         "\\set id random(1, 100000)\nSELECT v FROM bench_pgbench WHERE id = :id;\n",
         concurrency,
         seconds,
-    );
+    )
+    .await;
     match (insert, select) {
         (Some(insert), Some(select)) => (insert, select),
         _ => raw_loop(url, concurrency, duration).await,
@@ -332,32 +425,37 @@ where
     }
     let started = Instant::now();
     let deadline = started + load.duration;
-    let tasks: Vec<_> = connections
-        .into_iter()
-        .map(|mut connection| {
-            let (request, keep, counter) = (request.clone(), keep.clone(), counter.clone());
-            tokio::spawn(async move {
-                let (mut latencies, mut kept) = (Vec::new(), Vec::new());
-                while Instant::now() < deadline {
-                    let bytes = request(counter.fetch_add(1, Ordering::Relaxed));
-                    let t = Instant::now();
-                    let response = connection.send(&bytes).await.expect("request");
-                    latencies.push(t.elapsed());
-                    kept.extend(keep(response));
-                }
-                (latencies, kept)
+    let ((latencies, kept, elapsed), cost) = cpu::measure(async {
+        let tasks: Vec<_> = connections
+            .into_iter()
+            .map(|mut connection| {
+                let (request, keep, counter) = (request.clone(), keep.clone(), counter.clone());
+                tokio::spawn(async move {
+                    let (mut latencies, mut kept) = (Vec::new(), Vec::new());
+                    while Instant::now() < deadline {
+                        let bytes = request(counter.fetch_add(1, Ordering::Relaxed));
+                        let t = Instant::now();
+                        let response = connection.send(&bytes).await.expect("request");
+                        latencies.push(t.elapsed());
+                        kept.extend(keep(response));
+                    }
+                    (latencies, kept)
+                })
             })
-        })
-        .collect();
-    let (mut latencies, mut kept) = (Vec::new(), Vec::new());
-    for task in tasks {
-        let (l, k) = task.await.expect("bench task");
-        latencies.extend(l);
-        kept.extend(k);
-    }
+            .collect();
+        let (mut latencies, mut kept) = (Vec::new(), Vec::new());
+        for task in tasks {
+            let (l, k) = task.await.expect("bench task");
+            latencies.extend(l);
+            kept.extend(k);
+        }
+        (latencies, kept, started.elapsed())
+    })
+    .await;
     let sample = Sample {
         latencies,
-        elapsed: started.elapsed(),
+        elapsed,
+        cost,
     };
     (sample, kept)
 }
@@ -406,7 +504,18 @@ async fn bench_backend(backend: Backend, plan: &Plan) -> Vec<Row> {
     env.insert("RECUR_DATABASE_URL", api_url.clone());
     env.insert("RECUR_LOG", "warn".into());
     let config = Config::from_sources(None, |k| env.get(k).cloned()).expect("config");
-    let server = app::start(config).await.expect("server");
+    // recur serves from a runtime of its own, as `recur serve` runs in a process of its own, so
+    // that its threads' CPU time is told apart from the load client's.
+    let server_runtime = tokio::runtime::Builder::new_multi_thread()
+        .thread_name(cpu::SERVER_THREAD)
+        .enable_all()
+        .build()
+        .expect("server runtime");
+    let handle = server_runtime.handle().clone();
+    let server = tokio::task::spawn_blocking(move || handle.block_on(app::start(config)))
+        .await
+        .expect("server start")
+        .expect("server");
     let merchant = merchants::create(&server.state, "Bench", Mode::Sandbox)
         .await
         .expect("merchant");
@@ -419,8 +528,11 @@ async fn bench_backend(backend: Backend, plan: &Plan) -> Vec<Row> {
     .await;
     let token = access_token(server.addr, &merchant.user_name, &merchant.password).await;
     let addr = server.addr;
+    // The statements run from the client's runtime, through pools of its own with recur's
+    // settings: a connection is driven by the runtime that opened it.
+    let statement_store = Store::connect(&api_url).await.expect("connect");
     let subject = |tag: String| statements::Subject {
-        store: server.state.store.clone(),
+        store: statement_store.clone(),
         merchant_id: merchant.merchant_id,
         processor_key: merchant.processor_key.clone(),
         tag,
@@ -528,32 +640,27 @@ async fn bench_backend(backend: Backend, plan: &Plan) -> Vec<Row> {
             |response| expect_status(&response, 200, "healthz"),
         )
         .await;
-        let rate = |sample: Sample| Some(sample.rate());
-        for (operation, sample, raw_rate, statement_rate) in [
+        let run = |sample: Sample| Some(Run::of(&sample));
+        for (operation, sample, raw, statement) in [
             (
                 "create-membership (write)",
                 membership_creates,
                 raw_insert,
-                rate(statement_membership_creates),
+                run(statement_membership_creates),
             ),
             (
                 "get-membership (read)",
                 membership_gets,
                 raw_select,
-                rate(statement_membership_gets),
+                run(statement_membership_gets),
             ),
             (
                 "create-customer (write)",
                 creates,
                 raw_insert,
-                rate(statement_creates),
+                run(statement_creates),
             ),
-            (
-                "get-customer (read)",
-                gets,
-                raw_select,
-                rate(statement_gets),
-            ),
+            ("get-customer (read)", gets, raw_select, run(statement_gets)),
             ("ceiling: GET /healthz", empty, raw_select, None),
         ] {
             rows.push(Row {
@@ -562,13 +669,15 @@ async fn bench_backend(backend: Backend, plan: &Plan) -> Vec<Row> {
                 operation,
                 concurrency,
                 sample,
-                raw_rate,
-                statement_rate,
+                raw,
+                statement,
             });
         }
     }
     server.abort();
     server.state.store.close().await;
+    statement_store.close().await;
+    server_runtime.shutdown_background();
     raw_db.remove().await;
     api_db.remove().await;
     rows
@@ -594,5 +703,10 @@ fn main() {
         &format!("recur API vs raw database, {seconds} s per measurement"),
         &COLUMNS,
         rows.iter().map(table_row),
+    );
+    report::print_table(
+        "CPU per operation by part (µs), and what it bounds",
+        &CPU_COLUMNS,
+        rows.iter().filter_map(cpu_row),
     );
 }
