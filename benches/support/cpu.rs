@@ -19,7 +19,8 @@ pub const SERVER_THREAD: &str = "recur-server";
 /// The thread name sqlx gives SQLite's connection threads, as `/proc` shows it (15 bytes).
 const SQLITE_THREAD: &str = "sqlx-sqlite-wor";
 
-/// CPU seconds, by part.
+/// CPU time by part: seconds, or microseconds per operation once shared out
+/// ([`CpuTimes::per_operation_micros`]).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct CpuTimes {
     /// The load client: `pgbench`, the raw loop's tasks or the HTTP clients.
@@ -82,8 +83,8 @@ pub async fn measure<T>(work: impl Future<Output = T>) -> (T, Option<Cost>) {
 
 /// The CPU each part has used so far.
 fn snapshot() -> Option<CpuTimes> {
-    let process = Stat::read("/proc/self/stat")?;
-    let (mut server, mut sqlite) = (0.0, 0.0);
+    let tick = ticks_per_second()?;
+    let (mut server, mut sqlite) = (0, 0);
     for task in std::fs::read_dir("/proc/self/task").ok()?.flatten() {
         let Some(stat) = Stat::read(task.path().join("stat")) else {
             continue; // the thread ended meanwhile; its time is in the process's
@@ -94,56 +95,79 @@ fn snapshot() -> Option<CpuTimes> {
             sqlite += stat.own;
         }
     }
-    let postgres: f64 = std::fs::read_dir("/proc")
-        .ok()?
-        .flatten()
-        .filter(|entry| {
-            entry
-                .file_name()
-                .to_string_lossy()
-                .bytes()
-                .all(|b| b.is_ascii_digit())
-        })
-        .filter_map(|entry| Stat::read(entry.path().join("stat")))
-        .filter(|stat| stat.name == "postgres")
-        .map(|stat| stat.own + stat.children)
-        .sum();
+    // Read after its threads, so that it holds at least their time.
+    let process = Stat::read("/proc/self/stat".into())?;
+    let postgres = postgres_ticks()?;
+    let seconds = |ticks: u64| ticks as f64 / tick;
     Some(CpuTimes {
-        client: process.own + process.children - server - sqlite,
-        server,
-        database: sqlite + postgres,
+        client: seconds((process.own + process.children).saturating_sub(server + sqlite)),
+        server: seconds(server),
+        database: seconds(sqlite + postgres),
     })
+}
+
+/// PostgreSQL's CPU so far: the running processes' own time and the reaped backends' (the
+/// postmaster's children's). A backend reaped while the processes are read would be lost or
+/// counted twice (a finished `pgbench` run's backends end right then), so the own times are
+/// read between two readings of the reaped time, again until no reaping falls between them.
+fn postgres_ticks() -> Option<u64> {
+    let reaped = || Some(postgres_stats()?.iter().map(|s| s.children).sum::<u64>());
+    for _ in 0..1000 {
+        let before = reaped()?;
+        let own: u64 = postgres_stats()?.iter().map(|s| s.own).sum();
+        let after = reaped()?;
+        if before == after {
+            return Some(own + after);
+        }
+    }
+    None
+}
+
+/// The stats of every `postgres` process on this machine.
+fn postgres_stats() -> Option<Vec<Stat>> {
+    let processes = std::fs::read_dir("/proc").ok()?.flatten().filter(|entry| {
+        entry
+            .file_name()
+            .to_string_lossy()
+            .bytes()
+            .all(|b| b.is_ascii_digit())
+    });
+    Some(
+        processes
+            .filter_map(|entry| Stat::read(entry.path().join("stat")))
+            .filter(|stat| stat.name == "postgres")
+            .collect(),
+    )
 }
 
 /// The fields of a `/proc/<pid>/stat` (or a task's) that matter here.
 struct Stat {
     /// The command name (`comm`), at most 15 bytes.
     name: String,
-    /// User and system CPU seconds of the process (all its threads) or the thread.
-    own: f64,
-    /// User and system CPU seconds of its children that ended and were waited for.
-    children: f64,
+    /// User and system CPU ticks of the process (all its threads) or the thread.
+    own: u64,
+    /// User and system CPU ticks of its children that ended and were waited for.
+    children: u64,
 }
 
 impl Stat {
-    fn read(path: impl AsRef<std::path::Path>) -> Option<Stat> {
+    fn read(path: std::path::PathBuf) -> Option<Stat> {
         let text = std::fs::read_to_string(path).ok()?;
         // `pid (comm) state ppid …`: the name may hold spaces and parentheses, so split at the
         // last `)`; field 3 (state) is then the first after it.
         let (head, tail) = text.rsplit_once(')')?;
         let name = head.split_once('(')?.1.to_string();
         let fields: Vec<&str> = tail.split_whitespace().collect();
-        let field = |n: usize| -> Option<f64> { fields.get(n - 3)?.parse().ok() };
-        let tick = ticks_per_second()?;
+        let field = |n: usize| -> Option<u64> { fields.get(n - 3)?.parse().ok() };
         Some(Stat {
             name,
-            own: (field(14)? + field(15)?) / tick,
-            children: (field(16)? + field(17)?) / tick,
+            own: field(14)? + field(15)?,
+            children: field(16)? + field(17)?,
         })
     }
 }
 
-/// The unit of `/proc`'s CPU times (`USER_HZ`).
+/// The unit of `/proc`'s CPU times (`USER_HZ`), per second.
 fn ticks_per_second() -> Option<f64> {
     // SAFETY: sysconf only reads a configuration value.
     let ticks = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
