@@ -6,6 +6,7 @@ use axum::http::request::Parts;
 use axum::http::{header, HeaderMap};
 use serde::de::DeserializeOwned;
 
+use super::nul_text;
 use super::problem::ApiError;
 use crate::app::AppState;
 
@@ -13,7 +14,8 @@ use crate::app::AppState;
 pub const MAX_BODY_BYTES: usize = 256 * 1024;
 
 /// A JSON request body. Wrong content type: 415; over [`MAX_BODY_BYTES`]: 413; not JSON, or not a
-/// JSON object: 400 with the parser's message.
+/// JSON object: 400 with the parser's message; a string holding U+0000: 400 naming the field
+/// ([`nul_text`]).
 #[derive(Debug)]
 pub struct JsonBody<T>(pub T);
 
@@ -39,6 +41,9 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for JsonBody<T> {
             return Err(ApiError::MalformedBody(
                 "the body must be a JSON object".into(),
             ));
+        }
+        if let Some(path) = nul_text::json_path_with_nul(&value) {
+            return Err(ApiError::Validation(nul_text::one_error(path)));
         }
         T::deserialize(value)
             .map(JsonBody)

@@ -13,6 +13,7 @@ pub mod input;
 pub mod memberships;
 pub mod merchant_secret;
 pub mod metrics;
+pub mod nul_text;
 pub mod openapi;
 pub mod payments;
 pub mod problem;
@@ -90,6 +91,7 @@ pub fn router(state: AppState) -> Router {
         .route("/readyz", get(health::readyz))
         .route("/metrics", get(metrics::metrics))
         .fallback(|| async { ApiError::NotFound })
+        .layer(middleware::from_fn(nul_text::refuse_in_uri))
         .layer(DefaultBodyLimit::max(extract::MAX_BODY_BYTES))
         .layer(middleware::from_fn_with_state(
             state.clone(),

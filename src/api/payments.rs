@@ -189,6 +189,7 @@ pub struct ResyncResponse {
     ),
     responses(
         (status = 200, description = "Whether a notification was scheduled", body = ResyncResponse),
+        (status = 400, description = "A malformed query: a parameter given twice, or holding U+0000", body = Problem, content_type = "application/problem+json"),
         (status = 401, description = "Missing or unknown X-Merchant-Secret", body = Problem, content_type = "application/problem+json"),
     )
 )]

@@ -3,6 +3,7 @@
 
 use std::collections::BTreeMap;
 
+use axum::body::{Body, Bytes};
 use axum::extract::{FromRequest, Request};
 use axum::Form;
 use chrono::{DateTime, Datelike, Utc};
@@ -10,17 +11,26 @@ use recur_domain::card_entry::{CardEntry, CheckedCard};
 use serde::de::DeserializeOwned;
 use serde::Deserialize;
 
+use crate::api::nul_text;
 use crate::api::problem::ApiError;
 use crate::store::customers::NewCustomer;
 
-/// `application/x-www-form-urlencoded` body; a malformed one is a 400 problem document.
+/// `application/x-www-form-urlencoded` body; a malformed one, or one with a field holding U+0000
+/// ([`nul_text`]), is a 400 problem document.
 pub struct PageForm<T>(pub T);
 
 impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for PageForm<T> {
     type Rejection = ApiError;
 
     async fn from_request(req: Request, state: &S) -> Result<Self, Self::Rejection> {
-        Form::<T>::from_request(req, state)
+        let (parts, body) = req.into_parts();
+        let bytes = Bytes::from_request(Request::from_parts(parts.clone(), body), state)
+            .await
+            .map_err(|rejection| ApiError::MalformedBody(rejection.body_text()))?;
+        if let Some(name) = nul_text::form_field_with_nul(&String::from_utf8_lossy(&bytes)) {
+            return Err(ApiError::Validation(nul_text::one_error(name)));
+        }
+        Form::<T>::from_request(Request::from_parts(parts, Body::from(bytes)), state)
             .await
             .map(|Form(value)| PageForm(value))
             .map_err(|rejection| ApiError::MalformedBody(rejection.body_text()))

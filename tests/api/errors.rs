@@ -1,7 +1,8 @@
 //! Transport-level failures are problem documents too: malformed JSON, wrong content type,
-//! oversized body, unknown route, wrong method.
+//! oversized body, unknown route, wrong method, text holding U+0000.
 
 use reqwest::Method;
+use serde_json::json;
 
 use crate::backend_test;
 use crate::harness::TestServer;
@@ -117,5 +118,77 @@ backend_test!(
             )
             .await;
         reply.problem(401);
+    }
+);
+
+backend_test!(
+    nul_characters_are_refused_wherever_text_enters,
+    |server: TestServer| async move {
+        // PostgreSQL cannot store U+0000 and SQLite can: both must refuse it the same way, by
+        // naming the field, before any statement runs.
+        let token = server.token().await;
+        let nul_message = |reply: &crate::harness::Reply, field: &str| {
+            let errors = reply.problem(400);
+            assert_eq!(
+                errors[field],
+                json!(["must not contain the character U+0000"]),
+                "{}",
+                reply.body
+            );
+        };
+        let login = server
+            .call(
+                Method::POST,
+                "/api/subscriptions/v1/auth",
+                None,
+                Some(json!({"userName": "demo\u{0}", "password": "secret"})),
+            )
+            .await;
+        nul_message(&login, "userName");
+
+        let mut customer = server.customer_body("nul@example.com");
+        customer["lastName"] = json!("Nul\u{0}");
+        let reply = server
+            .call(Method::POST, CUSTOMER, Some(&token), Some(customer))
+            .await;
+        nul_message(&reply, "lastName");
+
+        let customer_key = server.create_customer(&token, "nul@example.com").await;
+        let mut membership = server.membership_body(&customer_key, "nul-order");
+        membership["productInfo"]["orderId"] = json!("nul\u{0}order");
+        let reply = server
+            .call(
+                Method::POST,
+                "/api/subscriptions/v1/membership",
+                Some(&token),
+                Some(membership),
+            )
+            .await;
+        nul_message(&reply, "productInfo.orderId");
+
+        // A key holding it names nothing; a query parameter or form field holding it is named.
+        let reply = server
+            .call(
+                Method::GET,
+                &format!("{CUSTOMER}/{customer_key}%00"),
+                Some(&token),
+                None,
+            )
+            .await;
+        reply.problem(404);
+        let reply = server
+            .call(Method::GET, "/cashier?sessionToken=hp-%00", None, None)
+            .await;
+        nul_message(&reply, "sessionToken");
+        let reply = server
+            .call_raw(
+                Method::POST,
+                "/checkout/ck-unknown",
+                None,
+                "application/x-www-form-urlencoded",
+                b"csrfToken=x&holder=Jane%00Doe".to_vec(),
+            )
+            .await;
+        nul_message(&reply, "holder");
     }
 );
