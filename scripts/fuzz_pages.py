@@ -91,10 +91,12 @@ class Fuzzer:
                     form[name] = self.odd()
         response = requests.post(action, data=form, allow_redirects=False, timeout=30)
         self.record("POST", action, response, form)
-        location = urljoin(action, response.headers.get("location", ""))
-        # Redirects back to the merchant's site end the visit.
-        if response.headers.get("location") and location.startswith(self.base) and depth < 2:
-            self.post_page(location, depth + 1)
+        location = response.headers.get("location")
+        if location and depth < 2:
+            target = urljoin(action, location)
+            # Redirects back to the merchant's site end the visit.
+            if target.startswith(self.base):
+                self.post_page(target, depth + 1)
 
 
 def main():

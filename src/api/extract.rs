@@ -42,9 +42,7 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for JsonBody<T> {
                 "the body must be a JSON object".into(),
             ));
         }
-        if let Some(path) = nul_text::json_path_with_nul(&value) {
-            return Err(ApiError::Validation(nul_text::one_error(path)));
-        }
+        nul_text::check_json(&value)?;
         T::deserialize(value)
             .map(JsonBody)
             .map_err(|e| ApiError::MalformedBody(e.to_string()))

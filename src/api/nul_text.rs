@@ -17,7 +17,7 @@ use serde_json::Value;
 use super::problem::ApiError;
 
 /// The validation message for a field holding U+0000.
-pub const MESSAGE: &str = "must not contain the character U+0000";
+const MESSAGE: &str = "must not contain the character U+0000";
 
 /// How U+0000 looks percent-encoded, the only way it can reach a URI or a form body (the HTTP
 /// parser refuses the raw byte in a request line).
@@ -29,15 +29,26 @@ pub async fn refuse_in_uri(request: Request, next: Next) -> Response {
     if uri.path().contains(ENCODED_NUL) {
         return ApiError::NotFound.into_response();
     }
-    if let Some(name) = uri.query().and_then(form_field_with_nul) {
-        return ApiError::Validation(one_error(name)).into_response();
+    if let Err(refused) = uri.query().map_or(Ok(()), check_form) {
+        return refused.into_response();
     }
     next.run(request).await
 }
 
+/// A 400 naming the first field of a JSON body that holds U+0000.
+pub fn check_json(body: &Value) -> Result<(), ApiError> {
+    json_path_with_nul(body).map_or(Ok(()), |path| Err(refused(path)))
+}
+
+/// A 400 naming the first field of an `application/x-www-form-urlencoded` text (a form body or
+/// a query) that holds U+0000.
+pub fn check_form(encoded: &str) -> Result<(), ApiError> {
+    form_field_with_nul(encoded).map_or(Ok(()), |name| Err(refused(name)))
+}
+
 /// The name of the first `application/x-www-form-urlencoded` pair whose name or value holds
 /// U+0000 once decoded, if any.
-pub fn form_field_with_nul(encoded: &str) -> Option<String> {
+fn form_field_with_nul(encoded: &str) -> Option<String> {
     if !encoded.contains(ENCODED_NUL) {
         return None;
     }
@@ -48,7 +59,7 @@ pub fn form_field_with_nul(encoded: &str) -> Option<String> {
 
 /// The path (`productInfo.orderId`, `taxIds[0].value`) of the first string in `value` that holds
 /// U+0000, if any. An object key holding it is reported at the key's own path.
-pub fn json_path_with_nul(value: &Value) -> Option<String> {
+fn json_path_with_nul(value: &Value) -> Option<String> {
     match value {
         Value::String(text) => text.contains('\0').then(String::new),
         Value::Array(items) => items.iter().enumerate().find_map(|(index, item)| {
@@ -74,11 +85,11 @@ fn join(head: &str, rest: &str) -> String {
     }
 }
 
-/// The validation errors for one field holding U+0000.
-pub fn one_error(path: String) -> FieldErrors {
+/// The validation error for one field holding U+0000.
+fn refused(path: String) -> ApiError {
     let mut errors = FieldErrors::new();
     errors.add(path, MESSAGE);
-    errors
+    ApiError::Validation(errors)
 }
 
 #[cfg(test)]

@@ -27,9 +27,7 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for PageForm<T> {
         let bytes = Bytes::from_request(Request::from_parts(parts.clone(), body), state)
             .await
             .map_err(|rejection| ApiError::MalformedBody(rejection.body_text()))?;
-        if let Some(name) = nul_text::form_field_with_nul(&String::from_utf8_lossy(&bytes)) {
-            return Err(ApiError::Validation(nul_text::one_error(name)));
-        }
+        nul_text::check_form(&String::from_utf8_lossy(&bytes))?;
         Form::<T>::from_request(Request::from_parts(parts, Body::from(bytes)), state)
             .await
             .map(|Form(value)| PageForm(value))
