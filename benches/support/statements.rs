@@ -10,7 +10,6 @@ use std::sync::Arc;
 
 use chrono::Utc;
 use recur::billing::lifecycle::created_at;
-use recur::billing::notify::RECENT_INVOICES;
 use recur::domain::calendar::{BillingCycle, IntervalType};
 use recur::ids;
 use recur::store::customers::{self, Created, NewCustomer};
@@ -55,15 +54,10 @@ pub fn create_customer(subject: Subject) -> Call {
                 tax_ids: Vec::new(),
             };
             let key = ids::customer_key();
-            let (_, created) = customers::create_or_get(
-                s.store.writer(),
-                s.merchant_id,
-                &key,
-                &customer,
-                Utc::now(),
-            )
-            .await
-            .expect("create customer");
+            let (_, created) =
+                customers::create_or_get(&s.store, s.merchant_id, key, customer, Utc::now())
+                    .await
+                    .expect("create customer");
             assert_eq!(created, Created::New, "statement create-customer");
         })
     })
@@ -111,7 +105,7 @@ pub fn create_membership(subject: Subject, keys: Arc<Vec<String>>) -> Call {
             let at = created_at(Utc::now());
             let key = &keys[(n as usize) % keys.len()];
             let condition = ClockCondition::WithoutTestClock;
-            let inserted = memberships::insert(s.store.writer(), &new, key, at, condition).await;
+            let inserted = memberships::insert(&s.store, new, key, at, condition).await;
             assert!(
                 inserted.expect("insert").is_some(),
                 "statement create-membership"
@@ -126,15 +120,7 @@ pub fn get_membership(subject: Subject, keys: Arc<Vec<String>>) -> Call {
         let (s, keys) = (subject.clone(), keys.clone());
         Box::pin(async move {
             let key = &keys[(n as usize) % keys.len()];
-            let backend = s.store.backend();
-            let found = memberships::get_with_invoices(
-                s.store.pool(),
-                backend,
-                s.merchant_id,
-                key,
-                RECENT_INVOICES,
-            )
-            .await;
+            let found = memberships::get_with_invoices(&s.store, s.merchant_id, key).await;
             assert!(
                 found.expect("get membership").is_some(),
                 "statement get-membership"

@@ -188,10 +188,10 @@ pub async fn create_customer(
     let new_customer = validate_create(body, &processor_key)?;
     let now = state.clock.now();
     let (customer, created) = customers::create_or_get(
-        state.store.writer(),
+        &state.store,
         auth.merchant_id,
-        &ids::customer_key(),
-        &new_customer,
+        ids::customer_key(),
+        new_customer,
         now,
     )
     .await?;

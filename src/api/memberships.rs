@@ -21,12 +21,10 @@ use super::problem::{ApiError, Problem};
 use crate::app::AppState;
 use crate::billing::lifecycle::{self, created_at};
 use crate::billing::update::{self, Changes};
-use crate::billing::{
-    customer_and_merchant_now, merchant_now, next_billing_date, notify::RECENT_INVOICES,
-};
+use crate::billing::{customer_and_merchant_now, merchant_now, next_billing_date};
 use crate::ids;
 use crate::store::customers::Created;
-use crate::store::invoices::{self, Invoice};
+use crate::store::invoices::{self, Invoice, RECENT_INVOICES};
 use crate::store::memberships::{self, ClockCondition, Membership, NewMembership};
 
 /// Longest `productInfo.orderId`.
@@ -384,7 +382,6 @@ pub async fn create_membership(
         end_date,
         membership: new,
     } = validate_create(body, auth.merchant_id, &mut errors);
-    let writer = state.store.writer();
     // Most creates are valid, for an existing customer of a merchant without a test clock,
     // whose time is then the injected clock's: one statement finds the customer and inserts.
     let wall = state.clock.now();
@@ -393,7 +390,8 @@ pub async fn create_membership(
         if errors.is_empty() && lead_ok {
             let at = created_at(wall);
             let condition = ClockCondition::WithoutTestClock;
-            if let Some(m) = memberships::insert(writer, new, key, at, condition).await? {
+            let inserted = memberships::insert(&state.store, new.clone(), key, at, condition);
+            if let Some(m) = inserted.await? {
                 // A new membership has no invoice yet.
                 return Ok((StatusCode::CREATED, Json(MembershipRecord::new(&m, &[]))));
             }
@@ -421,7 +419,8 @@ pub async fn create_membership(
         return Err(ApiError::Validation(errors));
     }
     let (membership, created) =
-        memberships::create_or_get(writer, &new, &customer.customer_key, created_at(now)).await?;
+        memberships::create_or_get(&state.store, new, &customer.customer_key, created_at(now))
+            .await?;
     Ok(match created {
         Created::New => (
             StatusCode::CREATED,
@@ -662,15 +661,10 @@ pub async fn get_membership(
     auth: AuthMerchant,
     Path(membership_key): Path<String>,
 ) -> Result<Json<MembershipRecord>, ApiError> {
-    let (m, invoices) = memberships::get_with_invoices(
-        state.store.pool(),
-        state.store.backend(),
-        auth.merchant_id,
-        &membership_key,
-        RECENT_INVOICES,
-    )
-    .await?
-    .ok_or(ApiError::NotFound)?;
+    let (m, invoices) =
+        memberships::get_with_invoices(&state.store, auth.merchant_id, &membership_key)
+            .await?
+            .ok_or(ApiError::NotFound)?;
     Ok(Json(MembershipRecord::new(&m, &invoices)))
 }
 

@@ -7,13 +7,13 @@ use std::collections::{HashMap, HashSet};
 use chrono::{DateTime, Utc};
 
 use super::lifecycle::{self, Followups, InvoiceChange, Settlement};
-use super::notify::{self, TransactionFacts, RECENT_INVOICES};
+use super::notify::{self, TransactionFacts};
 use super::{update, BillingError};
 use crate::app::AppState;
 use crate::processor::{ChargeOutcome, ChargeRequest};
 use crate::store::charges::{self, Charge, ChargeKind, ChargeStatus, Completion};
 use crate::store::customers::{self, Customer};
-use crate::store::invoices::{self, Invoice};
+use crate::store::invoices::{self, Invoice, RECENT_INVOICES};
 use crate::store::memberships::{self, Membership};
 use crate::store::merchants::{self, Merchant};
 use crate::store::outbox::{self, NewEmail, NewEvent};

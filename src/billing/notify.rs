@@ -27,9 +27,6 @@ pub const UPDATED: &str = "SUBSCRIPTION_UPDATED";
 /// `Action` of a charge attempt, refund or payout.
 pub const TRANSACTION: &str = "TRANSACTION_DATA_UPDATE";
 
-/// How many invoices a membership payload carries, newest first.
-pub const RECENT_INVOICES: i64 = 10;
-
 /// A money amount as a JSON number carrying the exact decimal (`12.5`, `1000`, `0.125`).
 pub fn amount_number(minor: i64, currency: Currency) -> Value {
     format_amount(minor, currency)
@@ -62,7 +59,7 @@ fn invoice_json(invoice: &Invoice) -> Value {
 }
 
 /// The `Membership` object of every membership payload, with its `recent` invoices (newest
-/// first, at most [`RECENT_INVOICES`]).
+/// first, at most [`RECENT_INVOICES`](crate::store::invoices::RECENT_INVOICES)).
 fn membership_json(m: &Membership, recent: &[Invoice]) -> Value {
     let currency = m.currency();
     json!({

@@ -3,7 +3,9 @@
 use std::collections::HashMap;
 
 use chrono::{DateTime, Utc};
+use futures_util::future::BoxFuture;
 
+use super::coalesce::{Batch, Statements};
 use super::{from_micros, to_micros, Pool, Store, Tx};
 
 /// A tax id of a customer, kept as given.
@@ -106,69 +108,184 @@ fn decode(row: &sqlx::any::AnyRow) -> Result<Customer, sqlx::Error> {
 /// Stores `customer` for `merchant_id` unless one with the same e-mail identity exists, in which
 /// case the existing one is returned. Safe under concurrent identical creates: the unique
 /// constraint decides, and the loser reads the winner's row. A new customer is one statement
-/// (its own transaction outside a `Tx`), an existing one a second read.
+/// (shared with concurrent creates, see [`super::coalesce`]), an existing one a second read.
 pub async fn create_or_get(
-    writer: &Pool,
+    store: &Store,
     merchant_id: i64,
-    customer_key: &str,
-    customer: &NewCustomer,
+    customer_key: String,
+    customer: NewCustomer,
     now: DateTime<Utc>,
 ) -> Result<(Customer, Created), sqlx::Error> {
-    let tax_ids =
-        serde_json::to_string(&customer.tax_ids).map_err(|e| sqlx::Error::Encode(Box::new(e)))?;
-    let sql = format!(
-        "INSERT INTO customers (merchant_id, customer_key, processor_key, first_name, last_name, \
-         email, email_identity, phone, country_code, address1, address2, city, state, zip_code, \
-         tax_ids, created_at, updated_at) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $16) \
-         ON CONFLICT (merchant_id, email_identity) DO NOTHING RETURNING {COLUMNS}"
-    );
-    let inserted = sqlx::query(&sql)
-        .bind(merchant_id)
-        .bind(customer_key)
-        .bind(&customer.processor_key)
-        .bind(&customer.first_name)
-        .bind(&customer.last_name)
-        .bind(&customer.email)
-        .bind(&customer.email_identity)
-        .bind(&customer.phone)
-        .bind(&customer.country_code)
-        .bind(&customer.address1)
-        .bind(&customer.address2)
-        .bind(&customer.city)
-        .bind(&customer.state)
-        .bind(&customer.zip_code)
-        .bind(tax_ids)
-        .bind(to_micros(now))
-        .fetch_optional(writer)
-        .await?;
-    if let Some(row) = inserted {
-        return Ok((decode(&row)?, Created::New));
+    let email_identity = customer.email_identity.clone();
+    let row = NewRow {
+        merchant_id,
+        customer_key,
+        customer,
+        now,
+    };
+    if let Some(inserted) = store.customer_inserts().run(row).await? {
+        return Ok((inserted, Created::New));
     }
     let sql =
         format!("SELECT {COLUMNS} FROM customers WHERE merchant_id = $1 AND email_identity = $2");
     let row = sqlx::query(&sql)
         .bind(merchant_id)
-        .bind(&customer.email_identity)
-        .fetch_one(writer)
+        .bind(&email_identity)
+        .fetch_one(store.writer())
         .await?;
     Ok((decode(&row)?, Created::Existing))
 }
 
-/// The customer with this key, if it belongs to `merchant_id`.
+/// A customer to insert, as [`Insert`] takes it.
+#[derive(Debug)]
+pub struct NewRow {
+    /// Owning merchant.
+    pub merchant_id: i64,
+    /// Its fresh key.
+    pub customer_key: String,
+    /// Its fields.
+    pub customer: NewCustomer,
+    /// Creation time.
+    pub now: DateTime<Utc>,
+}
+
+/// Inserts customers, many in one statement; a customer whose merchant already has one with
+/// its e-mail identity is not inserted (answer `None`).
+#[derive(Debug)]
+pub struct Insert;
+
+/// [`Insert`]'s statements.
+static INSERT: Statements = Statements::new();
+
+/// The columns of a customer row that [`Insert`] binds, in order.
+const INSERT_COLUMNS: usize = 16;
+
+impl Batch for Insert {
+    type Request = NewRow;
+    type Answer = Option<Customer>;
+
+    fn run<'a>(
+        &'a self,
+        pool: &'a Pool,
+        _backend: super::Backend,
+        rows: &'a [NewRow],
+    ) -> BoxFuture<'a, Result<Vec<Option<Customer>>, sqlx::Error>> {
+        Box::pin(async move {
+            let sql = INSERT.get(rows.len(), |n| {
+                // One row as a plain `VALUES`, which costs PostgreSQL less than a select from one.
+                let rows = match n {
+                    1 => "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, \
+                          $15, $16, $16)"
+                        .to_owned(),
+                    n => format!(
+                        "SELECT v.*, v.column16 FROM (VALUES {}) AS v WHERE TRUE",
+                        super::placeholders(n, INSERT_COLUMNS, 1)
+                    ),
+                };
+                format!(
+                    "INSERT INTO customers (merchant_id, customer_key, processor_key, \
+                     first_name, last_name, email, email_identity, phone, country_code, address1, \
+                     address2, city, state, zip_code, tax_ids, created_at, updated_at) {rows} \
+                     ON CONFLICT (merchant_id, email_identity) DO NOTHING RETURNING {COLUMNS}"
+                )
+            });
+            let mut query = sqlx::query(sql);
+            for NewRow {
+                merchant_id,
+                customer_key,
+                customer,
+                now,
+            } in rows
+            {
+                let tax_ids = serde_json::to_string(&customer.tax_ids)
+                    .map_err(|e| sqlx::Error::Encode(Box::new(e)))?;
+                query = query
+                    .bind(*merchant_id)
+                    .bind(customer_key.as_str())
+                    .bind(customer.processor_key.as_str())
+                    .bind(customer.first_name.as_str())
+                    .bind(customer.last_name.as_str())
+                    .bind(customer.email.as_str())
+                    .bind(customer.email_identity.as_str())
+                    .bind(customer.phone.as_str())
+                    .bind(customer.country_code.as_str())
+                    .bind(customer.address1.as_deref())
+                    .bind(customer.address2.as_deref())
+                    .bind(customer.city.as_deref())
+                    .bind(customer.state.as_deref())
+                    .bind(customer.zip_code.as_deref())
+                    .bind(tax_ids)
+                    .bind(to_micros(*now));
+            }
+            let mut inserted: HashMap<String, Customer> = HashMap::with_capacity(rows.len());
+            for row in query.fetch_all(pool).await? {
+                let customer = decode(&row)?;
+                inserted.insert(customer.customer_key.clone(), customer);
+            }
+            Ok(rows
+                .iter()
+                .map(|row| inserted.remove(&row.customer_key))
+                .collect())
+        })
+    }
+}
+
+/// The customer with this key, if it belongs to `merchant_id`. Concurrent calls share a
+/// statement ([`super::coalesce`]).
 pub async fn get(
     store: &Store,
     merchant_id: i64,
     customer_key: &str,
 ) -> Result<Option<Customer>, sqlx::Error> {
-    let sql =
-        format!("SELECT {COLUMNS} FROM customers WHERE merchant_id = $1 AND customer_key = $2");
-    let row = sqlx::query(&sql)
-        .bind(merchant_id)
-        .bind(customer_key)
-        .fetch_optional(store.pool())
-        .await?;
-    row.as_ref().map(decode).transpose()
+    store
+        .customer_reads()
+        .run((merchant_id, customer_key.to_owned()))
+        .await
+}
+
+/// Reads customers by merchant id and customer key, many in one statement.
+#[derive(Debug)]
+pub struct ByKey;
+
+/// [`ByKey`]'s statements.
+static BY_KEY: Statements = Statements::new();
+
+impl Batch for ByKey {
+    type Request = (i64, String);
+    type Answer = Option<Customer>;
+
+    fn run<'a>(
+        &'a self,
+        pool: &'a Pool,
+        _backend: super::Backend,
+        keys: &'a [(i64, String)],
+    ) -> BoxFuture<'a, Result<Vec<Option<Customer>>, sqlx::Error>> {
+        Box::pin(async move {
+            let sql = BY_KEY.get(keys.len(), |n| match n {
+                // One key without the join, which costs PostgreSQL less.
+                1 => format!(
+                    "SELECT {COLUMNS}, merchant_id FROM customers \
+                     WHERE merchant_id = $1 AND customer_key = $2"
+                ),
+                n => format!(
+                    "SELECT {COLUMNS}, merchant_id FROM customers JOIN (VALUES {}) AS v \
+                     ON customers.merchant_id = v.column1 AND customers.customer_key = v.column2",
+                    super::placeholders(n, 2, 1)
+                ),
+            });
+            let mut query = sqlx::query(sql);
+            for (merchant_id, customer_key) in keys {
+                query = query.bind(*merchant_id).bind(customer_key.as_str());
+            }
+            let mut found = HashMap::with_capacity(keys.len());
+            for row in query.fetch_all(pool).await? {
+                let merchant_id: i64 = sqlx::Row::try_get(&row, "merchant_id")?;
+                let customer = decode(&row)?;
+                found.insert((merchant_id, customer.customer_key.clone()), customer);
+            }
+            Ok(keys.iter().map(|key| found.get(key).cloned()).collect())
+        })
+    }
 }
 
 /// [`get`] together with the merchant's test-clock time (`None` without a test clock), in one

@@ -15,6 +15,9 @@ use sqlx::{Any, Executor, Row};
 
 use super::{from_micros, is_unique_violation, to_micros, Tx};
 
+/// How many invoices a membership record and a membership payload carry, newest first.
+pub const RECENT_INVOICES: i64 = 10;
+
 /// Why an invoice exists.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum InvoiceKind {

@@ -5,6 +5,7 @@
 //! and writing it back with [`save`], which also checks the row's `version`: a write based on a
 //! stale read fails instead of overwriting someone else's change.
 
+use std::collections::HashMap;
 use std::sync::LazyLock;
 
 use chrono::{DateTime, Utc};
@@ -15,9 +16,12 @@ use recur_domain::status::MembershipStatus;
 use sqlx::any::AnyRow;
 use sqlx::{Any, Executor, Row};
 
+use futures_util::future::BoxFuture;
+
+use super::coalesce::{Batch, Statements};
 use super::customers::Created;
-use super::invoices::{self, Invoice};
-use super::{from_micros, to_micros, Backend, Pool, Tx};
+use super::invoices::{self, Invoice, RECENT_INVOICES};
+use super::{from_micros, to_micros, Backend, Pool, Store, Tx};
 
 /// A membership as stored.
 #[derive(Debug, Clone)]
@@ -245,77 +249,151 @@ fn queue_json(queue: &Option<Vec<ChargeDirective>>) -> Result<Option<String>, sq
         .map_err(|e| sqlx::Error::Encode(Box::new(e)))
 }
 
-/// [`COLUMNS`] as an insert returns them: unqualified, with the customer key (which lives on
-/// the customer) passed in as `$2`.
+/// [`COLUMNS`] as an insert returns them: unqualified, with an empty customer key (the key
+/// lives on the customer; [`Insert`] fills in the one its request named).
 static RETURNING: LazyLock<String> = LazyLock::new(|| {
     COLUMNS
-        .replace("c.customer_key", "CAST($2 AS TEXT) AS customer_key")
+        .replace("c.customer_key", "CAST('' AS TEXT) AS customer_key")
         .replace("m.", "")
 });
 
-/// The insert of [`insert`], with `clock_condition` added to its `WHERE` clause. Its `WHERE`
+/// The columns of a membership row that [`Insert`] binds, in order: merchant id, customer key,
+/// the new fields, the expiry, the time, and whether a merchant on a test clock is allowed.
+const INSERT_COLUMNS: usize = 19;
+
+/// [`Insert`]'s statements.
+static INSERT: Statements = Statements::new();
+
+/// The insert of `rows` memberships: each finds its customer by key (no row when the customer
+/// does not exist, or the merchant has a test clock and the row does not allow one). Its `WHERE`
 /// clause also keeps SQLite from reading `ON CONFLICT` as a join constraint.
-fn insert_sql(clock_condition: &str) -> String {
+fn insert_sql(rows: usize) -> String {
+    if rows == 1 {
+        // One row without the `VALUES` join, which costs PostgreSQL less.
+        return format!(
+            "INSERT INTO memberships (merchant_id, customer_id, membership_key, order_id, \
+             order_description, subscription_name, metadata, webhook_url, end_date, currency, \
+             total_amount, price_per_unit, quantity, interval_type, interval_count, \
+             charge_emitter_queue, recurring_attempts, status, credit_balance, dunning_retries, \
+             next_action_at, version, created_at, updated_at) \
+             SELECT $1, c.id, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, 0, \
+             'Incomplete', 0, 0, $17, 1, $18, $18 FROM customers c \
+             WHERE c.merchant_id = $1 AND c.customer_key = $2 AND ($19 = 1 \
+             OR NOT EXISTS (SELECT 1 FROM test_clocks t WHERE t.merchant_id = $1)) \
+             ON CONFLICT (customer_id, order_id) DO NOTHING RETURNING {}",
+            *RETURNING
+        );
+    }
     format!(
         "INSERT INTO memberships (merchant_id, customer_id, membership_key, order_id, \
          order_description, subscription_name, metadata, webhook_url, end_date, currency, \
          total_amount, price_per_unit, quantity, interval_type, interval_count, \
          charge_emitter_queue, recurring_attempts, status, credit_balance, dunning_retries, \
          next_action_at, version, created_at, updated_at) \
-         SELECT $1, c.id, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, 0, \
-         'Incomplete', 0, 0, $17, 1, $18, $18 FROM customers c \
-         WHERE c.merchant_id = $1 AND c.customer_key = $2{clock_condition} \
+         SELECT v.column1, c.id, v.column3, v.column4, v.column5, v.column6, v.column7, \
+         v.column8, v.column9, v.column10, v.column11, v.column12, v.column13, v.column14, \
+         v.column15, v.column16, 0, 'Incomplete', 0, 0, v.column17, 1, v.column18, v.column18 \
+         FROM (VALUES {}) AS v \
+         JOIN customers c ON c.merchant_id = v.column1 AND c.customer_key = v.column2 \
+         WHERE v.column19 = 1 \
+         OR NOT EXISTS (SELECT 1 FROM test_clocks t WHERE t.merchant_id = v.column1) \
          ON CONFLICT (customer_id, order_id) DO NOTHING RETURNING {}",
+        super::placeholders(rows, INSERT_COLUMNS, 1),
         *RETURNING
     )
 }
 
-/// [`insert`] for [`ClockCondition::Any`].
-static INSERT_ANY: LazyLock<String> = LazyLock::new(|| insert_sql(""));
+/// A membership to insert, as [`Insert`] takes it.
+#[derive(Debug)]
+pub struct NewRow {
+    /// Its fields.
+    pub membership: NewMembership,
+    /// The key of its customer, of the same merchant.
+    pub customer_key: String,
+    /// When it is created.
+    pub at: CreatedAt,
+    /// Which merchants it may be inserted for.
+    pub condition: ClockCondition,
+}
 
-/// [`insert`] for [`ClockCondition::WithoutTestClock`].
-static INSERT_WITHOUT_TEST_CLOCK: LazyLock<String> = LazyLock::new(|| {
-    insert_sql(" AND NOT EXISTS (SELECT 1 FROM test_clocks t WHERE t.merchant_id = $1)")
-});
+/// Inserts Incomplete memberships, many in one statement; answer `None` for a row whose
+/// customer does not exist, that repeats an order id of its customer, or whose merchant has a
+/// test clock when its [`ClockCondition`] excludes one.
+#[derive(Debug)]
+pub struct Insert;
+
+impl Batch for Insert {
+    type Request = NewRow;
+    type Answer = Option<Membership>;
+
+    fn run<'a>(
+        &'a self,
+        pool: &'a Pool,
+        _backend: Backend,
+        rows: &'a [NewRow],
+    ) -> BoxFuture<'a, Result<Vec<Option<Membership>>, sqlx::Error>> {
+        Box::pin(async move {
+            let mut query = sqlx::query(INSERT.get(rows.len(), insert_sql));
+            for row in rows {
+                let new = &row.membership;
+                let any_clock = i64::from(row.condition == ClockCondition::Any);
+                query = query
+                    .bind(new.merchant_id)
+                    .bind(row.customer_key.as_str())
+                    .bind(new.membership_key.as_str())
+                    .bind(new.order_id.as_str())
+                    .bind(new.order_description.as_deref())
+                    .bind(new.subscription_name.as_str())
+                    .bind(new.metadata.as_deref())
+                    .bind(new.webhook_url.as_str())
+                    .bind(new.end_date.map(to_micros))
+                    .bind(new.currency.as_str())
+                    .bind(new.total_amount)
+                    .bind(new.price_per_unit)
+                    .bind(new.quantity)
+                    .bind(new.cycle.interval_type.as_str())
+                    .bind(i64::from(new.cycle.interval_count))
+                    .bind(queue_json(&new.charge_emitter_queue)?)
+                    .bind(to_micros(row.at.expires_at))
+                    .bind(to_micros(row.at.now))
+                    .bind(any_clock);
+            }
+            let mut inserted: HashMap<String, Membership> = HashMap::with_capacity(rows.len());
+            for returned in query.fetch_all(pool).await? {
+                let membership = decode(&returned)?;
+                inserted.insert(membership.membership_key.clone(), membership);
+            }
+            Ok(rows
+                .iter()
+                .map(|row| {
+                    let mut membership = inserted.remove(&row.membership.membership_key)?;
+                    membership.customer_key.clone_from(&row.customer_key);
+                    Some(membership)
+                })
+                .collect())
+        })
+    }
+}
 
 /// Stores a new Incomplete membership of the merchant's customer `customer_key`, in one
-/// statement (its own transaction outside a `Tx`) that also finds the customer. `None` when
-/// the customer does not exist, already has a membership with this order id (safe under
-/// concurrent identical creates), or — with [`ClockCondition::WithoutTestClock`] — the merchant
-/// has a test clock.
+/// statement that also finds the customer (shared with concurrent creates, see
+/// [`super::coalesce`]). `None` when the customer does not exist, already has a membership with
+/// this order id (safe under concurrent identical creates), or — with
+/// [`ClockCondition::WithoutTestClock`] — the merchant has a test clock.
 pub async fn insert(
-    writer: &Pool,
-    new: &NewMembership,
+    store: &Store,
+    membership: NewMembership,
     customer_key: &str,
     at: CreatedAt,
     condition: ClockCondition,
 ) -> Result<Option<Membership>, sqlx::Error> {
-    let sql = match condition {
-        ClockCondition::Any => INSERT_ANY.as_str(),
-        ClockCondition::WithoutTestClock => INSERT_WITHOUT_TEST_CLOCK.as_str(),
+    let row = NewRow {
+        membership,
+        customer_key: customer_key.to_owned(),
+        at,
+        condition,
     };
-    let inserted = sqlx::query(sql)
-        .bind(new.merchant_id)
-        .bind(customer_key)
-        .bind(&new.membership_key)
-        .bind(&new.order_id)
-        .bind(&new.order_description)
-        .bind(&new.subscription_name)
-        .bind(&new.metadata)
-        .bind(&new.webhook_url)
-        .bind(new.end_date.map(to_micros))
-        .bind(&new.currency)
-        .bind(new.total_amount)
-        .bind(new.price_per_unit)
-        .bind(new.quantity)
-        .bind(new.cycle.interval_type.as_str())
-        .bind(i64::from(new.cycle.interval_count))
-        .bind(queue_json(&new.charge_emitter_queue)?)
-        .bind(to_micros(at.expires_at))
-        .bind(to_micros(at.now))
-        .fetch_optional(writer)
-        .await?;
-    inserted.as_ref().map(decode).transpose()
+    store.membership_inserts().run(row).await
 }
 
 /// The membership of the merchant's customer `customer_key` with this order id, if any.
@@ -342,15 +420,16 @@ pub async fn by_order<'c, E: Executor<'c, Database = Any>>(
 /// unless the customer already has one with this order id, in which case that one is returned.
 /// A new membership is one statement, an existing one a second read.
 pub async fn create_or_get(
-    writer: &Pool,
-    new: &NewMembership,
+    store: &Store,
+    new: NewMembership,
     customer_key: &str,
     at: CreatedAt,
 ) -> Result<(Membership, Created), sqlx::Error> {
-    if let Some(created) = insert(writer, new, customer_key, at, ClockCondition::Any).await? {
+    let (merchant_id, order_id) = (new.merchant_id, new.order_id.clone());
+    if let Some(created) = insert(store, new, customer_key, at, ClockCondition::Any).await? {
         return Ok((created, Created::New));
     }
-    let existing = by_order(writer, new.merchant_id, customer_key, &new.order_id)
+    let existing = by_order(store.writer(), merchant_id, customer_key, &order_id)
         .await?
         .ok_or(sqlx::Error::RowNotFound)?;
     Ok((existing, Created::Existing))
@@ -371,62 +450,122 @@ pub async fn get<'c, E: Executor<'c, Database = Any>>(
     row.as_ref().map(decode).transpose()
 }
 
-/// [`get_with_invoices`] on PostgreSQL: a lateral join reads the newest invoices straight off
-/// `invoices_by_membership`, backwards.
-static WITH_INVOICES_POSTGRES: LazyLock<String> = LazyLock::new(|| {
-    format!(
-        "SELECT {COLUMNS}, {invoices} {FROM} LEFT JOIN LATERAL (SELECT * FROM invoices \
-         WHERE membership_id = m.id ORDER BY id DESC LIMIT $3) i ON TRUE \
-         WHERE m.merchant_id = $1 AND m.membership_key = $2",
-        invoices = *invoices::JOINED_COLUMNS
-    )
-});
-
-/// [`get_with_invoices`] on SQLite, which has no lateral join. The CTE makes the bound on invoice
-/// ids a subquery evaluated once (not per invoice row), and the join an index range scan of
-/// `invoices_by_membership`.
-static WITH_INVOICES_SQLITE: LazyLock<String> = LazyLock::new(|| {
-    format!(
-        "WITH found AS (SELECT {COLUMNS} {FROM} \
-         WHERE m.merchant_id = $1 AND m.membership_key = $2) \
-         SELECT found.*, {invoices} FROM found LEFT JOIN invoices i \
-         ON i.membership_id = found.id AND i.id >= (SELECT MIN(id) FROM (SELECT id \
-         FROM invoices WHERE membership_id = (SELECT id FROM found) ORDER BY id DESC \
-         LIMIT $3) AS newest)",
-        invoices = *invoices::JOINED_COLUMNS
-    )
-});
-
-/// [`get`] with the membership's latest `limit` invoices, newest first, in one statement.
-pub async fn get_with_invoices<'c, E: Executor<'c, Database = Any>>(
-    executor: E,
-    backend: Backend,
+/// The membership with this key, if it belongs to `merchant_id`, with its latest
+/// [`RECENT_INVOICES`] invoices, newest first. Concurrent calls share a statement
+/// ([`super::coalesce`]).
+pub async fn get_with_invoices(
+    store: &Store,
     merchant_id: i64,
     membership_key: &str,
-    limit: i64,
 ) -> Result<Option<(Membership, Vec<Invoice>)>, sqlx::Error> {
-    let sql = match backend {
-        Backend::Postgres => WITH_INVOICES_POSTGRES.as_str(),
-        Backend::Sqlite => WITH_INVOICES_SQLITE.as_str(),
+    store
+        .membership_reads()
+        .run((merchant_id, membership_key.to_owned()))
+        .await
+}
+
+/// Reads memberships by merchant id and membership key with their latest invoices, many in one
+/// statement on PostgreSQL and in two on SQLite.
+#[derive(Debug)]
+pub struct WithInvoicesByKey;
+
+/// [`WithInvoicesByKey`] on PostgreSQL: a lateral join reads each membership's newest invoices
+/// straight off `invoices_by_membership`, backwards.
+static WITH_INVOICES_POSTGRES: Statements = Statements::new();
+
+/// [`WithInvoicesByKey`] on SQLite, which has no lateral join. For one key, the CTE makes the
+/// bound on invoice ids a subquery evaluated once (not per invoice row), and the join an index
+/// range scan of `invoices_by_membership`; for several, the memberships alone, their invoices
+/// by [`invoices::recent_many`].
+static WITH_INVOICES_SQLITE: Statements = Statements::new();
+
+/// The statement of [`WithInvoicesByKey`] for `n` keys on `backend`.
+fn with_invoices_sql(backend: Backend, n: usize) -> String {
+    // One key is a plain filter, which costs PostgreSQL less than a join with `VALUES`.
+    let (keys, filter) = match n {
+        1 => (
+            String::new(),
+            "WHERE m.merchant_id = $1 AND m.membership_key = $2",
+        ),
+        n => (
+            format!(
+                "JOIN (VALUES {}) AS v \
+                 ON m.merchant_id = v.column1 AND m.membership_key = v.column2",
+                super::placeholders(n, 2, 1)
+            ),
+            "",
+        ),
     };
-    let rows = sqlx::query(sql)
-        .bind(merchant_id)
-        .bind(membership_key)
-        .bind(limit)
-        .fetch_all(executor)
-        .await?;
-    let Some(first) = rows.first() else {
-        return Ok(None);
-    };
-    let membership = decode(first)?;
-    let mut recent = Vec::with_capacity(rows.len());
-    for row in &rows {
-        recent.extend(invoices::decode_joined(row)?);
+    let invoices = &*invoices::JOINED_COLUMNS;
+    match (backend, n) {
+        (Backend::Postgres, _) => format!(
+            "SELECT {COLUMNS}, {invoices} {FROM} {keys} LEFT JOIN LATERAL (SELECT * FROM invoices \
+             WHERE membership_id = m.id ORDER BY id DESC LIMIT {RECENT_INVOICES}) i ON TRUE \
+             {filter}"
+        ),
+        (Backend::Sqlite, 1) => format!(
+            "WITH found AS (SELECT {COLUMNS} {FROM} {filter}) \
+             SELECT found.*, {invoices} FROM found LEFT JOIN invoices i \
+             ON i.membership_id = found.id AND i.id >= (SELECT MIN(id) FROM (SELECT id \
+             FROM invoices WHERE membership_id = (SELECT id FROM found) ORDER BY id DESC \
+             LIMIT {RECENT_INVOICES}) AS newest)"
+        ),
+        (Backend::Sqlite, _) => format!("SELECT {COLUMNS} {FROM} {keys}"),
     }
-    // Ordered here rather than by the database: a sort step on the joined rows costs PostgreSQL
-    // a tenth of this statement's rate.
-    recent.sort_unstable_by_key(|invoice| std::cmp::Reverse(invoice.id));
-    Ok(Some((membership, recent)))
+}
+
+impl Batch for WithInvoicesByKey {
+    type Request = (i64, String);
+    type Answer = Option<(Membership, Vec<Invoice>)>;
+
+    fn run<'a>(
+        &'a self,
+        pool: &'a Pool,
+        backend: Backend,
+        keys: &'a [(i64, String)],
+    ) -> BoxFuture<'a, Result<Vec<Self::Answer>, sqlx::Error>> {
+        Box::pin(async move {
+            let statements = match backend {
+                Backend::Postgres => &WITH_INVOICES_POSTGRES,
+                Backend::Sqlite => &WITH_INVOICES_SQLITE,
+            };
+            let sql = statements.get(keys.len(), |n| with_invoices_sql(backend, n));
+            let joined = backend == Backend::Postgres || keys.len() == 1;
+            let mut query = sqlx::query(sql);
+            for (merchant_id, membership_key) in keys {
+                query = query.bind(*merchant_id).bind(membership_key.as_str());
+            }
+            let rows = query.fetch_all(pool).await?;
+            let mut found: HashMap<(i64, String), (Membership, Vec<Invoice>)> =
+                HashMap::with_capacity(keys.len());
+            for row in &rows {
+                let membership = decode(row)?;
+                let key = (membership.merchant_id, membership.membership_key.clone());
+                let (_, recent) = found.entry(key).or_insert_with(|| (membership, Vec::new()));
+                if joined {
+                    // Two requests for one key in a batch repeat its rows.
+                    if let Some(invoice) = invoices::decode_joined(row)? {
+                        if !recent.iter().any(|known| known.id == invoice.id) {
+                            recent.push(invoice);
+                        }
+                    }
+                }
+            }
+            if !joined && !found.is_empty() {
+                let ids: Vec<i64> = found.values().map(|(m, _)| m.id).collect();
+                let mut newest = invoices::recent_many(pool, &ids, RECENT_INVOICES).await?;
+                for (membership, recent) in found.values_mut() {
+                    *recent = newest.remove(&membership.id).unwrap_or_default();
+                }
+            }
+            for (_, recent) in found.values_mut() {
+                // Ordered here rather than by the database: a sort step on the joined rows
+                // costs PostgreSQL a tenth of this statement's rate.
+                recent.sort_unstable_by_key(|invoice| std::cmp::Reverse(invoice.id));
+            }
+            Ok(keys.iter().map(|key| found.get(key).cloned()).collect())
+        })
+    }
 }
 
 /// The customer's memberships, newest first.

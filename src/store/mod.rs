@@ -7,6 +7,7 @@
 pub mod cashier_transactions;
 pub mod charges;
 pub mod checkout_sessions;
+pub mod coalesce;
 pub mod customers;
 pub mod emails;
 pub mod events;
@@ -25,6 +26,8 @@ use anyhow::Context;
 use chrono::{DateTime, Utc};
 use sqlx::any::AnyConnectOptions;
 use sqlx::{Any, ConnectOptions, Connection, Executor};
+
+use coalesce::Coalescer;
 
 pub use pool::{Pool, PoolConnection, Tx};
 
@@ -46,6 +49,10 @@ pub struct Store {
     pool: Pool,
     writer: Pool,
     backend: Backend,
+    customer_reads: Coalescer<customers::ByKey>,
+    customer_inserts: Coalescer<customers::Insert>,
+    membership_reads: Coalescer<memberships::WithInvoicesByKey>,
+    membership_inserts: Coalescer<memberships::Insert>,
 }
 
 impl Store {
@@ -87,6 +94,10 @@ impl Store {
             Backend::Postgres => pool.clone(),
         };
         Ok(Self {
+            customer_reads: Coalescer::new(customers::ByKey, pool.clone(), backend),
+            customer_inserts: Coalescer::new(customers::Insert, writer.clone(), backend),
+            membership_reads: Coalescer::new(memberships::WithInvoicesByKey, pool.clone(), backend),
+            membership_inserts: Coalescer::new(memberships::Insert, writer.clone(), backend),
             pool,
             writer,
             backend,
@@ -114,6 +125,27 @@ impl Store {
     /// The pool, for read queries.
     pub fn pool(&self) -> &Pool {
         &self.pool
+    }
+
+    /// Customers read by key, concurrent reads sharing a statement.
+    pub fn customer_reads(&self) -> &Coalescer<customers::ByKey> {
+        &self.customer_reads
+    }
+
+    /// Memberships with their latest invoices read by key, concurrent reads sharing a
+    /// statement.
+    pub fn membership_reads(&self) -> &Coalescer<memberships::WithInvoicesByKey> {
+        &self.membership_reads
+    }
+
+    /// New customers inserted, concurrent inserts sharing a statement.
+    pub fn customer_inserts(&self) -> &Coalescer<customers::Insert> {
+        &self.customer_inserts
+    }
+
+    /// New memberships inserted, concurrent inserts sharing a statement.
+    pub fn membership_inserts(&self) -> &Coalescer<memberships::Insert> {
+        &self.membership_inserts
     }
 
     /// The pool for writes: on SQLite a single connection, on PostgreSQL the one pool.

@@ -8,6 +8,7 @@ mod billing;
 mod cashier;
 mod checkout;
 mod cli;
+mod coalescing;
 mod customers;
 mod errors;
 mod faults;
