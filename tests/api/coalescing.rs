@@ -45,42 +45,20 @@ backend_test!(
 
         // Customers: 12 of A, 6 of B (one with an e-mail A uses too), and one e-mail of A sent
         // five times at once.
-        let mut calls = Vec::new();
-        let mut expected = Vec::new();
-        for i in 0..12 {
-            let email = format!("a{i}@example.com");
-            calls.push((
-                a.clone(),
-                Method::POST,
-                CUSTOMER.to_owned(),
-                Some(body_for("a", &email)),
-            ));
-            expected.push(("a", email));
-        }
-        for i in 0..6 {
-            let email = if i == 0 {
-                "a0@example.com".to_owned()
-            } else {
-                format!("b{i}@example.com")
-            };
-            calls.push((
-                b.clone(),
-                Method::POST,
-                CUSTOMER.to_owned(),
-                Some(body_for("b", &email)),
-            ));
-            expected.push(("b", email));
-        }
-        for _ in 0..5 {
-            let email = "twice@example.com".to_owned();
-            calls.push((
-                a.clone(),
-                Method::POST,
-                CUSTOMER.to_owned(),
-                Some(body_for("a", &email)),
-            ));
-            expected.push(("a", email));
-        }
+        let mut expected: Vec<(&str, String)> = (0..12)
+            .map(|i| ("a", format!("a{i}@example.com")))
+            .collect();
+        expected.push(("b", "a0@example.com".to_owned()));
+        expected.extend((1..6).map(|i| ("b", format!("b{i}@example.com"))));
+        expected.extend((0..5).map(|_| ("a", "twice@example.com".to_owned())));
+        let calls = expected
+            .iter()
+            .map(|(merchant, email)| {
+                let token = if *merchant == "a" { &a } else { &b };
+                let body = Some(body_for(merchant, email));
+                (token.clone(), Method::POST, CUSTOMER.to_owned(), body)
+            })
+            .collect();
         let replies = burst(&server, calls).await;
         let mut customers: Vec<(&str, String, String)> = Vec::new();
         for ((merchant, email), reply) in expected.iter().zip(&replies) {
