@@ -265,41 +265,38 @@ const INSERT_COLUMNS: usize = 19;
 static INSERT: Statements = Statements::new();
 
 /// The insert of `rows` memberships: each finds its customer by key (no row when the customer
-/// does not exist, or the merchant has a test clock and the row does not allow one). Its `WHERE`
-/// clause also keeps SQLite from reading `ON CONFLICT` as a join constraint.
+/// does not exist, or the merchant has a test clock and the row does not allow one). One row
+/// takes its values from the parameters, which costs PostgreSQL less than a join with `VALUES`.
+/// Its `WHERE` clause also keeps SQLite from reading `ON CONFLICT` as a join constraint.
 fn insert_sql(rows: usize) -> String {
-    if rows == 1 {
-        // One row without the `VALUES` join, which costs PostgreSQL less.
-        return format!(
-            "INSERT INTO memberships (merchant_id, customer_id, membership_key, order_id, \
-             order_description, subscription_name, metadata, webhook_url, end_date, currency, \
-             total_amount, price_per_unit, quantity, interval_type, interval_count, \
-             charge_emitter_queue, recurring_attempts, status, credit_balance, dunning_retries, \
-             next_action_at, version, created_at, updated_at) \
-             SELECT $1, c.id, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, 0, \
-             'Incomplete', 0, 0, $17, 1, $18, $18 FROM customers c \
-             WHERE c.merchant_id = $1 AND c.customer_key = $2 AND ($19 = 1 \
-             OR NOT EXISTS (SELECT 1 FROM test_clocks t WHERE t.merchant_id = $1)) \
-             ON CONFLICT (customer_id, order_id) DO NOTHING RETURNING {}",
-            *RETURNING
-        );
-    }
+    let value = |column: usize| match rows {
+        1 => format!("${column}"),
+        _ => format!("v.column{column}"),
+    };
+    let from = match rows {
+        1 => "FROM customers c WHERE c.merchant_id = $1 AND c.customer_key = $2 AND".to_owned(),
+        rows => format!(
+            "FROM (VALUES {}) AS v \
+             JOIN customers c ON c.merchant_id = v.column1 AND c.customer_key = v.column2 WHERE",
+            super::placeholders(rows, INSERT_COLUMNS, 1)
+        ),
+    };
+    let fields = (3..=16).map(value).collect::<Vec<_>>().join(", ");
     format!(
         "INSERT INTO memberships (merchant_id, customer_id, membership_key, order_id, \
          order_description, subscription_name, metadata, webhook_url, end_date, currency, \
          total_amount, price_per_unit, quantity, interval_type, interval_count, \
          charge_emitter_queue, recurring_attempts, status, credit_balance, dunning_retries, \
          next_action_at, version, created_at, updated_at) \
-         SELECT v.column1, c.id, v.column3, v.column4, v.column5, v.column6, v.column7, \
-         v.column8, v.column9, v.column10, v.column11, v.column12, v.column13, v.column14, \
-         v.column15, v.column16, 0, 'Incomplete', 0, 0, v.column17, 1, v.column18, v.column18 \
-         FROM (VALUES {}) AS v \
-         JOIN customers c ON c.merchant_id = v.column1 AND c.customer_key = v.column2 \
-         WHERE v.column19 = 1 \
-         OR NOT EXISTS (SELECT 1 FROM test_clocks t WHERE t.merchant_id = v.column1) \
-         ON CONFLICT (customer_id, order_id) DO NOTHING RETURNING {}",
-        super::placeholders(rows, INSERT_COLUMNS, 1),
-        *RETURNING
+         SELECT {merchant}, c.id, {fields}, 0, 'Incomplete', 0, 0, {expires}, 1, {now}, {now} \
+         {from} ({any_clock} = 1 \
+         OR NOT EXISTS (SELECT 1 FROM test_clocks t WHERE t.merchant_id = {merchant})) \
+         ON CONFLICT (customer_id, order_id) DO NOTHING RETURNING {returning}",
+        merchant = value(1),
+        expires = value(17),
+        now = value(18),
+        any_clock = value(19),
+        returning = *RETURNING
     )
 }
 
