@@ -21,7 +21,8 @@
 //!
 //! and prints requests per second, p50/p99 latency and the ratio API / raw, split into
 //! statement / raw (what the row itself costs the database) and API / statement (what the
-//! server adds). A second table splits each run's CPU time per operation between the load
+//! server adds), and the most a request that runs a statement of its own could reach: an empty
+//! request and a raw statement, one after the other (`one_statement_limit`). A second table splits each run's CPU time per operation between the load
 //! client, recur (which serves from a runtime of its own) and the database (`support/cpu.rs`),
 //! against the raw run's, and gives the ratio the CPU alone allows with and without recur's
 //! part. PostgreSQL needs
@@ -160,10 +161,12 @@ struct Row {
     raw: Run,
     /// The operation's own store call, without HTTP (none for the ceiling).
     statement: Option<Run>,
+    /// The rate of the empty request (`GET /healthz`) at the same concurrency in the same run.
+    ceiling: f64,
 }
 
 /// The columns of [`table_row`].
-const COLUMNS: [&str; 12] = [
+const COLUMNS: [&str; 13] = [
     "backend",
     "stored customers",
     "operation",
@@ -176,7 +179,17 @@ const COLUMNS: [&str; 12] = [
     "statement/s",
     "statement / raw",
     "API / statement",
+    "limit: one statement per request",
 ];
+
+/// The most of the raw rate a request that runs a statement of its own can reach: it costs at
+/// least an empty request and a raw statement, one after the other (in latency with one client,
+/// in CPU where the runs keep the cores busy), so its rate is at most `1 / (1 / ceiling + 1 /
+/// raw)`. Statements shared by concurrent requests (`store::coalesce`) cost the database less
+/// than one raw statement per request and can pass it.
+fn one_statement_limit(ceiling: f64, raw: f64) -> f64 {
+    ceiling / (ceiling + raw)
+}
 
 /// One measurement as a row of the printed table.
 fn table_row(row: &Row) -> String {
@@ -188,8 +201,15 @@ fn table_row(row: &Row) -> String {
         ),
         None => ("–".into(), "–".into(), "–".into()),
     };
+    let limit = match row.statement {
+        Some(_) => format!(
+            "{:.0}%",
+            100.0 * one_statement_limit(row.ceiling, row.raw.rate)
+        ),
+        None => "–".into(),
+    };
     format!(
-        "| {:?} | {} | {} | {} | {:.0} | {:.2} | {:.2} | {:.0} | {:.0}% | {statement} | {statement_raw} | {api_statement} |",
+        "| {:?} | {} | {} | {} | {:.0} | {:.2} | {:.2} | {:.0} | {:.0}% | {statement} | {statement_raw} | {api_statement} | {limit} |",
         row.backend,
         row.stored,
         row.operation,
@@ -640,6 +660,7 @@ async fn bench_backend(backend: Backend, plan: &Plan) -> Vec<Row> {
             |response| expect_status(&response, 200, "healthz"),
         )
         .await;
+        let ceiling = empty.rate();
         let run = |sample: Sample| Some(Run::of(&sample));
         for (operation, sample, raw, statement) in [
             (
@@ -671,6 +692,7 @@ async fn bench_backend(backend: Backend, plan: &Plan) -> Vec<Row> {
                 sample,
                 raw,
                 statement,
+                ceiling,
             });
         }
     }
