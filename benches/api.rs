@@ -22,10 +22,10 @@
 //! and prints requests per second, p50/p99 latency and the ratio API / raw, split into
 //! statement / raw (what the row itself costs the database) and API / statement (what the
 //! server adds), and the most a request that runs a statement of its own could reach: an empty
-//! request and a raw statement, one after the other (`one_statement_limit`). A second table splits each run's CPU time per operation between the load
-//! client, recur (which serves from a runtime of its own) and the database (`support/cpu.rs`),
-//! against the raw run's, and gives the ratio the CPU alone allows with and without recur's
-//! part. PostgreSQL needs
+//! request and a raw statement, one after the other (`one_statement_limit`). A second table
+//! splits each run's CPU time per operation between the load client, recur (which serves from a
+//! runtime of its own) and the database (`support/cpu.rs`), against the raw run's, and gives the
+//! ratio the CPU alone allows with and without recur's part. PostgreSQL needs
 //! `RECUR_TEST_POSTGRES_URL` (an administrative URL, as for the tests). Absolute numbers depend on
 //! the machine; the ratios are the result.
 
@@ -193,20 +193,18 @@ fn one_statement_limit(ceiling: f64, raw: f64) -> f64 {
 
 /// One measurement as a row of the printed table.
 fn table_row(row: &Row) -> String {
-    let (statement, statement_raw, api_statement) = match row.statement.map(|s| s.rate) {
+    // The ceiling's own row has no statement, and no limit but itself.
+    let (statement, statement_raw, api_statement, limit) = match row.statement.map(|s| s.rate) {
         Some(rate) => (
             format!("{rate:.0}"),
             format!("{:.0}%", 100.0 * rate / row.raw.rate),
             format!("{:.0}%", 100.0 * row.sample.rate() / rate),
+            format!(
+                "{:.0}%",
+                100.0 * one_statement_limit(row.ceiling, row.raw.rate)
+            ),
         ),
-        None => ("–".into(), "–".into(), "–".into()),
-    };
-    let limit = match row.statement {
-        Some(_) => format!(
-            "{:.0}%",
-            100.0 * one_statement_limit(row.ceiling, row.raw.rate)
-        ),
-        None => "–".into(),
+        None => ("–".into(), "–".into(), "–".into(), "–".into()),
     };
     format!(
         "| {:?} | {} | {} | {} | {:.0} | {:.2} | {:.2} | {:.0} | {:.0}% | {statement} | {statement_raw} | {api_statement} | {limit} |",
