@@ -54,7 +54,12 @@ fn form_field_with_nul(encoded: &str) -> Option<String> {
     }
     url::form_urlencoded::parse(encoded.as_bytes())
         .find(|(name, value)| name.contains('\0') || value.contains('\0'))
-        .map(|(name, _)| name.replace('\0', "\u{FFFD}"))
+        .map(|(name, _)| shown(&name))
+}
+
+/// A field name as an error names it: a U+0000 in the name itself shown as U+FFFD.
+fn shown(name: &str) -> String {
+    name.replace('\0', "\u{FFFD}")
 }
 
 /// The path (`productInfo.orderId`, `taxIds[0].value`) of the first string in `value` that holds
@@ -66,11 +71,10 @@ fn json_path_with_nul(value: &Value) -> Option<String> {
             json_path_with_nul(item).map(|rest| join(&format!("[{index}]"), &rest))
         }),
         Value::Object(fields) => fields.iter().find_map(|(key, item)| {
-            let name = key.replace('\0', "\u{FFFD}");
             if key.contains('\0') {
-                return Some(name);
+                return Some(shown(key));
             }
-            json_path_with_nul(item).map(|rest| join(&name, &rest))
+            json_path_with_nul(item).map(|rest| join(&shown(key), &rest))
         }),
         Value::Null | Value::Bool(_) | Value::Number(_) => None,
     }
