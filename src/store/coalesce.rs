@@ -63,13 +63,15 @@ impl Statements {
         Self([const { OnceLock::new() }; BUCKETS.len()])
     }
 
-    /// The statement for `requests` requests (a batch size), built by `build` the first time.
+    /// The statement for `requests` requests, built by `build` the first time. A
+    /// [`Coalescer`] only ever runs batches of one of the sizes in [`BUCKETS`], and a statement
+    /// for another size would bind the wrong number of parameters: that is a bug, and panics.
     pub fn get(&self, requests: usize, build: impl FnOnce(usize) -> String) -> &str {
         let bucket = BUCKETS
             .iter()
-            .position(|&size| size >= requests)
-            .unwrap_or(BUCKETS.len() - 1);
-        self.0[bucket].get_or_init(|| build(BUCKETS[bucket]))
+            .position(|&size| size == requests)
+            .unwrap_or_else(|| panic!("a batch of {requests} requests is not one of {BUCKETS:?}"));
+        self.0[bucket].get_or_init(|| build(requests))
     }
 }
 
@@ -242,10 +244,16 @@ mod tests {
     #[test]
     fn each_bucket_builds_its_statement_once() {
         let statements = Statements::new();
-        assert_eq!(statements.get(3, |n| format!("run {n}")), "run 4");
+        assert_eq!(statements.get(4, |n| format!("run {n}")), "run 4");
         assert_eq!(statements.get(4, |_| String::from("built twice")), "run 4");
         assert_eq!(statements.get(1, |n| format!("run {n}")), "run 1");
         assert_eq!(statements.get(32, |n| format!("run {n}")), "run 32");
+    }
+
+    #[test]
+    #[should_panic(expected = "a batch of 3 requests is not one of")]
+    fn a_size_between_buckets_is_a_bug() {
+        Statements::new().get(3, |n| format!("run {n}"));
     }
 
     /// Answers ten times each request once the gate opens, records each statement's size, and
