@@ -25,7 +25,9 @@
 //! request and a raw statement, one after the other (`one_statement_limit`). A second table
 //! splits each run's CPU time per operation between the load client, recur (which serves from a
 //! runtime of its own) and the database (`support/cpu.rs`), against the raw run's, and gives the
-//! ratio the CPU alone allows with and without recur's part. PostgreSQL needs
+//! ratio the CPU alone allows with and without recur's part. Before any of it, it times a
+//! round trip between two threads (`support/handoff.rs`): the cost of the wake-ups that bound
+//! the one-client rows. PostgreSQL needs
 //! `RECUR_TEST_POSTGRES_URL` (an administrative URL, as for the tests). Absolute numbers depend on
 //! the machine; the ratios are the result.
 
@@ -48,6 +50,8 @@ mod allocator;
 mod args;
 #[path = "support/cpu.rs"]
 mod cpu;
+#[path = "support/handoff.rs"]
+mod handoff;
 #[path = "support/http.rs"]
 mod http;
 #[path = "support/report.rs"]
@@ -718,6 +722,8 @@ fn main() {
             .unwrap_or_else(|| CONCURRENCY.to_vec()),
         stored: args.parsed("--stored", 0),
     };
+    // Timed first, on an idle machine, as in a one-client run.
+    let handoff = handoff::round_trip();
     let rows = report::per_backend(args.backends(), |backend| bench_backend(backend, &plan));
     report::print_table(
         &format!("recur API vs raw database, {seconds} s per measurement"),
@@ -729,4 +735,13 @@ fn main() {
         &CPU_COLUMNS,
         rows.iter().filter_map(cpu_row),
     );
+    match handoff {
+        Some(round_trip) => println!(
+            "\nA round trip between two threads (one byte each way over a Unix socket pair, two \
+             wake-ups) took {:.1} µs on this machine. With one client a raw statement is two \
+             wake-ups; a request that runs a statement of its own is at least four.",
+            round_trip.as_secs_f64() * 1e6
+        ),
+        None => println!("\nThe thread round trip could not be timed (no Unix socket pair)."),
+    }
 }
