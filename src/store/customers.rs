@@ -261,22 +261,11 @@ impl Batch for ByKey {
         keys: &'a [(i64, String)],
     ) -> BoxFuture<'a, Result<Vec<Option<Customer>>, sqlx::Error>> {
         Box::pin(async move {
-            let sql = BY_KEY.get(keys.len(), |n| match n {
-                // One key without the join, which costs PostgreSQL less.
-                1 => format!(
-                    "SELECT {COLUMNS}, merchant_id FROM customers \
-                     WHERE merchant_id = $1 AND customer_key = $2"
-                ),
-                n => format!(
-                    "SELECT {COLUMNS}, merchant_id FROM customers JOIN (VALUES {}) AS v \
-                     ON customers.merchant_id = v.column1 AND customers.customer_key = v.column2",
-                    super::placeholders(n, 2, 1)
-                ),
+            let sql = BY_KEY.get(keys.len(), |n| {
+                let (join, filter) = super::by_merchant_keys(n, "customers", "customer_key");
+                format!("SELECT {COLUMNS}, merchant_id FROM customers {join} {filter}")
             });
-            let mut query = sqlx::query(sql);
-            for (merchant_id, customer_key) in keys {
-                query = query.bind(*merchant_id).bind(customer_key.as_str());
-            }
+            let query = super::bind_merchant_keys(sqlx::query(sql), keys);
             let mut found = HashMap::with_capacity(keys.len());
             for row in query.fetch_all(pool).await? {
                 let merchant_id: i64 = sqlx::Row::try_get(&row, "merchant_id")?;

@@ -478,21 +478,7 @@ static WITH_INVOICES_SQLITE: Statements = Statements::new();
 
 /// The statement of [`WithInvoicesByKey`] for `n` keys on `backend`.
 fn with_invoices_sql(backend: Backend, n: usize) -> String {
-    // One key is a plain filter, which costs PostgreSQL less than a join with `VALUES`.
-    let (keys, filter) = match n {
-        1 => (
-            String::new(),
-            "WHERE m.merchant_id = $1 AND m.membership_key = $2",
-        ),
-        n => (
-            format!(
-                "JOIN (VALUES {}) AS v \
-                 ON m.merchant_id = v.column1 AND m.membership_key = v.column2",
-                super::placeholders(n, 2, 1)
-            ),
-            "",
-        ),
-    };
+    let (keys, filter) = super::by_merchant_keys(n, "m", "membership_key");
     let invoices = &*invoices::JOINED_COLUMNS;
     match (backend, n) {
         (Backend::Postgres, _) => format!(
@@ -528,10 +514,7 @@ impl Batch for WithInvoicesByKey {
             };
             let sql = statements.get(keys.len(), |n| with_invoices_sql(backend, n));
             let joined = backend == Backend::Postgres || keys.len() == 1;
-            let mut query = sqlx::query(sql);
-            for (merchant_id, membership_key) in keys {
-                query = query.bind(*merchant_id).bind(membership_key.as_str());
-            }
+            let query = super::bind_merchant_keys(sqlx::query(sql), keys);
             let rows = query.fetch_all(pool).await?;
             let mut found: HashMap<(i64, String), (Membership, Vec<Invoice>)> =
                 HashMap::with_capacity(keys.len());
