@@ -8,7 +8,7 @@ use clap::{Parser, Subcommand};
 use crate::api::format_utc;
 use crate::api::test_helpers::parse_instant;
 use crate::app::{self, AppState};
-use crate::billing::engine;
+use crate::billing::test_clock;
 use crate::clock::SystemClock;
 use crate::config::Config;
 use crate::merchants;
@@ -145,7 +145,7 @@ pub async fn run(cli: Cli, config: Config) -> anyhow::Result<()> {
             if merchant.mode != Mode::Sandbox {
                 anyhow::bail!("test clocks are only available to sandbox merchants");
             }
-            let actions = engine::advance_test_clock(&state, merchant.id, to).await?;
+            let actions = test_clock::advance(&state, merchant.id, to).await?;
             println!(
                 "test clock of {user_name} at {}; {actions} billing actions ran",
                 format_utc(to)

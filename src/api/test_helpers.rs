@@ -6,6 +6,7 @@ use axum::http::StatusCode;
 use axum::Json;
 use chrono::{DateTime, NaiveDateTime, Utc};
 use recur_domain::card::CardNumber;
+use recur_domain::schedule::test_clock_refusal;
 use recur_domain::validation::FieldErrors;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
@@ -16,7 +17,7 @@ use super::input::{required_text, Field};
 use super::memberships::{record_of, MembershipRecord};
 use super::problem::{ApiError, Problem};
 use crate::app::AppState;
-use crate::billing::{checkout, engine, lifecycle, merchant_now};
+use crate::billing::{checkout, lifecycle, merchant_now, test_clock};
 use crate::store::customers;
 use crate::store::merchants::{self, Mode};
 
@@ -176,7 +177,7 @@ pub fn parse_instant(text: &str) -> Result<DateTime<Utc>, String> {
     security(("bearer" = [])),
     responses(
         (status = 200, description = "The clock's new time", body = ClockRecord),
-        (status = 400, description = "Not a time, or before the clock's current time", body = Problem, content_type = "application/problem+json"),
+        (status = 400, description = "Not a time, before the clock's current time, or more than 731 days after it", body = Problem, content_type = "application/problem+json"),
         (status = 401, description = "Missing or invalid bearer token", body = Problem, content_type = "application/problem+json"),
         (status = 403, description = "Live merchant", body = Problem, content_type = "application/problem+json"),
     )
@@ -196,20 +197,16 @@ pub async fn advance_clock(
         .and_then(|to| {
             errors.check(
                 "to",
-                if to >= now {
-                    Ok(to)
-                } else {
-                    Err(format!(
-                        "must not be before the clock's current time {}",
-                        format_utc(now)
-                    ))
+                match test_clock_refusal(now, to) {
+                    None => Ok(to),
+                    Some(why) => Err(format!("{why} ({})", format_utc(now))),
                 },
             )
         });
     let Some(to) = to else {
         return Err(ApiError::Validation(errors));
     };
-    engine::advance_test_clock(&state, auth.merchant_id, to).await?;
+    test_clock::advance(&state, auth.merchant_id, to).await?;
     Ok(Json(ClockRecord {
         now: format_utc(to),
     }))

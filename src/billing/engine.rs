@@ -1,6 +1,6 @@
 //! The renewal engine: finds memberships whose next action is due and performs it (renew,
 //! retry, expire, complete). It runs as a worker inside `recur serve` on real time, and
-//! synchronously for a sandbox merchant whose test clock was advanced.
+//! synchronously for a sandbox merchant whose test clock was advanced ([`super::test_clock`]).
 
 use chrono::{DateTime, TimeDelta, Utc};
 use recur_domain::status::MembershipStatus;
@@ -8,10 +8,9 @@ use recur_domain::status::MembershipStatus;
 use super::lifecycle::{self, Followups};
 use super::{charging, renewals, BillingError};
 use crate::app::AppState;
-use crate::delivery::webhooks::Dispatcher;
 use crate::store::charges::Charge;
 use crate::store::memberships::{self, Membership};
-use crate::store::{test_clocks, Tx};
+use crate::store::Tx;
 
 /// Which memberships a run looks at, and at what time the actions are taken.
 #[derive(Debug, Clone, Copy)]
@@ -92,22 +91,6 @@ pub(super) async fn act(
     Ok(charge)
 }
 
-/// Brings a sandbox merchant's memberships up to its test clock's time `until`: completes
-/// interrupted attempts, then performs every due action in time order. Returns how many
-/// actions ran.
-pub async fn catch_up(
-    state: &AppState,
-    merchant_id: i64,
-    until: DateTime<Utc>,
-) -> Result<u64, BillingError> {
-    charging::recover_pending(state, Some(merchant_id), until, until).await?;
-    let mut actions = 0;
-    while run_next_due(state, Scope::TestClock(merchant_id), until).await? {
-        actions += 1;
-    }
-    Ok(actions)
-}
-
 /// How many renewals one batch claims, invoices, charges and settles together.
 pub const RENEWAL_BATCH: u32 = 250;
 
@@ -120,6 +103,8 @@ pub async fn tick(state: &AppState, batch: u32) -> Result<u32, BillingError> {
         i64::try_from(state.config.billing_recovery_seconds).unwrap_or(i64::MAX / 1_000_000),
     );
     charging::recover_pending(state, None, now - grace, now).await?;
+    // A test-clock advance whose process died mid-way.
+    super::test_clock::resume_stalled(state).await?;
     // Renewals of Active memberships, the bulk of the work, go in batches; everything else
     // (dunning retries, expiries, completions) one by one.
     let mut actions = 0;
@@ -133,26 +118,5 @@ pub async fn tick(state: &AppState, batch: u32) -> Result<u32, BillingError> {
     while actions < batch && run_next_due(state, Scope::RealTime, state.clock.now()).await? {
         actions += 1;
     }
-    Ok(actions)
-}
-
-/// Moves a sandbox merchant's test clock to `to` (never backwards), catches the engine up and
-/// delivers the webhook events that are due by then. Returns how many billing actions ran.
-pub async fn advance_test_clock(
-    state: &AppState,
-    merchant_id: i64,
-    to: DateTime<Utc>,
-) -> Result<u64, BillingError> {
-    let now = super::merchant_now(state, merchant_id).await?;
-    if to < now {
-        return Err(BillingError::Conflict(format!(
-            "a test clock only moves forward; it shows {now}"
-        )));
-    }
-    let mut tx = state.store.begin().await?;
-    test_clocks::set(&mut tx, merchant_id, to).await?;
-    tx.commit().await?;
-    let actions = catch_up(state, merchant_id, to).await?;
-    Dispatcher::deliver_due_now(state, merchant_id).await?;
     Ok(actions)
 }

@@ -167,6 +167,9 @@ pub async fn cancel(
         tx.rollback().await?;
         return Ok(m);
     }
+    if charges::in_flight(&mut tx, m.id).await? {
+        return Err(BillingError::payment_in_progress());
+    }
     if !apply(&mut m, LifecycleEvent::Canceled) {
         return Err(BillingError::Conflict(format!(
             "a {} membership cannot be canceled",
@@ -210,7 +213,8 @@ async fn pending_charge(
         .map(Some)
 }
 
-/// Writes a `Pending` attempt for `invoice` against the card `payment_method_id`.
+/// Writes a `Pending` attempt for `invoice` against the card `payment_method_id`; a conflict
+/// when the membership already has one in flight.
 async fn pending_charge_with(
     tx: &mut Tx,
     m: &Membership,
@@ -219,9 +223,11 @@ async fn pending_charge_with(
     payment_method_id: i64,
     at: DateTime<Utc>,
 ) -> Result<Charge, BillingError> {
-    let (attempts, _) = charges::attempts_for_invoice(tx, invoice.id).await?;
+    let attempts = charges::attempts_for_invoice(tx, invoice.id).await?;
     let new = new_charge(m, invoice, kind, payment_method_id, attempts);
-    Ok(charges::insert_pending(tx, new, at).await?)
+    charges::insert_pending(tx, new, at)
+        .await?
+        .ok_or_else(BillingError::payment_in_progress)
 }
 
 /// The attempt number `prior_attempts + 1` at `invoice` against the card `payment_method_id`;
@@ -299,6 +305,9 @@ async fn pay(
     let m = memberships::lock(&mut tx, state.store.backend(), merchant_id, key)
         .await?
         .ok_or(BillingError::NotFound)?;
+    if charges::in_flight(&mut tx, m.id).await? {
+        return Err(BillingError::payment_in_progress());
+    }
     let (invoice, kind) = match m.status {
         MembershipStatus::Incomplete => (first_invoice(&mut tx, &m, at).await?, ChargeKind::First),
         MembershipStatus::PastDue | MembershipStatus::Unpaid if pay_now_allowed => {
@@ -315,12 +324,6 @@ async fn pay(
             )))
         }
     };
-    let (_, in_flight) = charges::attempts_for_invoice(&mut tx, invoice.id).await?;
-    if in_flight {
-        return Err(BillingError::Conflict(
-            "a payment for this membership is in progress".into(),
-        ));
-    }
     let charge = match with {
         PayWith::Card(card) => {
             Some(pending_charge_with(&mut tx, &m, &invoice, kind, card, at).await?)

@@ -14,6 +14,7 @@ pub mod engine;
 pub mod lifecycle;
 pub mod notify;
 pub mod renewals;
+pub mod test_clock;
 pub mod update;
 
 use chrono::{DateTime, Utc};
@@ -48,6 +49,16 @@ pub enum BillingError {
     /// Anything else unexpected (the processor unreachable, a template failing).
     #[error(transparent)]
     Internal(#[from] anyhow::Error),
+}
+
+impl BillingError {
+    /// The membership has a charge attempt in flight: a second one waits until the processor
+    /// answered (one attempt in flight per membership, `store::charges`).
+    pub fn payment_in_progress() -> Self {
+        Self::Conflict(
+            "a payment for this membership is in progress; retry once it has finished".into(),
+        )
+    }
 }
 
 impl From<BillingError> for ApiError {

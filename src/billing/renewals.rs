@@ -77,7 +77,13 @@ pub async fn renew_due(
                 lifecycle::new_charge(m, invoice, ChargeKind::Renewal, *card, 0)
             })
             .collect();
-        attempts.extend(charges::insert_pending_many(&mut tx, &new_charges, until).await?);
+        let written = charges::insert_pending_many(&mut tx, &new_charges, until).await?;
+        if written.len() != new_charges.len() {
+            // A claimed membership had an attempt in flight after all: nothing of the batch is
+            // committed, and the next pass claims again.
+            return Err(BillingError::payment_in_progress());
+        }
+        attempts.extend(written);
         let mut renewed: Vec<&mut Membership> = plain.iter_mut().map(|(m, ..)| m).collect();
         lifecycle::save_many(&mut tx, &mut renewed, until).await?;
     }

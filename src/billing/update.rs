@@ -127,6 +127,9 @@ pub async fn update(
             m.status
         )));
     }
+    if charges::in_flight(&mut tx, m.id).await? {
+        return Err(BillingError::payment_in_progress());
+    }
     let old_price = m.price();
     let old_cycle = m.cycle();
     let new_price = Price {
@@ -369,7 +372,7 @@ async fn proration_charge(
         })?;
     let pending_update =
         serde_json::to_string(target).map_err(|e| BillingError::Internal(e.into()))?;
-    Ok(charges::insert_pending(
+    charges::insert_pending(
         tx,
         NewCharge {
             merchant_id: m.merchant_id,
@@ -386,7 +389,8 @@ async fn proration_charge(
         },
         at,
     )
-    .await?)
+    .await?
+    .ok_or_else(BillingError::payment_in_progress)
 }
 
 /// The answer to a proration charge: paid and the change applied (unless the membership moved

@@ -2,6 +2,10 @@
 //! `Pending` (with the idempotency key the processor receives) and committed *before* the
 //! processor is called; the answer is recorded in a second transaction. An attempt left
 //! `Pending` by a crash is completed later by asking the processor again with the same key.
+//!
+//! A membership has at most one attempt in flight (`Pending`): the unique index
+//! `charges_in_flight` refuses a second, so two requests, workers or processes can never charge
+//! one membership twice at once, whichever path they come by.
 
 use std::sync::LazyLock;
 
@@ -187,19 +191,17 @@ fn decode(row: &AnyRow) -> Result<Charge, sqlx::Error> {
     })
 }
 
-/// Writes a Pending attempt.
+/// Writes a Pending attempt; `None` when its membership already has one in flight.
 pub async fn insert_pending(
     tx: &mut Tx,
     new: NewCharge<'_>,
     now: DateTime<Utc>,
-) -> Result<Charge, sqlx::Error> {
-    insert_pending_many(tx, &[new], now)
-        .await?
-        .pop()
-        .ok_or(sqlx::Error::RowNotFound)
+) -> Result<Option<Charge>, sqlx::Error> {
+    Ok(insert_pending_many(tx, &[new], now).await?.pop())
 }
 
-/// Writes Pending attempts in one statement, returned in no particular order.
+/// Writes Pending attempts in one statement, returned in no particular order. An attempt whose
+/// membership already has one in flight is not written (and not returned).
 pub async fn insert_pending_many(
     tx: &mut Tx,
     new: &[NewCharge<'_>],
@@ -211,7 +213,8 @@ pub async fn insert_pending_many(
     let sql = format!(
         "INSERT INTO charges (merchant_id, membership_id, invoice_id, idempotency_key, kind, \
          recurring_ordinal, directive, amount, currency, payment_method_id, status, \
-         pending_update, created_at) VALUES {} RETURNING {COLUMNS}",
+         pending_update, created_at) VALUES {} \
+         ON CONFLICT (membership_id) WHERE status = 'Pending' DO NOTHING RETURNING {COLUMNS}",
         super::placeholders(new.len(), 13, 1)
     );
     let mut query = sqlx::query(&sql);
@@ -303,20 +306,21 @@ pub async fn pending<'c, E: Executor<'c, Database = Any>>(
     rows.iter().map(decode).collect()
 }
 
-/// How many attempts an invoice has had, and whether one of them is still `Pending`.
-pub async fn attempts_for_invoice(
-    tx: &mut Tx,
-    invoice_id: i64,
-) -> Result<(i64, bool), sqlx::Error> {
-    let row = sqlx::query(
-        "SELECT COUNT(*) AS total, \
-         COALESCE(SUM(CASE WHEN status = 'Pending' THEN 1 ELSE 0 END), 0) AS pending \
-         FROM charges WHERE invoice_id = $1",
+/// How many attempts an invoice has had.
+pub async fn attempts_for_invoice(tx: &mut Tx, invoice_id: i64) -> Result<i64, sqlx::Error> {
+    sqlx::query_scalar("SELECT COUNT(*) FROM charges WHERE invoice_id = $1")
+        .bind(invoice_id)
+        .fetch_one(&mut **tx)
+        .await
+}
+
+/// Whether the membership has an attempt in flight (`Pending`), read under its row lock.
+pub async fn in_flight(tx: &mut Tx, membership_id: i64) -> Result<bool, sqlx::Error> {
+    let found: Option<i32> = sqlx::query_scalar(
+        "SELECT 1 FROM charges WHERE membership_id = $1 AND status = 'Pending' LIMIT 1",
     )
-    .bind(invoice_id)
-    .fetch_one(&mut **tx)
+    .bind(membership_id)
+    .fetch_optional(&mut **tx)
     .await?;
-    let total: i64 = row.try_get("total")?;
-    let pending: i64 = row.try_get("pending")?;
-    Ok((total, pending > 0))
+    Ok(found.is_some())
 }

@@ -700,6 +700,30 @@ pub async fn lock_many(
     rows.iter().map(decode).collect()
 }
 
+/// Whether any membership of the merchant has an action due at `until`, claimable or not (its
+/// row locked by another transaction, or a charge of it in flight).
+pub async fn any_due<'c, E: Executor<'c, Database = Any>>(
+    executor: E,
+    merchant_id: i64,
+    until: DateTime<Utc>,
+) -> Result<bool, sqlx::Error> {
+    let found: Option<i32> = sqlx::query_scalar(
+        "SELECT 1 FROM memberships WHERE merchant_id = $1 AND next_action_at IS NOT NULL \
+         AND next_action_at <= $2 LIMIT 1",
+    )
+    .bind(merchant_id)
+    .bind(to_micros(until))
+    .fetch_optional(executor)
+    .await?;
+    Ok(found.is_some())
+}
+
+/// The claims' condition that the membership has no charge attempt in flight: its next action
+/// waits until the processor answered (one attempt in flight per membership, see
+/// [`super::charges`]).
+const NOTHING_IN_FLIGHT: &str = "NOT EXISTS (SELECT 1 FROM charges c \
+     WHERE c.membership_id = m.id AND c.status = 'Pending')";
+
 /// Claims the membership whose next action is earliest and due at `until`: of one merchant, or
 /// (with `None`) of every merchant that runs on real time (no test clock). On PostgreSQL the row
 /// is locked and rows locked by another process are skipped, so several `recur` processes share
@@ -720,7 +744,7 @@ pub async fn claim_due(
     };
     let sql = format!(
         "SELECT {COLUMNS} {FROM} WHERE m.next_action_at IS NOT NULL AND m.next_action_at <= $1 \
-         AND {scope} ORDER BY m.next_action_at, m.id LIMIT 1{lock}"
+         AND {scope} AND {NOTHING_IN_FLIGHT} ORDER BY m.next_action_at, m.id LIMIT 1{lock}"
     );
     let row = sqlx::query(&sql)
         .bind(to_micros(until))
@@ -750,7 +774,7 @@ pub async fn claim_due_renewals(
         "SELECT {COLUMNS} {FROM} WHERE m.next_action_at IS NOT NULL AND m.next_action_at <= $1 \
          AND m.status = 'Active' AND (m.end_date IS NULL OR m.end_date > $1) \
          AND m.merchant_id NOT IN (SELECT t.merchant_id FROM test_clocks t) \
-         ORDER BY m.next_action_at, m.id LIMIT $2{lock}"
+         AND {NOTHING_IN_FLIGHT} ORDER BY m.next_action_at, m.id LIMIT $2{lock}"
     );
     let rows = sqlx::query(&sql)
         .bind(to_micros(until))

@@ -719,3 +719,67 @@ backend_test!(
         );
     }
 );
+
+backend_test!(
+    pay_now_posts_racing_a_dunning_retry_charge_once,
+    |server: TestServer| async move {
+        let token = server.token().await;
+        let customer = server.create_customer(&token, "a@example.com").await;
+        let mut body = server.membership_body(&customer, "order-1");
+        body["chargeEmitterQueue"] = json!([{"transactionStatus": "Rejected"}]);
+        let active = server
+            .active_membership(&token, "2027-01-10T09:00:00Z", body)
+            .await;
+        let key = active["membershipKey"].as_str().unwrap().to_string();
+        server.advance(&token, "2027-02-10T10:00:00Z").await;
+        assert_eq!(server.membership(&token, &key).await["status"], "PastDue");
+        // Opened after the failure so that the link outlives the retry a day later.
+        server.advance(&token, "2027-02-10T12:00:00Z").await;
+        let session = open(
+            &server,
+            &token,
+            SESSIONS,
+            json!({"customerKey": customer, "membershipKey": key}),
+        )
+        .await;
+        let url = session["checkoutRedirectUrl"].as_str().unwrap();
+        let visitor = Visitor::new();
+        let csrf = visitor.get(url).await.csrf();
+        let form = [
+            ("csrfToken", csrf.as_str()),
+            ("cardNumber", "5555 5555 5555 4444"),
+            ("expiry", "12/34"),
+            ("cvc", "123"),
+            ("holder", "Ada Lovelace"),
+        ];
+        // Eight submissions of the pay-now form while the first dunning retry falls due.
+        let posts = futures::future::join_all((0..8).map(|_| visitor.post(url, &form)));
+        let retry = server.call(
+            Method::POST,
+            "/api/subscriptions/v1/test-clock/advance",
+            Some(&token),
+            Some(json!({"to": "2027-02-11T10:00:00Z"})),
+        );
+        let (pages, advanced) = tokio::join!(posts, retry);
+        assert_eq!(advanced.status, StatusCode::OK, "{}", advanced.body);
+        for page in &pages {
+            assert!(
+                page.status == StatusCode::SEE_OTHER || page.status == StatusCode::OK,
+                "{}: {}",
+                page.status,
+                page.text
+            );
+        }
+        let record = server.membership(&token, &key).await;
+        assert_eq!(record["status"], "Active");
+        assert_eq!(record["creditBalance"], "0.00");
+        let paid = server
+            .count(
+                "SELECT COUNT(*) FROM charges c JOIN memberships m ON m.id = c.membership_id \
+                 WHERE m.membership_key = $1 AND c.status = 'Success' AND c.kind <> 'first'",
+                &key,
+            )
+            .await;
+        assert_eq!(paid, 1, "the open invoice was paid once");
+    }
+);

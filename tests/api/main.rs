@@ -21,6 +21,7 @@ mod operations;
 mod pool;
 mod process;
 mod processor;
+mod races;
 mod renewals;
 mod secrets;
 mod soak;

@@ -52,6 +52,23 @@ pub fn dunning_retry_at(
     first_failure_at.checked_add_signed(TimeDelta::days(*days))
 }
 
+/// The furthest one test-clock advance may move a clock: two years (731 days, so that a
+/// leap year fits). It bounds the work one request does: every renewal, retry, webhook and
+/// e-mail due on the way runs before the advance answers.
+pub const TEST_CLOCK_MAX_ADVANCE: TimeDelta = TimeDelta::days(731);
+
+/// Why a test clock at `from` may not move to `to`: `None` when it may (forward, or standing
+/// still, by at most [`TEST_CLOCK_MAX_ADVANCE`]).
+pub fn test_clock_refusal(from: DateTime<Utc>, to: DateTime<Utc>) -> Option<&'static str> {
+    if to < from {
+        Some("must not be before the clock's current time")
+    } else if to - from > TEST_CLOCK_MAX_ADVANCE {
+        Some("must be at most 731 days after the clock's current time; advance in steps")
+    } else {
+        None
+    }
+}
+
 /// How long an Incomplete membership waits for its first payment before it Expires.
 pub const INCOMPLETE_EXPIRY: TimeDelta = TimeDelta::hours(23);
 
@@ -168,5 +185,20 @@ mod tests {
         assert_eq!(email_retry_at(5, t), Some(t + TimeDelta::hours(6)));
         assert_eq!(email_retry_at(6, t), None);
         assert_eq!(email_retry_at(0, t), None);
+    }
+
+    #[test]
+    fn a_test_clock_moves_forward_by_at_most_two_years() {
+        let from: DateTime<Utc> = "2027-01-01T00:00:00Z".parse().unwrap();
+        assert_eq!(test_clock_refusal(from, from), None);
+        assert_eq!(
+            test_clock_refusal(from, from + TEST_CLOCK_MAX_ADVANCE),
+            None
+        );
+        assert!(test_clock_refusal(from, from - TimeDelta::seconds(1)).is_some());
+        assert!(
+            test_clock_refusal(from, from + TEST_CLOCK_MAX_ADVANCE + TimeDelta::seconds(1))
+                .is_some()
+        );
     }
 }

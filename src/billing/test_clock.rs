@@ -1,0 +1,140 @@
+//! Sandbox test clocks (DESIGN §7): an advance moves a merchant's frozen time and catches the
+//! engine up, in time order, before it answers. The catch-up is crash-safe: the advance is
+//! recorded as unfinished (owned by a stamp of its process's real time, see
+//! [`crate::store::test_clocks`]) in the transaction that moves the clock, and if the process
+//! dies mid-way the billing worker of any process resumes it once the stamp is older than the
+//! recovery grace. Every action is claimed under its membership's lock and every charge has an
+//! idempotency key, so two catch-ups of one clock never charge a period twice.
+
+use chrono::{DateTime, TimeDelta, Utc};
+
+use super::engine::{run_next_due, Scope};
+use super::{charging, merchant_now, BillingError};
+use crate::app::AppState;
+use crate::delivery::webhooks::Dispatcher;
+use crate::store::{memberships, test_clocks};
+
+/// Rounds of a catch-up that found due work it could not claim (locked by a concurrent request,
+/// or a charge in flight) before it gives up with a conflict.
+const MAX_BLOCKED_ROUNDS: u32 = 1_000;
+
+/// Moves a sandbox merchant's test clock to `to` (already checked against
+/// `recur_domain::schedule::test_clock_refusal`), catches the engine up and delivers the
+/// webhook events that are due by then. Returns how many billing actions ran.
+pub async fn advance(
+    state: &AppState,
+    merchant_id: i64,
+    to: DateTime<Utc>,
+) -> Result<u64, BillingError> {
+    let now = merchant_now(state, merchant_id).await?;
+    if let Some(why) = recur_domain::schedule::test_clock_refusal(now, to) {
+        return Err(BillingError::Conflict(format!("the new time {why}")));
+    }
+    let mut lease = Lease::new(state, merchant_id);
+    let mut tx = state.store.begin().await?;
+    test_clocks::advance(&mut tx, merchant_id, to, lease.stamp).await?;
+    tx.commit().await?;
+    finish(state, lease_run(state, &mut lease, to).await?, lease).await
+}
+
+/// Resumes one catch-up whose process fell silent for longer than the recovery grace (killed
+/// mid-advance); returns whether there was one. Run by the billing worker of every process.
+pub async fn resume_stalled(state: &AppState) -> Result<bool, BillingError> {
+    let now = state.clock.now();
+    let Some((merchant_id, to)) =
+        test_clocks::claim_stalled(state.store.pool(), now - grace(state), now).await?
+    else {
+        return Ok(false);
+    };
+    let mut lease = Lease {
+        merchant_id,
+        stamp: now,
+        owned: true,
+    };
+    let actions = lease_run(state, &mut lease, to).await?;
+    tracing::info!(
+        merchant_id,
+        actions,
+        "resumed an interrupted test-clock advance"
+    );
+    finish(state, actions, lease).await?;
+    Ok(true)
+}
+
+/// Delivers what fell due and marks the catch-up done.
+async fn finish(state: &AppState, actions: u64, lease: Lease) -> Result<u64, BillingError> {
+    Dispatcher::deliver_due_now(state, lease.merchant_id).await?;
+    lease.release(state).await?;
+    Ok(actions)
+}
+
+/// Brings the merchant's memberships up to its clock's time `until`: completes interrupted
+/// attempts, then performs every due action in time order, renewing the lease as it goes. Due
+/// work that another request holds (its row locked, or a charge of it in flight) is waited for,
+/// so the advance answers only once everything due by `until` has run.
+async fn lease_run(
+    state: &AppState,
+    lease: &mut Lease,
+    until: DateTime<Utc>,
+) -> Result<u64, BillingError> {
+    let merchant_id = lease.merchant_id;
+    let mut actions = 0;
+    for _ in 0..MAX_BLOCKED_ROUNDS {
+        charging::recover_pending(state, Some(merchant_id), until, until).await?;
+        while run_next_due(state, Scope::TestClock(merchant_id), until).await? {
+            actions += 1;
+            lease.keep(state).await?;
+        }
+        if !memberships::any_due(state.store.pool(), merchant_id, until).await? {
+            return Ok(actions);
+        }
+        tokio::task::yield_now().await;
+    }
+    Err(BillingError::Conflict(
+        "the sandbox is busy with concurrent requests; advance again to finish".into(),
+    ))
+}
+
+/// How long a catch-up's owner may stay silent before another process takes it over.
+fn grace(state: &AppState) -> TimeDelta {
+    TimeDelta::seconds(i64::try_from(state.config.billing_recovery_seconds).unwrap_or(i64::MAX))
+}
+
+/// A process's ownership of an unfinished catch-up.
+struct Lease {
+    merchant_id: i64,
+    /// The real time written as the owner's stamp.
+    stamp: DateTime<Utc>,
+    /// Whether the stamp is still ours (another process may have taken over).
+    owned: bool,
+}
+
+impl Lease {
+    fn new(state: &AppState, merchant_id: i64) -> Self {
+        Self {
+            merchant_id,
+            stamp: state.clock.now(),
+            owned: true,
+        }
+    }
+
+    /// Renews the stamp once half the grace has passed since it was written.
+    async fn keep(&mut self, state: &AppState) -> Result<(), BillingError> {
+        let now = state.clock.now();
+        if !self.owned || now - self.stamp < grace(state) / 2 {
+            return Ok(());
+        }
+        self.owned =
+            test_clocks::renew(state.store.pool(), self.merchant_id, self.stamp, now).await?;
+        self.stamp = now;
+        Ok(())
+    }
+
+    /// Marks the catch-up finished, unless another process owns it now.
+    async fn release(self, state: &AppState) -> Result<(), BillingError> {
+        if self.owned {
+            test_clocks::finish(state.store.pool(), self.merchant_id, self.stamp).await?;
+        }
+        Ok(())
+    }
+}
