@@ -97,7 +97,7 @@ backend_test!(
                 .await;
             assert_eq!(reply.status, 401);
         }
-        // Even the right password is refused while the user name is locked.
+        // Even the right password is refused while the user name is locked from this address.
         let right =
             json!({"userName": server.merchant.user_name, "password": server.merchant.password});
         let reply = server
@@ -111,7 +111,7 @@ backend_test!(
         reply.problem(429);
         let retry_after: u64 = reply.header("retry-after").unwrap().parse().unwrap();
         assert!(retry_after > 0 && retry_after <= 900);
-        // Another merchant's login from the same address is still allowed (per-user limit < per-address).
+        // Another merchant's login from the same address is still allowed (per-pair limit < per-address).
         let other = server
             .another_merchant(recur::store::merchants::Mode::Sandbox)
             .await;
@@ -199,3 +199,74 @@ mod forged_tokens {
         check(Backend::Postgres).await;
     }
 }
+
+const AUTH: &str = "/api/subscriptions/v1/auth";
+
+/// A login from the loopback address `127.0.0.<host>` (Linux routes all of 127/8 to the
+/// server's 127.0.0.1), so a test can log in from several client addresses.
+async fn login_from(server: &TestServer, host: u8, password: &str) -> crate::harness::Reply {
+    let client = reqwest::Client::builder()
+        .local_address(std::net::IpAddr::from([127, 0, 0, host]))
+        .build()
+        .unwrap();
+    let response = client
+        .post(format!("{}{AUTH}", server.base_url))
+        .json(&json!({"userName": server.merchant.user_name, "password": password}))
+        .send()
+        .await
+        .unwrap();
+    let status = response.status();
+    let headers = response.headers().clone();
+    let body = response.json().await.unwrap_or(serde_json::Value::Null);
+    crate::harness::Reply {
+        status,
+        headers,
+        body,
+    }
+}
+
+backend_test!(
+    a_burst_of_wrong_logins_evaluates_at_most_the_limit,
+    |server: TestServer| async move {
+        let wrong = json!({"userName": server.merchant.user_name, "password": "wrong"});
+        let replies = futures::future::join_all(
+            (0..30).map(|_| server.call(Method::POST, AUTH, None, Some(wrong.clone()))),
+        )
+        .await;
+        let mut evaluated = 0;
+        for reply in &replies {
+            if reply.status == 401 {
+                evaluated += 1;
+                continue;
+            }
+            reply.problem(429);
+            let retry_after: u64 = reply.header("retry-after").unwrap().parse().unwrap();
+            assert!(retry_after > 0 && retry_after <= 900, "{retry_after}");
+        }
+        assert_eq!(evaluated, 5, "wrong passwords evaluated out of 30");
+    }
+);
+
+backend_test!(
+    failures_from_other_addresses_do_not_lock_out_a_known_address,
+    |server: TestServer| async move {
+        let password = server.merchant.password.clone();
+        // The merchant's integration logs in from 127.0.0.1.
+        assert_eq!(login_from(&server, 1, &password).await.status, 200);
+        // Someone who knows the user name guesses from 20 addresses, 5 times each: the per-user
+        // ceiling (100 in 15 minutes) is reached, and each address is locked for the user name.
+        for host in 2..22 {
+            let guesses = (0..5).map(|_| login_from(&server, host, "guess"));
+            for reply in futures::future::join_all(guesses).await {
+                reply.problem(401);
+            }
+        }
+        assert_eq!(login_from(&server, 2, &password).await.status, 429);
+        // A new address waits, even with the right password.
+        let fresh = login_from(&server, 22, &password).await;
+        fresh.problem(429);
+        assert!(fresh.header("retry-after").is_some());
+        // The merchant's own address still logs in.
+        assert_eq!(login_from(&server, 1, &password).await.status, 200);
+    }
+);
