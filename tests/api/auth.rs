@@ -270,3 +270,131 @@ backend_test!(
         assert_eq!(login_from(&server, 1, &password).await.status, 200);
     }
 );
+
+backend_test!(
+    tokens_of_merchants_that_do_not_exist_are_401,
+    |server: TestServer| async move {
+        let state = &server.server.state;
+        let ghost = state.tokens.issue(999_999, state.clock.now()).unwrap();
+        let token = server.token().await;
+        let customer = server.create_customer(&token, "ada@example.com").await;
+        let membership = server
+            .create_membership(&token, server.membership_body(&customer, "order-1"))
+            .await;
+        let membership = membership["membershipKey"].as_str().unwrap().to_string();
+        let v1 = "/api/subscriptions/v1";
+        let calls = [
+            (
+                Method::POST,
+                format!("{v1}/customer"),
+                Some(server.customer_body("bob@example.com")),
+            ),
+            (
+                Method::PUT,
+                format!("{v1}/customer/phone"),
+                Some(json!({"customerKey": customer, "phone": "+4915112345679"})),
+            ),
+            (Method::GET, format!("{v1}/customer/{customer}"), None),
+            (
+                Method::POST,
+                format!("{v1}/membership"),
+                Some(server.membership_body(&customer, "order-2")),
+            ),
+            (
+                Method::PUT,
+                format!("{v1}/membership"),
+                Some(json!({"membershipKey": membership, "quantity": 2})),
+            ),
+            (Method::GET, format!("{v1}/membership/{membership}"), None),
+            (
+                Method::GET,
+                format!("{v1}/membership/{membership}/events"),
+                None,
+            ),
+            (Method::POST, format!("{v1}/events/evt_0/resend"), None),
+            (
+                Method::POST,
+                format!("{v1}/membership/cancel/{membership}"),
+                None,
+            ),
+            (
+                Method::POST,
+                format!("{v1}/test-helpers/payment-method"),
+                Some(json!({"customerKey": customer, "cardNumber": "4242424242424242"})),
+            ),
+            (
+                Method::POST,
+                format!("{v1}/test-helpers/membership/{membership}/pay"),
+                None,
+            ),
+            (
+                Method::POST,
+                format!("{v1}/checkout/session"),
+                Some(json!({"customerKey": customer, "membershipKey": membership})),
+            ),
+            (
+                Method::POST,
+                format!("{v1}/portal/session"),
+                Some(json!({"customerKey": customer})),
+            ),
+            (Method::GET, format!("{v1}/test-clock"), None),
+            (
+                Method::POST,
+                format!("{v1}/test-clock/advance"),
+                Some(json!({"to": "2031-01-01T00:00:00Z"})),
+            ),
+        ];
+        for (method, path, body) in calls {
+            for idempotency_key in [None, Some("ghost-1")] {
+                let mut request = server
+                    .client
+                    .request(method.clone(), format!("{}{path}", server.base_url))
+                    .bearer_auth(&ghost);
+                if let Some(body) = &body {
+                    request = request.json(body);
+                }
+                if let Some(key) = idempotency_key {
+                    request = request.header("idempotency-key", key);
+                }
+                let response = request.send().await.unwrap();
+                let what = format!("{method} {path} {idempotency_key:?}");
+                assert_eq!(response.status(), 401, "{what}");
+                assert_eq!(
+                    response.headers()["www-authenticate"],
+                    "Bearer error=\"invalid_token\"",
+                    "{what}"
+                );
+                assert_eq!(
+                    response.headers()["content-type"],
+                    "application/problem+json",
+                    "{what}"
+                );
+            }
+        }
+        // Nothing was written for the merchant that does not exist.
+        let idempotency_rows: i64 =
+            sqlx::query_scalar("SELECT COUNT(*) FROM idempotency_keys WHERE merchant_id = 999999")
+                .fetch_one(state.store.pool())
+                .await
+                .unwrap();
+        assert_eq!(idempotency_rows, 0);
+        // The real merchant's token still works on the same paths.
+        assert_eq!(get_customer_with(&server, &token).await.status, 404);
+    }
+);
+
+backend_test!(
+    a_token_is_accepted_once_its_merchant_exists,
+    |server: TestServer| async move {
+        let state = &server.server.state;
+        let next_id = server.merchant.merchant_id + 1;
+        let early = state.tokens.issue(next_id, state.clock.now()).unwrap();
+        get_customer_with(&server, &early).await.problem(401);
+        let created = server
+            .another_merchant(recur::store::merchants::Mode::Sandbox)
+            .await;
+        assert_eq!(created.merchant_id, next_id);
+        // The refusal was not remembered: an unknown customer is now a 404.
+        assert_eq!(get_customer_with(&server, &early).await.status, 404);
+    }
+);
