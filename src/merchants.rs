@@ -157,7 +157,9 @@ mod tests {
 
 /// Each merchant's processor key, read from the database once per process. A key is fixed when
 /// its merchant is created (no statement changes it) and merchants are never deleted, so a
-/// remembered key is never stale, whichever process created the merchant.
+/// remembered key is never stale, whichever process created the merchant. For the same reason
+/// it is also how the process knows a merchant exists; a merchant not found is not remembered,
+/// since it may be created later.
 #[derive(Default)]
 pub struct ProcessorKeys(RwLock<HashMap<i64, Arc<str>>>);
 
@@ -186,5 +188,10 @@ impl ProcessorKeys {
             .unwrap_or_else(PoisonError::into_inner)
             .insert(merchant_id, key.clone());
         Ok(Some(key))
+    }
+
+    /// Whether merchant `merchant_id` exists: a database read until it has been found once.
+    pub async fn exists(&self, store: &Store, merchant_id: i64) -> Result<bool, sqlx::Error> {
+        Ok(self.of(store, merchant_id).await?.is_some())
     }
 }

@@ -41,8 +41,9 @@ pub struct AuthResponse {
     pub expires_in: u64,
 }
 
-/// Exchanges credentials for an access token. Failed attempts are limited per user name and per
-/// source address (429 with `Retry-After`).
+/// Exchanges credentials for an access token. Failed attempts are limited per user name and
+/// source address, per source address, and per user name (429 with `Retry-After`; see
+/// [`crate::auth::login_limiter`]).
 #[utoipa::path(
     post,
     path = "/api/subscriptions/v1/auth",
@@ -67,28 +68,35 @@ pub async fn authenticate(
         return Err(ApiError::Validation(errors));
     };
     let now = state.clock.now();
-    if let Some(retry_after) = state.login_limiter.check(&user_name, peer.ip(), now) {
-        return Err(ApiError::RateLimited { retry_after });
-    }
+    // Reserved before the password is read, so concurrent attempts never exceed the limits.
+    let attempt = state
+        .login_limiter
+        .begin(&user_name, peer.ip(), now)
+        .map_err(|retry_after| ApiError::RateLimited { retry_after })?;
     let merchant = merchants::by_user_name(&state.store, &user_name).await?;
-    let verified = tokio::task::spawn_blocking(move || match &merchant {
-        Some(m) if password::verify(&password, &m.password_hash) => Some(m.id),
-        Some(_) => None,
-        None => {
-            password::verify_against_nothing(&password);
-            None
+    // The attempt is settled where the password is verified, so a client hanging up cannot
+    // have a verification run uncounted.
+    let verified = tokio::task::spawn_blocking(move || {
+        let verified = match &merchant {
+            Some(m) if password::verify(&password, &m.password_hash) => Some(m.id),
+            Some(_) => None,
+            None => {
+                password::verify_against_nothing(&password);
+                None
+            }
+        };
+        match verified {
+            Some(_) => attempt.succeeded(now),
+            None => attempt.failed(now),
         }
+        verified
     })
     .await
     .map_err(|e| ApiError::Internal(e.into()))?;
     let Some(merchant_id) = verified else {
-        state
-            .login_limiter
-            .record_failure(&user_name, peer.ip(), now);
         tracing::warn!(user_name, "failed login");
         return Err(ApiError::InvalidCredentials);
     };
-    state.login_limiter.record_success(&user_name);
     Ok(Json(AuthResponse {
         access_token: state.tokens.issue(merchant_id, now)?,
         token_type: "Bearer",

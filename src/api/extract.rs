@@ -63,7 +63,7 @@ fn is_json(content_type: Option<&header::HeaderValue>) -> bool {
         || (essence.starts_with("application/") && essence.ends_with("+json"))
 }
 
-/// The merchant a valid bearer token was issued to. Anything else: 401 with
+/// The merchant a valid bearer token was issued to, which exists. Anything else: 401 with
 /// `WWW-Authenticate: Bearer error="invalid_token"`.
 #[derive(Debug, Clone, Copy)]
 pub struct AuthMerchant {
@@ -78,12 +78,16 @@ impl FromRequestParts<AppState> for AuthMerchant {
         parts: &mut Parts,
         state: &AppState,
     ) -> Result<Self, Self::Rejection> {
-        bearer_merchant(&parts.headers, state).map(|merchant_id| AuthMerchant { merchant_id })
+        bearer_merchant(&parts.headers, state)
+            .await
+            .map(|merchant_id| AuthMerchant { merchant_id })
     }
 }
 
-/// The merchant id of the valid bearer token in `headers`.
-pub fn bearer_merchant(headers: &HeaderMap, state: &AppState) -> Result<i64, ApiError> {
+/// The merchant id of the valid bearer token in `headers`, when that merchant exists. A
+/// correctly signed token can name a merchant this database does not hold (a database restored
+/// or replaced under the same keys); it is refused like a forged one.
+pub async fn bearer_merchant(headers: &HeaderMap, state: &AppState) -> Result<i64, ApiError> {
     let token = headers
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
@@ -92,10 +96,18 @@ pub fn bearer_merchant(headers: &HeaderMap, state: &AppState) -> Result<i64, Api
             scheme.eq_ignore_ascii_case("bearer").then(|| token.trim())
         })
         .ok_or(ApiError::Unauthorized)?;
-    state
+    let merchant_id = state
         .tokens
         .verify(token, state.clock.now())
-        .map_err(|_| ApiError::Unauthorized)
+        .map_err(|_| ApiError::Unauthorized)?;
+    if !state
+        .processor_keys
+        .exists(&state.store, merchant_id)
+        .await?
+    {
+        return Err(ApiError::Unauthorized);
+    }
+    Ok(merchant_id)
 }
 
 #[cfg(test)]

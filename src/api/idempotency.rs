@@ -37,8 +37,9 @@ async fn handle(state: &AppState, request: Request, next: Next) -> Result<Respon
     let Some(key) = request.headers().get(HEADER).filter(|_| applies).cloned() else {
         return Ok(next.run(request).await);
     };
-    // Without a valid token the handler answers 401 itself; nothing to remember.
-    let Ok(merchant_id) = bearer_merchant(request.headers(), state) else {
+    // Without a valid token of an existing merchant the handler answers 401 itself; nothing to
+    // remember.
+    let Ok(merchant_id) = bearer_merchant(request.headers(), state).await else {
         return Ok(next.run(request).await);
     };
     let key = valid_key(&key).map_err(IntoResponse::into_response)?;
