@@ -116,3 +116,151 @@ backend_matrix!(
         assert!(receiver.received().len() >= delivered_before);
     }
 );
+
+/// Memberships renewed daily through the interrupted advance.
+const CLOCK_MEMBERSHIPS: usize = 4;
+/// Days the interrupted advance covers: one renewal per membership and day.
+const CLOCK_DAYS: i64 = 150;
+
+backend_matrix!(
+    a_test_clock_advance_killed_mid_way_is_resumed_by_the_workers,
+    |backend| async move {
+        let data = tempfile::tempdir().unwrap();
+        let receiver = WebhookReceiver::start().await;
+        let sink = SmtpSink::start().await;
+        let database_url = match backend {
+            Backend::Postgres => fresh_postgres_database().await,
+            Backend::Sqlite => format!("sqlite://{}/recur.sqlite3?mode=rwc", data.path().display()),
+        };
+        let recur = Recur::delivering_to(data.path(), &database_url, &receiver, &sink);
+        let merchant = recur.create_merchant("Clock Kill Test");
+        let (mut first, base) = recur.serve();
+        let client = reqwest::Client::new();
+        let api = format!("{base}/api/subscriptions/v1");
+        let token = access_token(&client, &api, &merchant).await;
+        let post = |path: String, body: Value| {
+            let request = client
+                .post(format!("{api}{path}"))
+                .bearer_auth(&token)
+                .json(&body);
+            async move {
+                let response = request.send().await.unwrap();
+                let status = response.status();
+                let body: Value = response.json().await.unwrap_or(Value::Null);
+                assert!(status.is_success(), "{path}: {status} {body}");
+                body
+            }
+        };
+        post(
+            "/test-clock/advance".into(),
+            json!({"to": "2027-01-01T00:00:00Z"}),
+        )
+        .await;
+        for i in 0..CLOCK_MEMBERSHIPS {
+            let customer = post(
+                "/customer".into(),
+                json!({"processorKey": merchant["processorKey"], "firstName": "Kim", "lastName": "Clock",
+                       "email": format!("clock{i}@example.com"), "phone": "+4915112345678", "countryCode": "DE"}),
+            )
+            .await;
+            let customer_key = customer["customerKey"].as_str().unwrap().to_string();
+            post(
+                "/test-helpers/payment-method".into(),
+                json!({"customerKey": customer_key, "cardNumber": "4242424242424242"}),
+            )
+            .await;
+            let membership = post(
+                "/membership".into(),
+                json!({"customerKey": customer_key, "subscriptionName": "Daily", "webhookUrl": receiver.url,
+                       "productInfo": {"orderId": format!("clock-{i}")},
+                       "pricingInfo": {"currency": "EUR", "totalAmount": "1.00"},
+                       "billingCycle": {"intervalType": "Daily"}}),
+            )
+            .await;
+            let key = membership["membershipKey"].as_str().unwrap();
+            post(format!("/test-helpers/membership/{key}/pay"), json!({})).await;
+        }
+        // The advance runs in the server; the process is killed once it is under way.
+        let to = chrono::DateTime::parse_from_rfc3339("2027-01-01T00:00:00Z").unwrap()
+            + chrono::TimeDelta::days(CLOCK_DAYS);
+        let advance = tokio::spawn(
+            client
+                .post(format!("{api}/test-clock/advance"))
+                .bearer_auth(&token)
+                .json(&json!({"to": to.to_rfc3339()}))
+                .send(),
+        );
+        let store = Store::connect(&database_url).await.unwrap();
+        let renewals = "SELECT COUNT(*) FROM invoices WHERE kind = 'renewal'";
+        until(
+            "the advance under way",
+            Duration::from_secs(30),
+            async || scalar(&store, renewals).await > 10,
+        )
+        .await;
+        first.kill().expect("kill -9");
+        first.wait().unwrap();
+        assert!(
+            advance.await.unwrap().is_err(),
+            "the advance never answered"
+        );
+        let expected = CLOCK_MEMBERSHIPS as i64 * CLOCK_DAYS;
+        assert!(
+            scalar(&store, renewals).await < expected,
+            "the kill came in the middle of the advance"
+        );
+        let unfinished = "SELECT COUNT(*) FROM test_clocks WHERE catching_up_since IS NOT NULL";
+        assert_eq!(scalar(&store, unfinished).await, 1);
+
+        // No second advance: the restarted process's billing worker finishes the catch-up.
+        let (mut second, _) = recur.serve();
+        until(
+            "the catch-up finished",
+            Duration::from_secs(120),
+            async || scalar(&store, unfinished).await == 0,
+        )
+        .await;
+        second.kill().unwrap();
+        second.wait().unwrap();
+        assert_eq!(
+            scalar(&store, renewals).await,
+            expected,
+            "every day renewed"
+        );
+        assert_eq!(
+            scalar(
+                &store,
+                "SELECT COUNT(*) FROM invoices WHERE kind = 'renewal' AND status = 'Paid'"
+            )
+            .await,
+            expected
+        );
+        assert_eq!(
+            scalar(
+                &store,
+                "SELECT COUNT(*) FROM (SELECT invoice_id FROM charges WHERE status = 'Success' \
+                 GROUP BY invoice_id HAVING COUNT(*) > 1) doubled"
+            )
+            .await,
+            0,
+            "no invoice was paid twice"
+        );
+        assert_eq!(
+            scalar(
+                &store,
+                "SELECT COUNT(*) FROM sandbox_charges WHERE outcome = 'approved'"
+            )
+            .await,
+            expected + CLOCK_MEMBERSHIPS as i64,
+            "the processor saw one charge per period"
+        );
+        assert_eq!(
+            scalar(
+                &store,
+                "SELECT COUNT(*) FROM charges WHERE status = 'Pending'"
+            )
+            .await,
+            0
+        );
+    }
+);
