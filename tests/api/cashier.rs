@@ -739,3 +739,58 @@ async fn the_operator_retries_a_rejected_order_from_the_command_line() {
         .unwrap();
     assert!(!again.status.success());
 }
+
+backend_matrix!(
+    parallel_refunds_and_payouts_move_money_once,
+    |backend| async move {
+        let receiver = WebhookReceiver::start().await;
+        let server = server_with(backend, &receiver).await;
+        let client = visitor();
+        let url = open_order(&server, "hp-race", &receiver.url, json!({})).await;
+        pay(&client, &url, card("4242424242424242", "101")).await;
+        // Eight refunds of 30.00 of the same payment at once: one goes through; the others find it
+        // recorded (409), or what is left too small (400), never a second refund.
+        let refund = json!({"orderId": "hp-race", "amount": "30.00"});
+        let refunds = futures::future::join_all(
+            (0..8).map(|_| secret_post(&server, "/api/payment/refund", &refund)),
+        )
+        .await;
+        let payout = json!({"orderId": "hp-race", "amount": "5.00"});
+        let payouts = futures::future::join_all(
+            (0..8).map(|_| secret_post(&server, "/api/payment/payout", &payout)),
+        )
+        .await;
+        for reply in refunds.iter().chain(&payouts) {
+            if !reply.status.is_success() {
+                let status = reply.status.as_u16();
+                assert!(status == 409 || status == 400, "{status}: {}", reply.body);
+                reply.problem(status);
+            }
+        }
+        let moved = |kind: &'static str| {
+            server.count(
+                "SELECT COUNT(*) FROM sandbox_charges WHERE kind = $1 AND outcome = 'approved'",
+                kind,
+            )
+        };
+        assert_eq!(moved("refund").await, 1, "one refund reached the processor");
+        let recorded = server
+            .count(
+                "SELECT COUNT(*) FROM cashier_transactions WHERE order_id = $1 AND kind = 'Refund'",
+                "hp-race",
+            )
+            .await;
+        assert_eq!(recorded, 1);
+        let payouts_recorded = server
+            .count(
+                "SELECT COUNT(*) FROM cashier_transactions WHERE order_id = $1 AND kind = 'PayOut'",
+                "hp-race",
+            )
+            .await;
+        assert_eq!(
+            moved("payout").await,
+            payouts_recorded,
+            "every payout the processor made is recorded, and only those"
+        );
+    }
+);
