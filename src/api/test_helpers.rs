@@ -177,7 +177,7 @@ pub fn parse_instant(text: &str) -> Result<DateTime<Utc>, String> {
     security(("bearer" = [])),
     responses(
         (status = 200, description = "The clock's new time", body = ClockRecord),
-        (status = 400, description = "Not a time, before the clock's current time, or more than 731 days after it", body = Problem, content_type = "application/problem+json"),
+        (status = 400, description = "Not a time, before the clock's current time, or more than 1827 days after it", body = Problem, content_type = "application/problem+json"),
         (status = 401, description = "Missing or invalid bearer token", body = Problem, content_type = "application/problem+json"),
         (status = 403, description = "Live merchant", body = Problem, content_type = "application/problem+json"),
     )

@@ -22,7 +22,8 @@ pub enum Scope {
     TestClock(i64),
 }
 
-/// Performs the earliest action due at `until`; returns `false` when none is due.
+/// Performs the earliest action due at `until`; returns `false` when none is due or the one
+/// claimed has a charge in flight after all.
 pub async fn run_next_due(
     state: &AppState,
     scope: Scope,
@@ -43,7 +44,16 @@ pub async fn run_next_due(
         Scope::RealTime => until,
         Scope::TestClock(_) => m.next_action_at.unwrap_or(until),
     };
-    let charge = act(state, &mut tx, &mut m, at).await?;
+    let charge = match act(state, &mut tx, &mut m, at).await {
+        Ok(charge) => charge,
+        // A request wrote a charge of this membership between the claim's snapshot and its
+        // lock: nothing is written, and the action is claimed again once that charge is done.
+        Err(BillingError::PaymentInProgress) => {
+            tx.rollback().await?;
+            return Ok(false);
+        }
+        Err(e) => return Err(e),
+    };
     tx.commit().await?;
     if let Some(charge) = charge {
         charging::execute(state, &charge, at).await?;

@@ -168,7 +168,7 @@ pub async fn cancel(
         return Ok(m);
     }
     if charges::in_flight(&mut tx, m.id).await? {
-        return Err(BillingError::payment_in_progress());
+        return Err(BillingError::PaymentInProgress);
     }
     if !apply(&mut m, LifecycleEvent::Canceled) {
         return Err(BillingError::Conflict(format!(
@@ -227,7 +227,7 @@ async fn pending_charge_with(
     let new = new_charge(m, invoice, kind, payment_method_id, attempts);
     charges::insert_pending(tx, new, at)
         .await?
-        .ok_or_else(BillingError::payment_in_progress)
+        .ok_or(BillingError::PaymentInProgress)
 }
 
 /// The attempt number `prior_attempts + 1` at `invoice` against the card `payment_method_id`;
@@ -306,7 +306,7 @@ async fn pay(
         .await?
         .ok_or(BillingError::NotFound)?;
     if charges::in_flight(&mut tx, m.id).await? {
-        return Err(BillingError::payment_in_progress());
+        return Err(BillingError::PaymentInProgress);
     }
     let (invoice, kind) = match m.status {
         MembershipStatus::Incomplete => (first_invoice(&mut tx, &m, at).await?, ChargeKind::First),

@@ -35,6 +35,10 @@ pub enum BillingError {
     /// The membership's state does not allow the operation.
     #[error("{0}")]
     Conflict(String),
+    /// The membership has a charge attempt in flight: a second one waits until the processor
+    /// answered (one attempt in flight per membership, `store::charges`).
+    #[error("a payment for this membership is in progress; retry once it has finished")]
+    PaymentInProgress,
     /// The processor declined the charge; nothing was changed.
     #[error("payment declined: {reason}")]
     Declined {
@@ -51,21 +55,12 @@ pub enum BillingError {
     Internal(#[from] anyhow::Error),
 }
 
-impl BillingError {
-    /// The membership has a charge attempt in flight: a second one waits until the processor
-    /// answered (one attempt in flight per membership, `store::charges`).
-    pub fn payment_in_progress() -> Self {
-        Self::Conflict(
-            "a payment for this membership is in progress; retry once it has finished".into(),
-        )
-    }
-}
-
 impl From<BillingError> for ApiError {
     fn from(error: BillingError) -> Self {
         match error {
             BillingError::NotFound => ApiError::NotFound,
             BillingError::Conflict(why) => ApiError::Conflict(why),
+            BillingError::PaymentInProgress => ApiError::Conflict(error.to_string()),
             BillingError::Declined { code, reason } => ApiError::PaymentDeclined { code, reason },
             BillingError::Database(e) => ApiError::Internal(e.into()),
             BillingError::Internal(e) => ApiError::Internal(e),

@@ -47,7 +47,15 @@ pub async fn renew_due(
             (Some((period, plan)), Some(card)) if plan.amount_due > 0 => {
                 plain.push((m, card.id, period, plan));
             }
-            _ => attempts.extend(act(state, &mut tx, &mut m, until).await?),
+            _ => match act(state, &mut tx, &mut m, until).await {
+                Ok(charge) => attempts.extend(charge),
+                // As below: the batch is claimed again on the next pass.
+                Err(BillingError::PaymentInProgress) => {
+                    tx.rollback().await?;
+                    return Ok(0);
+                }
+                Err(e) => return Err(e),
+            },
         }
     }
     if !plain.is_empty() {
@@ -79,9 +87,10 @@ pub async fn renew_due(
             .collect();
         let written = charges::insert_pending_many(&mut tx, &new_charges, until).await?;
         if written.len() != new_charges.len() {
-            // A claimed membership had an attempt in flight after all: nothing of the batch is
-            // committed, and the next pass claims again.
-            return Err(BillingError::payment_in_progress());
+            // A request wrote a charge of a claimed membership between the claim's snapshot
+            // and its lock: nothing of the batch is written, and the next pass claims again.
+            tx.rollback().await?;
+            return Ok(0);
         }
         attempts.extend(written);
         let mut renewed: Vec<&mut Membership> = plain.iter_mut().map(|(m, ..)| m).collect();

@@ -128,7 +128,7 @@ pub async fn update(
         )));
     }
     if charges::in_flight(&mut tx, m.id).await? {
-        return Err(BillingError::payment_in_progress());
+        return Err(BillingError::PaymentInProgress);
     }
     let old_price = m.price();
     let old_cycle = m.cycle();
@@ -390,7 +390,7 @@ async fn proration_charge(
         at,
     )
     .await?
-    .ok_or_else(BillingError::payment_in_progress)
+    .ok_or(BillingError::PaymentInProgress)
 }
 
 /// The answer to a proration charge: paid and the change applied (unless the membership moved

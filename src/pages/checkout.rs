@@ -161,7 +161,9 @@ async fn charge(
                 .map(|r| with_status(r, StatusCode::PAYMENT_REQUIRED))
         }
         // Paid meanwhile (another tab), or a payment in flight: the page tells which.
-        Err(BillingError::Conflict(_)) => Ok(see_page(&checkout.token)),
+        Err(BillingError::Conflict(_) | BillingError::PaymentInProgress) => {
+            Ok(see_page(&checkout.token))
+        }
         Err(other) => Err(other.into()),
     }
 }

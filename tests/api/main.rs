@@ -14,6 +14,7 @@ mod errors;
 mod faults;
 mod hosted_page;
 mod idempotency;
+mod instances;
 mod kill;
 mod mail;
 mod memberships;

@@ -52,18 +52,18 @@ pub fn dunning_retry_at(
     first_failure_at.checked_add_signed(TimeDelta::days(*days))
 }
 
-/// The furthest one test-clock advance may move a clock: two years (731 days, so that a
-/// leap year fits). It bounds the work one request does: every renewal, retry, webhook and
+/// The furthest one test-clock advance may move a clock: five years (1,827 days, leap days
+/// included). It bounds the work one request does: every renewal, retry, webhook and
 /// e-mail due on the way runs before the advance answers.
-pub const TEST_CLOCK_MAX_ADVANCE: TimeDelta = TimeDelta::days(731);
+pub const TEST_CLOCK_MAX_ADVANCE: TimeDelta = TimeDelta::days(1_827);
 
 /// Why a test clock at `from` may not move to `to`: `None` when it may (forward, or standing
 /// still, by at most [`TEST_CLOCK_MAX_ADVANCE`]).
 pub fn test_clock_refusal(from: DateTime<Utc>, to: DateTime<Utc>) -> Option<&'static str> {
     if to < from {
-        Some("must not be before the clock's current time")
+        Some("must not be before the clock's current time: a test clock only moves forward")
     } else if to - from > TEST_CLOCK_MAX_ADVANCE {
-        Some("must be at most 731 days after the clock's current time; advance in steps")
+        Some("must be at most 1827 days (five years) after the clock's current time; advance in steps")
     } else {
         None
     }
@@ -188,7 +188,7 @@ mod tests {
     }
 
     #[test]
-    fn a_test_clock_moves_forward_by_at_most_two_years() {
+    fn a_test_clock_moves_forward_by_at_most_five_years() {
         let from: DateTime<Utc> = "2027-01-01T00:00:00Z".parse().unwrap();
         assert_eq!(test_clock_refusal(from, from), None);
         assert_eq!(
