@@ -21,7 +21,7 @@ use serde::Deserialize;
 
 use super::form::{decline_message, CardForm, FormErrors, PageForm, TokenForm};
 use super::format::{display_amount, input_amount};
-use super::render::{allow_form_redirect, page, with_status, Framing};
+use super::render::{allow_form_redirect, page, see_other, with_status, Framing};
 use super::{csrf, expired, i18n, session};
 use crate::api::problem::ApiError;
 use crate::app::AppState;
@@ -395,7 +395,7 @@ async fn settle(
     };
     match (target, framed) {
         (Some(_), true) => outcome_page(state, t, cashier, Some(&transaction)).await,
-        (Some(url), false) => Ok(Redirect::to(url).into_response()),
+        (Some(url), false) => Ok(see_other(url).unwrap_or_else(|| see_page(cashier))),
         (None, _) if success => Ok(see_page(cashier)),
         (None, _) => {
             let code = transaction.decline_code.clone().unwrap_or_default();

@@ -2,6 +2,7 @@
 
 mod harness;
 mod receivers;
+mod redirects;
 
 mod auth;
 mod billing;
