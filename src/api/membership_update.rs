@@ -10,9 +10,12 @@ use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 use super::extract::{AuthMerchant, JsonBody};
-use super::field_schemas::HttpsUrl;
+use super::field_schemas::{HttpsUrl, IntervalCount, Quantity, UnitPrice};
 use super::input::{optional_text, prefixed, required_text, Field};
-use super::membership_fields::{decimal_value, interval_count, positive_integer, positive_minor};
+use super::membership_fields::{
+    check_updated_cycle, check_updated_price, decimal_value, interval_count, positive_minor,
+    quantity,
+};
 use super::membership_records::{record_of, MembershipRecord};
 use super::problem::{ApiError, Problem};
 use crate::app::AppState;
@@ -32,25 +35,26 @@ pub struct UpdateMembershipRequest {
     #[serde(default)]
     #[schema(value_type = Option<String>, min_length = 1, max_length = 250)]
     pub name: Field<String>,
-    /// New end date: UTC `YYYY-MM-DDTHH:mm:ss`, at least one hour ahead.
+    /// New end date: UTC `YYYY-MM-DDTHH:mm:ss`, at least one hour and at most 100 years ahead.
     #[serde(default)]
     #[schema(value_type = Option<String>, pattern = "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z?$")]
     pub end_date: Field<String>,
     /// New price per unit (a number or a decimal string), > 0.
     #[serde(default)]
-    #[schema(value_type = Option<f64>, exclusive_minimum = 0)]
+    #[schema(value_type = Option<UnitPrice>)]
     pub price_per_unit: Field<serde_json::Value>,
-    /// New quantity (an integer or a string of digits), > 0.
+    /// New quantity (an integer or a string of digits), from 1 to 1,000,000,000.
     #[serde(default)]
-    #[schema(value_type = Option<i64>, minimum = 1)]
+    #[schema(value_type = Option<Quantity>)]
     pub quantity: Field<serde_json::Value>,
     /// New interval type: Daily, Weekly, Monthly or Annually, any letter case.
     #[serde(default)]
     #[schema(value_type = Option<String>, pattern = "^([Dd][Aa][Ii][Ll][Yy]|[Ww][Ee][Ee][Kk][Ll][Yy]|[Mm][Oo][Nn][Tt][Hh][Ll][Yy]|[Aa][Nn][Nn][Uu][Aa][Ll][Ll][Yy])$")]
     pub interval_type: Field<String>,
-    /// New interval count (an integer or a string of digits), ≥ 1.
+    /// New interval count (an integer or a string of digits), ≥ 1; with the interval type, a
+    /// cycle of at most 3 years.
     #[serde(default)]
-    #[schema(value_type = Option<i64>, minimum = 1)]
+    #[schema(value_type = Option<IntervalCount>)]
     pub interval_count: Field<serde_json::Value>,
     /// Absolute HTTPS URL where the customer is sent after the update.
     #[serde(default)]
@@ -134,7 +138,7 @@ pub async fn update_membership(
     let quantity = body
         .quantity
         .optional("quantity", &mut errors)
-        .and_then(|v| errors.check("quantity", positive_integer(&v)));
+        .and_then(|v| errors.check("quantity", quantity(&v)));
     let interval_type = optional_text(body.interval_type, "intervalType", &mut errors, |v| {
         IntervalType::parse(v)
             .map(|t| t.as_str().to_string())
@@ -152,6 +156,17 @@ pub async fn update_membership(
         field_rules::https_url,
     );
     let metadata = body.metadata.optional("metadata", &mut errors);
+    if let Some(current) = &current {
+        check_updated_cycle(current.cycle(), interval_type, interval_count, &mut errors);
+        let currency = current.currency();
+        check_updated_price(
+            current.price(),
+            price_per_unit,
+            quantity,
+            currency,
+            &mut errors,
+        );
+    }
     if !errors.is_empty() {
         return Err(ApiError::Validation(errors));
     }

@@ -13,7 +13,7 @@ use serde::Deserialize;
 use utoipa::ToSchema;
 
 use super::extract::{AuthMerchant, JsonBody};
-use super::field_schemas::{CurrencyCode, HttpsUrl};
+use super::field_schemas::{CurrencyCode, HttpsUrl, IntervalCount, Quantity, UnitPrice};
 use super::input::{prefixed, required_text, Field};
 use super::membership_fields::{billing_cycle, pricing};
 use super::membership_records::{record_of, MembershipRecord};
@@ -40,7 +40,8 @@ pub struct CreateMembershipRequest {
     #[serde(default)]
     #[schema(required = true, value_type = String, min_length = 1, max_length = 250)]
     pub subscription_name: Field<String>,
-    /// UTC `YYYY-MM-DDTHH:mm:ss`, at least one hour ahead. No cycle starts at or after it.
+    /// UTC `YYYY-MM-DDTHH:mm:ss`, at least one hour and at most 100 years ahead. No cycle starts
+    /// at or after it.
     #[serde(default)]
     #[schema(value_type = Option<String>, example = "2027-12-31T00:00:00", pattern = "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z?$")]
     pub end_date: Field<String>,
@@ -113,11 +114,11 @@ pub struct PricingInfoInput {
     /// Optional, > 0 (a number or a decimal string). With quantity, their product must equal
     /// totalAmount.
     #[serde(default)]
-    #[schema(value_type = Option<f64>, example = 9.99, exclusive_minimum = 0)]
+    #[schema(value_type = Option<UnitPrice>)]
     pub price_per_unit: Field<serde_json::Value>,
-    /// Optional integer > 0.
+    /// Optional integer from 1 to 1,000,000,000.
     #[serde(default)]
-    #[schema(value_type = Option<i64>, example = 3, minimum = 1)]
+    #[schema(value_type = Option<Quantity>)]
     pub quantity: Field<i64>,
 }
 
@@ -129,9 +130,10 @@ pub struct BillingCycleInput {
     #[serde(default)]
     #[schema(required = true, value_type = String, example = "Monthly", pattern = "^([Dd][Aa][Ii][Ll][Yy]|[Ww][Ee][Ee][Kk][Ll][Yy]|[Mm][Oo][Nn][Tt][Hh][Ll][Yy]|[Aa][Nn][Nn][Uu][Aa][Ll][Ll][Yy])$")]
     pub interval_type: Field<String>,
-    /// Integer ≥ 1, default 1.
+    /// Integer ≥ 1, default 1; a cycle is at most 3 years (Daily 1095, Weekly 156, Monthly 36,
+    /// Annually 3).
     #[serde(default)]
-    #[schema(value_type = Option<i64>, minimum = 1)]
+    #[schema(value_type = Option<IntervalCount>)]
     pub interval_count: Field<serde_json::Value>,
 }
 
@@ -165,7 +167,7 @@ pub async fn create_membership(
     // whose time is then the injected clock's: one statement finds the customer and inserts.
     let wall = state.clock.now();
     if let (Some(key), Some(new)) = (&customer_key, &new) {
-        let lead_ok = end_date.is_none_or(|end| rules::end_date_lead(end, wall).is_ok());
+        let lead_ok = end_date.is_none_or(|end| rules::end_date_window(end, wall).is_ok());
         if errors.is_empty() && lead_ok {
             let at = created_at(wall);
             let condition = ClockCondition::WithoutTestClock;
@@ -189,7 +191,7 @@ pub async fn create_membership(
         None => (None, merchant_now(&state, auth.merchant_id).await?),
     };
     if let Some(end) = end_date {
-        errors.check("endDate", rules::end_date_lead(end, now));
+        errors.check("endDate", rules::end_date_window(end, now));
     }
     let (Some(customer), Some(new)) = (customer, new) else {
         return Err(ApiError::Validation(errors));

@@ -6,6 +6,7 @@ mod redirects;
 
 mod auth;
 mod billing;
+mod bounds;
 mod cashier;
 mod checkout;
 mod cli;

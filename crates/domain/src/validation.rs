@@ -199,7 +199,15 @@ fn absolute(input: &str) -> Result<url::Url, String> {
     Ok(url)
 }
 
-/// A calendar date written `YYYY-MM-dd` that is not after `today` (`dateOfBirth`).
+/// The earliest `dateOfBirth`.
+pub const EARLIEST_BIRTH_DATE: chrono::NaiveDate = match chrono::NaiveDate::from_ymd_opt(1900, 1, 1)
+{
+    Some(date) => date,
+    None => panic!("1900-01-01 is a date"),
+};
+
+/// A calendar date written `YYYY-MM-dd`, from [`EARLIEST_BIRTH_DATE`] to `today`
+/// (`dateOfBirth`).
 pub fn date_of_birth(input: &str, today: chrono::NaiveDate) -> Result<chrono::NaiveDate, String> {
     let shaped = input.len() == 10
         && input.char_indices().all(|(i, c)| {
@@ -215,6 +223,9 @@ pub fn date_of_birth(input: &str, today: chrono::NaiveDate) -> Result<chrono::Na
         .ok_or_else(|| "must be a date in the form YYYY-MM-dd".to_string())?;
     if date > today {
         return Err("must not be in the future".into());
+    }
+    if date < EARLIEST_BIRTH_DATE {
+        return Err(format!("must not be before {EARLIEST_BIRTH_DATE}"));
     }
     Ok(date)
 }
@@ -390,6 +401,7 @@ mod tests {
         let today = chrono::NaiveDate::from_ymd_opt(2026, 11, 23).unwrap();
         assert!(date_of_birth("1990-02-28", today).is_ok());
         assert!(date_of_birth("2026-11-23", today).is_ok());
+        assert!(date_of_birth("1900-01-01", today).is_ok());
         for bad in [
             "1990-02-30",
             "1990-2-28",
@@ -397,6 +409,8 @@ mod tests {
             "2026-11-24",
             "1990/02/28",
             "",
+            "0000-01-01",
+            "1899-12-31",
         ] {
             assert!(date_of_birth(bad, today).is_err(), "{bad}");
         }
