@@ -264,6 +264,23 @@ backend_test!(
             json!({"billingDetails.lockedAmount": ["must be at most 9999999999999.99"],
                    "billingDetails.dateOfBirth": ["must not be before 1900-01-01"]})
         );
+        // The timestamp is bounded by its form (at most 12 digits) and its window.
+        for timestamp in ["999999999999", "9999999999999"] {
+            let mut body = crate::hosted_page::body("hp-2", 0, &secret);
+            body["timestamp"] = timestamp.into();
+            let reply = server
+                .client
+                .post(format!("{}/api/payment/hosted-page", server.base_url))
+                .header("x-merchant-secret", &secret)
+                .json(&body)
+                .send()
+                .await
+                .unwrap();
+            assert_eq!(reply.status(), StatusCode::BAD_REQUEST);
+            let problem: Value = reply.json().await.unwrap();
+            let errors = problem["errors"].as_object().unwrap();
+            assert!(errors.contains_key("timestamp"), "{problem}");
+        }
     }
 );
 
