@@ -11,7 +11,9 @@
 use std::collections::BTreeMap;
 use std::sync::OnceLock;
 
-use recur_domain::money::Currency;
+use recur_domain::calendar::MAX_INTERVAL_COUNT;
+use recur_domain::membership as rules_membership;
+use recur_domain::money::{Currency, MAX_AMOUNT_MINOR};
 use recur_domain::validation as rules;
 use utoipa::openapi::schema::{ObjectBuilder, Schema, SchemaFormat, Type};
 use utoipa::openapi::RefOr;
@@ -106,6 +108,62 @@ impl PartialSchema for PersonName {
 
 impl ToSchema for PersonName {}
 
+/// `quantity`: an integer from 1 to [`rules_membership::MAX_QUANTITY`].
+pub struct Quantity;
+
+impl PartialSchema for Quantity {
+    fn schema() -> RefOr<Schema> {
+        integer(1, rules_membership::MAX_QUANTITY)
+            .description(Some(
+                "Units per period, from 1 to 1,000,000,000; pricePerUnit × quantity is at most \
+                 the largest amount (15 digits in minor units).",
+            ))
+            .examples([3])
+            .into()
+    }
+}
+
+impl ToSchema for Quantity {}
+
+/// `intervalCount`: an integer from 1 to the largest count of any unit (Daily's).
+pub struct IntervalCount;
+
+impl PartialSchema for IntervalCount {
+    fn schema() -> RefOr<Schema> {
+        integer(1, i64::from(MAX_INTERVAL_COUNT))
+            .description(Some(
+                "Units of intervalType between charges, default 1. A cycle is at most 3 years: \
+                 Daily up to 1095, Weekly 156, Monthly 36, Annually 3.",
+            ))
+            .examples([1])
+            .into()
+    }
+}
+
+impl ToSchema for IntervalCount {}
+
+/// `pricePerUnit` as a JSON number: positive, and at most the largest amount of the currency with
+/// the fewest decimals.
+pub struct UnitPrice;
+
+impl PartialSchema for UnitPrice {
+    fn schema() -> RefOr<Schema> {
+        ObjectBuilder::new()
+            .schema_type(Type::Number)
+            .exclusive_minimum(Some(0.0))
+            .maximum(Some(MAX_AMOUNT_MINOR))
+            .description(Some(
+                "Greater than 0, with at most the currency's decimals and at most 15 digits in \
+                 minor units (9999999999999.99 EUR, 999999999999999 JPY). A decimal string is \
+                 accepted too.",
+            ))
+            .examples([9.99])
+            .into()
+    }
+}
+
+impl ToSchema for UnitPrice {}
+
 /// An absolute `https://` URL with a host and no credentials.
 pub struct HttpsUrl;
 
@@ -143,6 +201,13 @@ fn url(schemes: &str, pattern: &str) -> RefOr<Schema> {
 
 fn string() -> ObjectBuilder {
     ObjectBuilder::new().schema_type(Type::String)
+}
+
+fn integer(minimum: i64, maximum: i64) -> ObjectBuilder {
+    ObjectBuilder::new()
+        .schema_type(Type::Integer)
+        .minimum(Some(minimum))
+        .maximum(Some(maximum))
 }
 
 /// Every code of `len` uppercase ASCII letters that `accepts` takes, in order.

@@ -84,7 +84,8 @@ pub struct HostedPageRequest {
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct BillingDetails {
-    /// Fixed amount, > 0 with at most the currency's decimals; absent lets the customer choose.
+    /// Fixed amount, > 0 with at most the currency's decimals and at most 15 digits in minor
+    /// units; absent lets the customer choose.
     #[serde(default)]
     #[schema(value_type = Option<String>, example = "49.90", pattern = r"^[0-9]+(\.[0-9]+)?$")]
     pub locked_amount: Field<Decimal>,
@@ -124,7 +125,7 @@ pub struct BillingDetails {
     #[serde(default)]
     #[schema(required = true, pattern = r"^\+[1-9][0-9]{7,14}$", value_type = String)]
     pub phone: Field<String>,
-    /// `YYYY-MM-dd`, not in the future.
+    /// `YYYY-MM-dd`, from 1900-01-01 to today.
     #[serde(default)]
     #[schema(value_type = Option<String>, pattern = "^[0-9]{4}-[0-9]{2}-[0-9]{2}$")]
     pub date_of_birth: Field<String>,
@@ -359,7 +360,7 @@ fn billing_details(
     );
     let phone = required_text(details.phone, &path("phone"), errors, rules::e164_phone);
     let date_of_birth = optional_text(details.date_of_birth, &path("dateOfBirth"), errors, |v| {
-        rules::date_of_birth(v, now.date_naive()).map(|_| v.to_string())
+        rules::date_of_birth(v, now.date_naive()).map(|date| date.format("%Y-%m-%d").to_string())
     });
     let gender = optional_text(details.gender, &path("gender"), errors, |v| {
         match v.to_ascii_lowercase().as_str() {

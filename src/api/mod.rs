@@ -10,6 +10,9 @@ pub mod health;
 pub mod hosted_page;
 pub mod idempotency;
 pub mod input;
+pub mod membership_fields;
+pub mod membership_records;
+pub mod membership_update;
 pub mod memberships;
 pub mod merchant_secret;
 pub mod metrics;
@@ -44,7 +47,7 @@ pub fn router(state: AppState) -> Router {
         .route("/customer/{customer_key}", get(customers::get_customer))
         .route(
             "/membership",
-            post(memberships::create_membership).put(memberships::update_membership),
+            post(memberships::create_membership).put(membership_update::update_membership),
         )
         .route(
             "/membership/{membership_key}",

@@ -14,7 +14,8 @@ use utoipa::{Modify, OpenApi};
 
 use super::problem::ApiError;
 use super::{
-    auth, customers, events, health, hosted_page, memberships, payments, sessions, test_helpers,
+    auth, customers, events, health, hosted_page, membership_update, memberships, payments,
+    sessions, test_helpers,
 };
 use crate::app::AppState;
 
@@ -32,7 +33,7 @@ use crate::app::AppState;
         customers::update_phone,
         memberships::create_membership,
         memberships::get_membership,
-        memberships::update_membership,
+        membership_update::update_membership,
         memberships::cancel_membership,
         sessions::create_checkout_session,
         sessions::create_portal_session,

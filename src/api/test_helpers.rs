@@ -14,7 +14,7 @@ use utoipa::ToSchema;
 use super::extract::{AuthMerchant, JsonBody};
 use super::format_utc;
 use super::input::{required_text, Field};
-use super::memberships::{record_of, MembershipRecord};
+use super::membership_records::{record_of, MembershipRecord};
 use super::problem::{ApiError, Problem};
 use crate::app::AppState;
 use crate::billing::{checkout, lifecycle, merchant_now, test_clock};

@@ -136,12 +136,21 @@ pub async fn update(
         per_unit: changes.price_per_unit.unwrap_or(old_price.per_unit),
         quantity: changes.quantity.unwrap_or(old_price.quantity),
     };
-    let new_total = new_price
-        .per_period()
-        .ok_or_else(|| BillingError::Conflict("the new price is too large".into()))?;
-    let new_cycle = BillingCycle {
-        interval_type: changes.interval_type.unwrap_or(old_cycle.interval_type),
-        interval_count: changes.interval_count.unwrap_or(old_cycle.interval_count),
+    // The API checked the new price and cycle against the membership as it read it; a change
+    // committed since then is caught here, under the lock.
+    let new_total = if changes.price_per_unit.is_some() || changes.quantity.is_some() {
+        new_price.bounded_per_period()
+    } else {
+        new_price.per_period()
+    }
+    .ok_or_else(|| BillingError::Conflict("the new price is too large".into()))?;
+    let new_cycle = match (changes.interval_type, changes.interval_count) {
+        (None, None) => old_cycle,
+        (interval_type, interval_count) => BillingCycle::new(
+            interval_type.unwrap_or(old_cycle.interval_type),
+            interval_count.unwrap_or(old_cycle.interval_count),
+        )
+        .map_err(|e| BillingError::Conflict(format!("the new billing cycle's count {e}")))?,
     };
     let updates = changed_keys(&m, &changes, new_price);
     let price_changed = new_total != old_price.per_period().unwrap_or(i64::MAX);

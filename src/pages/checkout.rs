@@ -14,7 +14,7 @@ use recur_domain::status::MembershipStatus;
 
 use super::form::{decline_message, CardForm, CardFormState, PageForm, TokenForm};
 use super::format::{display_amount, display_date, interval_phrase};
-use super::render::{allow_form_redirect, page, with_status, Framing};
+use super::render::{allow_form_redirect, page, see_other, with_status, Framing};
 use super::session::{self, EnteredCard, PageSession};
 use super::{csrf, expired, i18n};
 use crate::api::problem::ApiError;
@@ -151,7 +151,7 @@ async fn charge(
             )
             .await?;
             Ok(match &checkout.page.session.return_url {
-                Some(url) => Redirect::to(url).into_response(),
+                Some(url) => see_other(url).unwrap_or_else(|| see_page(&checkout.token)),
                 None => see_page(&checkout.token),
             })
         }

@@ -88,6 +88,15 @@ pub fn allow_form_redirect(mut response: Response, target: Option<&str>) -> Resp
     response
 }
 
+/// 303 to a merchant's URL (a return or redirect link), or `None` when the stored value cannot be
+/// a `Location` header. Links are stored as the URL the validator checked, which always can; a
+/// value stored otherwise (by an older version) must not turn a payment that was taken into an
+/// error, so the caller falls back to its own confirmation page.
+pub fn see_other(target: &str) -> Option<Response> {
+    let location = HeaderValue::from_str(target).ok()?;
+    Some((StatusCode::SEE_OTHER, [(header::LOCATION, location)]).into_response())
+}
+
 /// `response` with another status (a form shown again with 400 or 402).
 pub fn with_status(mut response: Response, status: StatusCode) -> Response {
     *response.status_mut() = status;

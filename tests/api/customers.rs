@@ -401,3 +401,20 @@ backend_test!(
             .problem(404);
     }
 );
+
+backend_test!(
+    an_email_with_a_display_name_is_refused,
+    |server: TestServer| async move {
+        // The address part would pass, but the whole text would be stored as the address and as
+        // its uniqueness key: what is checked must be what is stored.
+        let token = server.token().await;
+        let body = server.customer_body("Ada Lovelace <ada@example.com>");
+        let reply = server
+            .call(Method::POST, CUSTOMER, Some(&token), Some(body))
+            .await;
+        assert_eq!(
+            reply.problem(400)["email"],
+            json!(["must be a valid e-mail address (name@domain.tld)"])
+        );
+    }
+);

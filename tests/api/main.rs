@@ -2,9 +2,11 @@
 
 mod harness;
 mod receivers;
+mod redirects;
 
 mod auth;
 mod billing;
+mod bounds;
 mod cashier;
 mod checkout;
 mod cli;

@@ -172,18 +172,18 @@ backend_test!(amount_rules, |server: TestServer| async move {
             json!(["is too large or has too many decimal places"])
         );
     }
-    // A large JSON number is written in exponent notation (`1e16`); it is a number like any other.
+    // A large JSON number is written in exponent notation (`1e16`); it is a number like any other,
+    // here one above the largest amount (15 digits in minor units), and said to be so.
     let exponent = with(
-        with(
-            base.clone(),
-            "/pricingInfo",
-            json!({"currency": "JPY", "totalAmount": "10000000000000000", "pricePerUnit": 1e16, "quantity": 1}),
-        ),
-        "/productInfo/orderId",
-        json!("order-exponent"),
+        base.clone(),
+        "/pricingInfo",
+        json!({"currency": "JPY", "totalAmount": "999999999999999", "pricePerUnit": 1e16, "quantity": 1}),
     );
-    let record = server.create_membership(&token, exponent).await;
-    assert_eq!(record["pricingInfo"]["pricePerUnit"], "10000000000000000");
+    let reply = create_raw(&server, &token, exponent).await;
+    assert_eq!(
+        reply.problem(400)["pricingInfo.pricePerUnit"],
+        json!(["must be at most 999999999999999"])
+    );
     let jpy_decimals = with(
         with(
             base,

@@ -6,7 +6,8 @@
 //! Weekly cycles add exact 24-hour days. The time of day is always preserved.
 //!
 //! Date arithmetic returns `Option`: `None` only when the result would fall outside the range
-//! chrono can represent (around year 262,000), which no real membership reaches.
+//! chrono can represent (around year 262,000). A cycle [`BillingCycle::new`] accepts spans at
+//! most three years, so no membership gets near it.
 
 use std::fmt;
 
@@ -43,6 +44,19 @@ impl IntervalType {
             .ok_or(CalendarError::UnknownIntervalType)
     }
 
+    /// The largest `intervalCount` of this unit: three years' worth, like Stripe's limit
+    /// (Daily 1095, Weekly 156, Monthly 36, Annually 3). A cycle therefore never spans more than
+    /// [`MAX_CYCLE_DAYS`], so every period end is a few years from a date the service already
+    /// holds, never beyond the dates the API can write.
+    pub const fn max_count(self) -> u32 {
+        match self {
+            IntervalType::Daily => 1095,
+            IntervalType::Weekly => 156,
+            IntervalType::Monthly => 36,
+            IntervalType::Annually => 3,
+        }
+    }
+
     /// The PascalCase name, as used in the API and in storage.
     pub fn as_str(&self) -> &'static str {
         match self {
@@ -60,8 +74,15 @@ impl fmt::Display for IntervalType {
     }
 }
 
+/// The largest `intervalCount` of any unit (Daily's): the `maximum` the OpenAPI document states.
+pub const MAX_INTERVAL_COUNT: u32 = IntervalType::Daily.max_count();
+
+/// The longest billing cycle in days: three years, one of them a leap year.
+pub const MAX_CYCLE_DAYS: i64 = 3 * 365 + 1;
+
 /// A billing cycle: `interval_count` units of `interval_type` between charges
-/// (Weekly × 2 = every two weeks). Build it with [`BillingCycle::new`] to keep `interval_count >= 1`.
+/// (Weekly × 2 = every two weeks). Build it with [`BillingCycle::new`] to keep `interval_count`
+/// within `1..=interval_type.max_count()`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct BillingCycle {
     /// The unit of the cycle.
@@ -71,10 +92,14 @@ pub struct BillingCycle {
 }
 
 impl BillingCycle {
-    /// A billing cycle, rejecting an `interval_count` of 0.
+    /// A billing cycle, rejecting an `interval_count` of 0 or above
+    /// [`IntervalType::max_count`].
     pub fn new(interval_type: IntervalType, interval_count: u32) -> Result<Self, CalendarError> {
         if interval_count == 0 {
             return Err(CalendarError::IntervalCountTooSmall);
+        }
+        if interval_count > interval_type.max_count() {
+            return Err(CalendarError::IntervalCountTooLarge(interval_type));
         }
         Ok(BillingCycle {
             interval_type,
@@ -90,14 +115,23 @@ pub enum CalendarError {
     UnknownIntervalType,
     /// The interval count is 0.
     IntervalCountTooSmall,
+    /// The interval count is above the type's [`IntervalType::max_count`].
+    IntervalCountTooLarge(IntervalType),
 }
 
 impl fmt::Display for CalendarError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            CalendarError::UnknownIntervalType => "must be one of Daily, Weekly, Monthly, Annually",
-            CalendarError::IntervalCountTooSmall => "must be an integer of at least 1",
-        })
+        match self {
+            CalendarError::UnknownIntervalType => {
+                f.write_str("must be one of Daily, Weekly, Monthly, Annually")
+            }
+            CalendarError::IntervalCountTooSmall => f.write_str("must be an integer of at least 1"),
+            CalendarError::IntervalCountTooLarge(t) => write!(
+                f,
+                "must be at most {} for {t}: a billing cycle is at most 3 years",
+                t.max_count()
+            ),
+        }
     }
 }
 
@@ -224,6 +258,28 @@ mod tests {
             BillingCycle::new(IntervalType::Daily, 0),
             Err(CalendarError::IntervalCountTooSmall)
         );
+    }
+
+    #[test]
+    fn billing_cycle_is_at_most_three_years() {
+        for (t, max) in [
+            (IntervalType::Daily, 1095),
+            (IntervalType::Weekly, 156),
+            (IntervalType::Monthly, 36),
+            (IntervalType::Annually, 3),
+        ] {
+            assert!(BillingCycle::new(t, max).is_ok(), "{t}");
+            assert_eq!(
+                BillingCycle::new(t, max + 1),
+                Err(CalendarError::IntervalCountTooLarge(t))
+            );
+        }
+        assert!(BillingCycle::new(IntervalType::Monthly, u32::MAX).is_err());
+        assert_eq!(
+            CalendarError::IntervalCountTooLarge(IntervalType::Monthly).to_string(),
+            "must be at most 36 for Monthly: a billing cycle is at most 3 years"
+        );
+        assert_eq!(MAX_INTERVAL_COUNT, 1095);
     }
 
     #[test]
@@ -358,7 +414,10 @@ mod tests {
     #[test]
     fn extreme_inputs_do_not_panic() {
         let far = at(9999, 12, 31);
-        let huge = |t| BillingCycle::new(t, u32::MAX).expect("count is positive");
+        let huge = |interval_type| BillingCycle {
+            interval_type,
+            interval_count: u32::MAX,
+        };
         for t in IntervalType::ALL {
             let _ = next_billing_date(far, &huge(t));
             let _ = next_billing_date(DateTime::<Utc>::MAX_UTC, &huge(t));
@@ -373,7 +432,11 @@ mod tests {
     }
 
     fn any_start() -> impl Strategy<Value = DateTime<Utc>> {
-        (1970i32..=9999, 1u32..=12, 1u32..=31, 0u32..86_400).prop_map(|(y, m, d, secs)| {
+        start_in(1970..=9999)
+    }
+
+    fn start_in(years: std::ops::RangeInclusive<i32>) -> impl Strategy<Value = DateTime<Utc>> {
+        (years, 1u32..=12, 1u32..=31, 0u32..86_400).prop_map(|(y, m, d, secs)| {
             let date = (1..=d)
                 .rev()
                 .find_map(|day| NaiveDate::from_ymd_opt(y, m, day))
@@ -385,8 +448,14 @@ mod tests {
     }
 
     fn any_cycle() -> impl Strategy<Value = BillingCycle> {
-        (prop::sample::select(IntervalType::ALL.to_vec()), 1u32..=36)
-            .prop_map(|(t, n)| BillingCycle::new(t, n).expect("count is positive"))
+        prop::sample::select(IntervalType::ALL.to_vec())
+            .prop_flat_map(|t| (Just(t), 1..=t.max_count()))
+            .prop_map(|(t, n)| BillingCycle::new(t, n).expect("count is within bounds"))
+    }
+
+    /// The last instant a response can write as `YYYY-MM-DDTHH:mm:ssZ`.
+    fn last_writable() -> DateTime<Utc> {
+        Utc.with_ymd_and_hms(9999, 12, 31, 23, 59, 59).unwrap()
     }
 
     proptest! {
@@ -414,11 +483,32 @@ mod tests {
         #[test]
         fn day_of_month_never_increases(start in any_start(), count in 1u32..=24, annual in any::<bool>()) {
             let t = if annual { IntervalType::Annually } else { IntervalType::Monthly };
-            let cycle = BillingCycle::new(t, count).expect("count is positive");
+            let cycle = BillingCycle::new(t, count.min(t.max_count())).expect("count is in bounds");
             let list = dates(start, cycle, 30);
             for pair in list.windows(2) {
                 prop_assert!(pair[1].day() <= pair[0].day());
             }
+        }
+
+        /// Whatever count `BillingCycle::new` accepts, a cycle spans at most three years, so from
+        /// any start up to 2200 the next thousand renewals all exist and fall before year 10000.
+        #[test]
+        fn accepted_cycles_stay_representable(
+            t in prop::sample::select(IntervalType::ALL.to_vec()),
+            count in prop_oneof![0u32..=1200, any::<u32>()],
+            start in start_in(1970..=2199),
+        ) {
+            let Ok(cycle) = BillingCycle::new(t, count) else {
+                prop_assert!(count == 0 || count > t.max_count());
+                return Ok(());
+            };
+            prop_assert!(count <= MAX_INTERVAL_COUNT);
+            let list = dates(start, cycle, 1001);
+            prop_assert_eq!(list.len(), 1001);
+            for pair in list.windows(2) {
+                prop_assert!(pair[1] - pair[0] <= TimeDelta::days(MAX_CYCLE_DAYS));
+            }
+            prop_assert!(*list.last().unwrap() <= last_writable());
         }
 
         #[test]

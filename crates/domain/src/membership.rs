@@ -1,14 +1,24 @@
 //! Membership rules that are not calendar or money arithmetic: field rules of the create and
 //! update bodies, the plan's price per period, and the test-only `chargeEmitterQueue`.
 
-use chrono::{DateTime, NaiveDateTime, TimeDelta, Utc};
+use chrono::{DateTime, Months, NaiveDateTime, TimeDelta, Utc};
 use serde::{Deserialize, Serialize};
+
+use crate::money::{format_amount, Currency, MAX_AMOUNT_MINOR};
 
 /// Longest `subscriptionName` / `name`, in characters.
 pub const MAX_NAME_CHARS: usize = 250;
 
 /// How far ahead of now an `endDate` must be.
 pub const END_DATE_MIN_LEAD: TimeDelta = TimeDelta::hours(1);
+
+/// How far ahead of now an `endDate` may be: 100 years (in calendar months). With cycles of at
+/// most three years, every date derived from it stays centuries inside what the API can write.
+pub const END_DATE_MAX_LEAD_MONTHS: u32 = 1200;
+
+/// The largest `quantity`: a billion units. Each unit costs at least one minor unit, and the
+/// price per period is held to [`MAX_AMOUNT_MINOR`] as well.
+pub const MAX_QUANTITY: i64 = 1_000_000_000;
 
 /// `subscriptionName` (create) and `name` (update): non-blank, at most 250 characters.
 pub fn subscription_name(input: &str) -> Result<String, String> {
@@ -21,10 +31,10 @@ pub fn subscription_name(input: &str) -> Result<String, String> {
     Ok(input.to_string())
 }
 
-/// `endDate`: UTC `YYYY-MM-DDTHH:mm:ss` (a trailing `Z` is accepted), at least one hour after
-/// `now`.
+/// `endDate`: UTC `YYYY-MM-DDTHH:mm:ss` (a trailing `Z` is accepted), at least one hour and at
+/// most 100 years after `now`.
 pub fn end_date(input: &str, now: DateTime<Utc>) -> Result<DateTime<Utc>, String> {
-    end_date_lead(parse_end_date(input)?, now)
+    end_date_window(parse_end_date(input)?, now)
 }
 
 /// The form of `endDate` alone: UTC `YYYY-MM-DDTHH:mm:ss`, a trailing `Z` accepted. Every
@@ -46,12 +56,28 @@ pub fn parse_end_date(input: &str) -> Result<DateTime<Utc>, String> {
         .and_utc())
 }
 
-/// The lead `endDate` needs: `end`, when it is at least [`END_DATE_MIN_LEAD`] after `now`.
-pub fn end_date_lead(end: DateTime<Utc>, now: DateTime<Utc>) -> Result<DateTime<Utc>, String> {
+/// The window `endDate` must fall in: `end`, when it is at least [`END_DATE_MIN_LEAD`] and at
+/// most [`END_DATE_MAX_LEAD_MONTHS`] after `now`.
+pub fn end_date_window(end: DateTime<Utc>, now: DateTime<Utc>) -> Result<DateTime<Utc>, String> {
     if end < now + END_DATE_MIN_LEAD {
         return Err("must be at least 1 hour in the future".into());
     }
+    let latest = now.checked_add_months(Months::new(END_DATE_MAX_LEAD_MONTHS));
+    if latest.is_none_or(|latest| end > latest) {
+        return Err("must be at most 100 years in the future".into());
+    }
     Ok(end)
+}
+
+/// `quantity`: an integer from 1 to [`MAX_QUANTITY`].
+pub fn quantity(quantity: i64) -> Result<i64, String> {
+    if quantity < 1 {
+        Err("must be greater than 0".into())
+    } else if quantity > MAX_QUANTITY {
+        Err(format!("must be at most {MAX_QUANTITY}"))
+    } else {
+        Ok(quantity)
+    }
 }
 
 /// The outcome a `chargeEmitterQueue` item forces on a recurring charge attempt.
@@ -110,6 +136,26 @@ impl Price {
     pub fn per_period(&self) -> Option<i64> {
         self.per_unit.checked_mul(self.quantity)
     }
+
+    /// The amount charged per period, when it is at most [`MAX_AMOUNT_MINOR`]; what a price set
+    /// through the API always gives.
+    pub fn bounded_per_period(&self) -> Option<i64> {
+        self.per_period()
+            .filter(|amount| *amount <= MAX_AMOUNT_MINOR)
+    }
+}
+
+/// The price of an update: `per_unit × quantity`, refused when the price per period is above
+/// [`MAX_AMOUNT_MINOR`] (each factor is bounded alone; their product is bounded here).
+pub fn updated_price(per_unit: i64, quantity: i64, currency: Currency) -> Result<Price, String> {
+    let price = Price { per_unit, quantity };
+    match price.bounded_per_period() {
+        Some(_) => Ok(price),
+        None => Err(format!(
+            "gives a price per period (pricePerUnit × quantity) above {}",
+            format_amount(MAX_AMOUNT_MINOR, currency)
+        )),
+    }
 }
 
 /// Checks the create body's pricing: `totalAmount`, and when both `pricePerUnit` and
@@ -152,7 +198,9 @@ pub fn plan_price(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::calendar::{billing_dates, period_starting, BillingCycle, IntervalType};
     use chrono::TimeZone;
+    use proptest::prelude::*;
 
     fn now() -> DateTime<Utc> {
         Utc.with_ymd_and_hms(2026, 11, 23, 10, 0, 0).unwrap()
@@ -169,10 +217,49 @@ mod tests {
     }
 
     #[test]
+    fn end_date_is_at_most_a_century_ahead() {
+        assert!(end_date("2126-11-23T10:00:00", now()).is_ok());
+        assert_eq!(
+            end_date("2126-11-23T10:00:01", now()),
+            Err("must be at most 100 years in the future".to_string())
+        );
+        assert!(end_date("9999-12-31T23:59:59", now()).is_err());
+        let last = DateTime::<Utc>::MAX_UTC;
+        assert!(end_date_window(last, last - TimeDelta::days(1)).is_err());
+    }
+
+    #[test]
+    fn quantities() {
+        assert_eq!(quantity(1), Ok(1));
+        assert_eq!(quantity(MAX_QUANTITY), Ok(MAX_QUANTITY));
+        assert!(quantity(0).is_err());
+        assert!(quantity(-3).is_err());
+        assert_eq!(
+            quantity(MAX_QUANTITY + 1),
+            Err("must be at most 1000000000".to_string())
+        );
+        assert!(quantity(i64::MAX).is_err());
+    }
+
+    #[test]
+    fn updated_prices_are_bounded() {
+        let eur = Currency::parse("EUR").unwrap();
+        assert_eq!(
+            updated_price(MAX_AMOUNT_MINOR, 1, eur).map(|p| p.per_period()),
+            Ok(Some(MAX_AMOUNT_MINOR))
+        );
+        assert_eq!(
+            updated_price(MAX_AMOUNT_MINOR, 2, eur),
+            Err("gives a price per period (pricePerUnit × quantity) above 9999999999999.99".into())
+        );
+        assert!(updated_price(i64::MAX, MAX_QUANTITY, eur).is_err());
+    }
+
+    #[test]
     fn end_date_form_and_lead_are_separate_checks() {
         let parsed = parse_end_date("2026-11-23T10:30:00").unwrap();
-        assert!(end_date_lead(parsed, now()).is_err());
-        assert!(end_date_lead(parsed, now() - TimeDelta::minutes(30)).is_ok());
+        assert!(end_date_window(parsed, now()).is_err());
+        assert!(end_date_window(parsed, now() - TimeDelta::minutes(30)).is_ok());
         assert!(parse_end_date("2026-11-23T10:30").is_err());
         assert!(parse_end_date("2027-1-5T01:02:03").is_err());
         assert!(parse_end_date("+2027-01-05T01:02:03").is_err());
@@ -218,5 +305,28 @@ mod tests {
         assert_eq!(plan_price(600, None, Some(3)).unwrap().per_unit, 200);
         assert!(plan_price(601, None, Some(3)).is_err());
         assert!(plan_price(600, Some(500), None).is_err());
+    }
+
+    proptest! {
+        /// Whatever `endDate` and billing cycle the rules accept at a time up to 2200, every
+        /// period the membership can have, up to the one in progress at its end date (or the
+        /// next thousand without one), ends on a date the API can write.
+        #[test]
+        fn accepted_inputs_give_writable_period_ends(
+            now_secs in 0i64..7_258_118_400,
+            end_secs in 0i64..3_200_000_000,
+            t in prop::sample::select(IntervalType::ALL.to_vec()),
+            count in 0u32..=1200,
+            with_end in any::<bool>(),
+        ) {
+            let now = DateTime::from_timestamp(now_secs, 0).unwrap();
+            let end = now + TimeDelta::seconds(end_secs);
+            let end = if with_end { end_date_window(end, now).ok() } else { None };
+            let Ok(cycle) = BillingCycle::new(t, count) else { return Ok(()) };
+            let last_writable = Utc.with_ymd_and_hms(9999, 12, 31, 23, 59, 59).unwrap();
+            let starts: Vec<_> = billing_dates(now, &cycle, end).take(1000).collect();
+            let last = period_starting(*starts.last().unwrap(), &cycle);
+            prop_assert!(last.is_some_and(|p| p.end <= last_writable));
+        }
     }
 }

@@ -11,6 +11,13 @@ use rust_decimal::prelude::ToPrimitive;
 use rust_decimal::{Decimal, RoundingStrategy};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
+/// The largest amount any input may hold, in minor units of its currency: 15 digits
+/// (9,999,999,999,999.99 USD, 999,999,999,999,999 JPY, 999,999,999,999.999 BHD). Far beyond any
+/// real price, yet about 9,000 times below `i64::MAX`, so the sums the billing makes of such
+/// amounts (invoice lines, credit, refunds) never overflow; a plan's price per period
+/// (`pricePerUnit × quantity`) is held to it too.
+pub const MAX_AMOUNT_MINOR: i64 = 999_999_999_999_999;
+
 /// A currency that amounts can be expressed in: an ISO 4217 code with a minor-unit exponent.
 ///
 /// Serialized as its uppercase three-letter code, for example `"USD"`.
@@ -100,8 +107,8 @@ pub enum MoneyError {
         /// The currency's exponent: the largest number of decimal places allowed.
         max: u32,
     },
-    /// The amount does not fit in 64-bit minor units.
-    Overflow,
+    /// The amount is above [`MAX_AMOUNT_MINOR`] in the currency.
+    TooLarge(Currency),
 }
 
 impl fmt::Display for MoneyError {
@@ -117,7 +124,11 @@ impl fmt::Display for MoneyError {
             MoneyError::TooManyDecimals { currency, max } => {
                 write!(f, "too many decimal places for {currency} (max {max})")
             }
-            MoneyError::Overflow => f.write_str("amount is too large"),
+            MoneyError::TooLarge(currency) => write!(
+                f,
+                "must be at most {}",
+                format_amount(MAX_AMOUNT_MINOR, *currency)
+            ),
         }
     }
 }
@@ -128,8 +139,9 @@ impl std::error::Error for MoneyError {}
 ///
 /// Accepted: ASCII digits with an optional single `.` followed by at least one digit, and at most
 /// `currency.exponent()` decimals (`"10"`, `"10.5"`, `"10.50"` for USD). Rejected: signs,
-/// exponents, spaces, separators, more decimals than the currency has, values that overflow
-/// `i64`, and zero. A leading `-` on an otherwise valid number reports [`MoneyError::NotPositive`].
+/// exponents, spaces, separators, more decimals than the currency has, values above
+/// [`MAX_AMOUNT_MINOR`], and zero. A leading `-` on an otherwise valid number reports
+/// [`MoneyError::NotPositive`].
 pub fn parse_amount(input: &str, currency: Currency) -> Result<i64, MoneyError> {
     let (negative, unsigned) = match input.strip_prefix('-') {
         Some(rest) => (true, rest),
@@ -146,8 +158,9 @@ pub fn parse_amount(input: &str, currency: Currency) -> Result<i64, MoneyError> 
     if negative {
         return Err(MoneyError::NotPositive);
     }
-    match digits_to_minor(whole, fraction, max)? {
+    match digits_to_minor(whole, fraction, max).ok_or(MoneyError::TooLarge(currency))? {
         0 => Err(MoneyError::NotPositive),
+        minor if minor > MAX_AMOUNT_MINOR => Err(MoneyError::TooLarge(currency)),
         minor => Ok(minor),
     }
 }
@@ -166,8 +179,9 @@ fn split_decimal(input: &str) -> Result<(&str, &str), MoneyError> {
     Ok((whole, fraction))
 }
 
-/// Combines whole and fraction digit strings into minor units, padding the fraction to `exponent`.
-fn digits_to_minor(whole: &str, fraction: &str, exponent: u32) -> Result<i64, MoneyError> {
+/// Combines whole and fraction digit strings into minor units, padding the fraction to `exponent`;
+/// `None` beyond `i64`.
+fn digits_to_minor(whole: &str, fraction: &str, exponent: u32) -> Option<i64> {
     let padding = (exponent as usize).saturating_sub(fraction.len());
     whole
         .bytes()
@@ -177,15 +191,14 @@ fn digits_to_minor(whole: &str, fraction: &str, exponent: u32) -> Result<i64, Mo
             acc.checked_mul(10)
                 .and_then(|v| v.checked_add(i64::from(digit - b'0')))
         })
-        .ok_or(MoneyError::Overflow)
 }
 
 /// Converts an exact decimal value into minor units of `currency`, without rounding.
 ///
 /// Fails with [`MoneyError::TooManyDecimals`] when the value has more significant decimals
 /// than the currency's exponent (`10.500` is fine for USD, `10.505` is not), and with
-/// [`MoneyError::Overflow`] when it does not fit in `i64`. The sign is kept; checking that an
-/// amount is positive is the caller's rule.
+/// [`MoneyError::TooLarge`] when its magnitude is above [`MAX_AMOUNT_MINOR`]. The sign is kept;
+/// checking that an amount is positive is the caller's rule.
 pub fn decimal_to_minor(value: Decimal, currency: Currency) -> Result<i64, MoneyError> {
     let exponent = currency.exponent();
     if value.normalize().scale() > exponent {
@@ -197,7 +210,8 @@ pub fn decimal_to_minor(value: Decimal, currency: Currency) -> Result<i64, Money
     value
         .checked_mul(minor_units_per_major(exponent))
         .and_then(|minor| minor.to_i64())
-        .ok_or(MoneyError::Overflow)
+        .filter(|minor| minor.unsigned_abs() <= MAX_AMOUNT_MINOR.unsigned_abs())
+        .ok_or(MoneyError::TooLarge(currency))
 }
 
 /// Converts minor units into the exact decimal amount, with exactly `currency.exponent()`
@@ -333,18 +347,24 @@ mod tests {
     }
 
     #[test]
-    fn rejects_overflow() {
+    fn rejects_amounts_above_the_bound() {
         let usd = cur("USD");
-        assert_eq!(parse_amount("92233720368547758.07", usd), Ok(i64::MAX));
-        assert_eq!(
-            parse_amount("92233720368547758.08", usd),
-            Err(MoneyError::Overflow)
-        );
-        assert_eq!(
-            parse_amount(&"9".repeat(100), usd),
-            Err(MoneyError::Overflow)
-        );
+        assert_eq!(parse_amount("9999999999999.99", usd), Ok(MAX_AMOUNT_MINOR));
+        let too_large = Err(MoneyError::TooLarge(usd));
+        assert_eq!(parse_amount("10000000000000", usd), too_large);
+        assert_eq!(parse_amount("92233720368547758.07", usd), too_large);
+        assert_eq!(parse_amount(&"9".repeat(100), usd), too_large);
         assert_eq!(parse_amount(&format!("{}1", "0".repeat(200)), usd), Ok(100));
+        assert_eq!(
+            parse_amount("1000000000000000", cur("JPY"))
+                .unwrap_err()
+                .to_string(),
+            "must be at most 999999999999999"
+        );
+        assert_eq!(
+            MoneyError::TooLarge(cur("BHD")).to_string(),
+            "must be at most 999999999999.999"
+        );
     }
 
     #[test]
@@ -359,7 +379,19 @@ mod tests {
         ));
         assert_eq!(
             decimal_to_minor(Decimal::MAX, usd),
-            Err(MoneyError::Overflow)
+            Err(MoneyError::TooLarge(usd))
+        );
+        assert_eq!(
+            decimal_to_minor(dec("9999999999999.99"), usd),
+            Ok(MAX_AMOUNT_MINOR)
+        );
+        assert_eq!(
+            decimal_to_minor(dec("-9999999999999.99"), usd),
+            Ok(-MAX_AMOUNT_MINOR)
+        );
+        assert_eq!(
+            decimal_to_minor(dec("10000000000000"), usd),
+            Err(MoneyError::TooLarge(usd))
         );
         assert_eq!(decimal_to_minor(dec("1.234"), cur("BHD")), Ok(1234));
         assert_eq!(minor_to_decimal(1050, usd), dec("10.50"));
@@ -390,9 +422,19 @@ mod tests {
 
     proptest! {
         #[test]
-        fn format_then_parse_round_trips(minor in 1i64..=i64::MAX, code in prop::sample::select(vec!["USD", "JPY", "BHD"])) {
+        fn format_then_parse_round_trips(minor in 1i64..=MAX_AMOUNT_MINOR, code in prop::sample::select(vec!["USD", "JPY", "BHD"])) {
             let currency = cur(code);
             prop_assert_eq!(parse_amount(&format_amount(minor, currency), currency), Ok(minor));
+        }
+
+        /// Every amount an input can give is within the bound, and a thousand of them add up
+        /// without overflow.
+        #[test]
+        fn accepted_amounts_are_bounded(digits in "[0-9]{1,20}(\\.[0-9]{1,3})?", code in prop::sample::select(vec!["USD", "JPY", "BHD"])) {
+            if let Ok(minor) = parse_amount(&digits, cur(code)) {
+                prop_assert!((1..=MAX_AMOUNT_MINOR).contains(&minor));
+                prop_assert!(minor.checked_mul(1000).is_some());
+            }
         }
 
         #[test]
@@ -401,7 +443,7 @@ mod tests {
         }
 
         #[test]
-        fn decimal_round_trips(minor in any::<i64>()) {
+        fn decimal_round_trips(minor in -MAX_AMOUNT_MINOR..=MAX_AMOUNT_MINOR) {
             let usd = cur("USD");
             prop_assert_eq!(decimal_to_minor(minor_to_decimal(minor, usd), usd), Ok(minor));
         }

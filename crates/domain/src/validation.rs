@@ -5,7 +5,6 @@
 //! every message in a [`FieldErrors`] keyed by the field's JSON path.
 
 use std::collections::BTreeMap;
-use std::str::FromStr;
 use std::sync::LazyLock;
 
 use regex::Regex;
@@ -95,10 +94,13 @@ pub fn person_name(input: &str) -> Result<String, String> {
 }
 
 /// `email`: standard e-mail validation in `name@domain.tld` form. The domain must have at least two
-/// labels and a top-level label of two or more letters.
+/// labels and a top-level label of two or more letters. A display name (`Ada <ada@example.com>`)
+/// is not an address and is refused, so the value checked is the whole value stored.
 pub fn email(input: &str) -> Result<String, String> {
     const MESSAGE: &str = "must be a valid e-mail address (name@domain.tld)";
-    let address = email_address::EmailAddress::from_str(input).map_err(|_| MESSAGE.to_string())?;
+    let options = email_address::Options::default().without_display_text();
+    let address = email_address::EmailAddress::parse_with_options(input, options)
+        .map_err(|_| MESSAGE.to_string())?;
     let domain = address.domain();
     let mut labels = domain.rsplit('.');
     let tld = labels.next().unwrap_or_default();
@@ -107,7 +109,7 @@ pub fn email(input: &str) -> Result<String, String> {
     if !has_second_level || !tld_ok || domain.starts_with('[') {
         return Err(MESSAGE.into());
     }
-    Ok(input.to_string())
+    Ok(address.into())
 }
 
 /// The key under which e-mail addresses are compared: case-insensitive, as the spec's
@@ -163,22 +165,27 @@ pub fn bounded_text(input: &str, max_chars: usize) -> Result<String, String> {
     Ok(input.to_string())
 }
 
-/// An absolute `https://` URL with a host (`webhookUrl`).
+/// An absolute `https://` URL with a host (`webhookUrl`, `returnToWebsiteLink`). Returns the URL
+/// as parsed and checked, serialized (see [`web_url`]).
 pub fn https_url(input: &str) -> Result<String, String> {
     let url = absolute(input)?;
     if url.scheme() != "https" {
         return Err("must use https".into());
     }
-    Ok(input.to_string())
+    Ok(url.into())
 }
 
-/// An absolute `http://` or `https://` URL with a host (redirect targets).
+/// An absolute `http://` or `https://` URL with a host (redirect targets). Returns the URL as
+/// parsed and checked, serialized: the parse follows browsers (the WHATWG URL standard), which
+/// drop tabs and line breaks anywhere, trim surrounding spaces and control characters,
+/// percent-encode what a URL cannot hold and lowercase the host. Only that form is stored and
+/// used, so a value that was checked is always one a `Location` header can carry.
 pub fn web_url(input: &str) -> Result<String, String> {
     let url = absolute(input)?;
     if !matches!(url.scheme(), "http" | "https") {
         return Err("must be an http or https URL".into());
     }
-    Ok(input.to_string())
+    Ok(url.into())
 }
 
 fn absolute(input: &str) -> Result<url::Url, String> {
@@ -192,7 +199,15 @@ fn absolute(input: &str) -> Result<url::Url, String> {
     Ok(url)
 }
 
-/// A calendar date written `YYYY-MM-dd` that is not after `today` (`dateOfBirth`).
+/// The earliest `dateOfBirth`.
+pub const EARLIEST_BIRTH_DATE: chrono::NaiveDate = match chrono::NaiveDate::from_ymd_opt(1900, 1, 1)
+{
+    Some(date) => date,
+    None => panic!("1900-01-01 is a date"),
+};
+
+/// A calendar date written `YYYY-MM-dd`, from [`EARLIEST_BIRTH_DATE`] to `today`
+/// (`dateOfBirth`).
 pub fn date_of_birth(input: &str, today: chrono::NaiveDate) -> Result<chrono::NaiveDate, String> {
     let shaped = input.len() == 10
         && input.char_indices().all(|(i, c)| {
@@ -209,12 +224,16 @@ pub fn date_of_birth(input: &str, today: chrono::NaiveDate) -> Result<chrono::Na
     if date > today {
         return Err("must not be in the future".into());
     }
+    if date < EARLIEST_BIRTH_DATE {
+        return Err(format!("must not be before {EARLIEST_BIRTH_DATE}"));
+    }
     Ok(date)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
 
     #[test]
     fn guid_accepts_canonical_forms_only() {
@@ -293,6 +312,10 @@ mod tests {
             assert!(email(bad).is_err(), "{bad}");
         }
         assert_eq!(email_identity("Ann@Example.COM"), "ann@example.com");
+        // A display name is not an address: what is checked is all that is stored.
+        assert!(email("Ann <ann@example.com>").is_err());
+        assert!(email("ann@example.com ").is_err());
+        assert_eq!(email("Ann@Example.com").unwrap(), "Ann@Example.com");
     }
 
     #[test]
@@ -356,6 +379,19 @@ mod tests {
             assert!(https_url(bad).is_err(), "{bad}");
         }
         assert!(web_url("http://shop.example/ok").is_ok());
+        // The value returned is the URL as checked: what a browser would read.
+        assert_eq!(
+            web_url("\thttps://Shop.Example/o\r\nk?x=1 ").unwrap(),
+            "https://shop.example/ok?x=1"
+        );
+        assert_eq!(
+            https_url("https://merchant.example/h\nooks/ü").unwrap(),
+            "https://merchant.example/hooks/%C3%BC"
+        );
+        assert_eq!(
+            web_url("https://shop.example").unwrap(),
+            "https://shop.example/"
+        );
         assert!(web_url("javascript:alert(1)").is_err());
         assert!(web_url("mailto:a@example.com").is_err());
     }
@@ -365,6 +401,7 @@ mod tests {
         let today = chrono::NaiveDate::from_ymd_opt(2026, 11, 23).unwrap();
         assert!(date_of_birth("1990-02-28", today).is_ok());
         assert!(date_of_birth("2026-11-23", today).is_ok());
+        assert!(date_of_birth("1900-01-01", today).is_ok());
         for bad in [
             "1990-02-30",
             "1990-2-28",
@@ -372,8 +409,28 @@ mod tests {
             "2026-11-24",
             "1990/02/28",
             "",
+            "0000-01-01",
+            "1899-12-31",
         ] {
             assert!(date_of_birth(bad, today).is_err(), "{bad}");
+        }
+    }
+
+    proptest! {
+        /// Whatever surrounds or fills an accepted URL, the value returned is printable ASCII
+        /// (a valid `Location` header) and its own normal form.
+        #[test]
+        fn accepted_urls_are_normal_and_header_safe(
+            path in "(?s).{0,40}",
+            noise in "[\t\r\n \x00\x1f]{0,3}",
+        ) {
+            let input = format!("{noise}https://shop.example/{path}{noise}");
+            for rule in [web_url, https_url] {
+                if let Ok(url) = rule(&input) {
+                    prop_assert!(url.bytes().all(|b| (0x21..0x7f).contains(&b)), "{url:?}");
+                    prop_assert_eq!(rule(&url), Ok(url.clone()));
+                }
+            }
         }
     }
 }

@@ -1,0 +1,231 @@
+//! The membership record every membership operation answers with, and its invoices.
+
+use recur_domain::money::{format_amount, Currency};
+use serde::Serialize;
+use utoipa::ToSchema;
+
+use super::format_utc;
+use super::problem::ApiError;
+use crate::app::AppState;
+use crate::billing::next_billing_date;
+use crate::store::invoices::{self, Invoice, RECENT_INVOICES};
+use crate::store::memberships::Membership;
+
+/// A `chargeEmitterQueue` item.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ChargeEmitterItem {
+    /// `Success` or `Rejected`.
+    pub transaction_status: String,
+    /// Decline message of a `Rejected` item.
+    pub description: Option<String>,
+}
+
+/// `productInfo`.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ProductInfoRecord {
+    /// The merchant's order id; unique per customer.
+    pub order_id: String,
+    /// Free text.
+    pub description: Option<String>,
+}
+
+/// `pricingInfo`.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PricingInfoRecord {
+    /// ISO 4217 code.
+    pub currency: String,
+    /// Price per period, decimal string.
+    pub total_amount: String,
+    /// Price per unit, decimal string, when given.
+    pub price_per_unit: Option<String>,
+    /// Quantity, when given.
+    pub quantity: Option<i64>,
+}
+
+/// `billingCycle`.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct BillingCycleRecord {
+    /// Daily, Weekly, Monthly or Annually.
+    pub interval_type: String,
+    /// Units between charges, at least 1.
+    pub interval_count: u32,
+}
+
+/// An invoice line.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct InvoiceLineRecord {
+    /// What it is for.
+    pub description: String,
+    /// Signed decimal string; credit lines are negative.
+    pub amount: String,
+}
+
+/// An invoice.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct InvoiceRecord {
+    /// `in_` + 24 base62 characters.
+    pub invoice_key: String,
+    /// `first`, `renewal` or `proration`.
+    pub kind: String,
+    /// Draft, Open, Paid, Void or Uncollectible.
+    pub status: String,
+    /// ISO 4217 code.
+    pub currency: String,
+    /// Start of the billed period.
+    pub period_start: Option<String>,
+    /// End of the billed period.
+    pub period_end: Option<String>,
+    /// Sum of the lines before credit.
+    pub subtotal: String,
+    /// Credit consumed.
+    pub credit_applied: String,
+    /// Due from the payment method.
+    pub amount_due: String,
+    /// Paid by the payment method.
+    pub amount_paid: String,
+    /// Lines, credit last.
+    pub lines: Vec<InvoiceLineRecord>,
+    /// Creation time.
+    pub created_at: String,
+    /// Payment time.
+    pub paid_at: Option<String>,
+    /// Void time.
+    pub voided_at: Option<String>,
+}
+
+impl From<&Invoice> for InvoiceRecord {
+    fn from(invoice: &Invoice) -> Self {
+        let currency = Currency::parse(&invoice.currency).ok();
+        let money =
+            |minor: i64| currency.map_or_else(|| minor.to_string(), |c| format_amount(minor, c));
+        InvoiceRecord {
+            invoice_key: invoice.invoice_key.clone(),
+            kind: invoice.kind.as_str().to_string(),
+            status: invoice.status.as_str().to_string(),
+            currency: invoice.currency.clone(),
+            period_start: invoice.period.map(|p| format_utc(p.start)),
+            period_end: invoice.period.map(|p| format_utc(p.end)),
+            subtotal: money(invoice.subtotal),
+            credit_applied: money(invoice.credit_applied),
+            amount_due: money(invoice.amount_due),
+            amount_paid: money(invoice.amount_paid),
+            lines: invoice
+                .lines
+                .iter()
+                .map(|l| InvoiceLineRecord {
+                    description: l.description.clone(),
+                    amount: money(l.amount),
+                })
+                .collect(),
+            created_at: format_utc(invoice.created_at),
+            paid_at: invoice.paid_at.map(format_utc),
+            voided_at: invoice.voided_at.map(format_utc),
+        }
+    }
+}
+
+/// A membership as returned by every membership operation.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct MembershipRecord {
+    /// `mmbrshp_` + 24 base62 characters.
+    pub membership_key: String,
+    /// Owning customer.
+    pub customer_key: String,
+    /// Display name.
+    pub subscription_name: String,
+    /// End date, UTC.
+    pub end_date: Option<String>,
+    /// Event endpoint.
+    pub webhook_url: String,
+    /// Merchant's free-form string.
+    pub metadata: Option<String>,
+    /// Where the customer is sent after an update.
+    pub return_to_website_link: Option<String>,
+    /// Sandbox outcomes of recurring attempts.
+    pub charge_emitter_queue: Option<Vec<ChargeEmitterItem>>,
+    /// The merchant's order.
+    pub product_info: ProductInfoRecord,
+    /// Price and currency.
+    pub pricing_info: PricingInfoRecord,
+    /// Renewal cycle.
+    pub billing_cycle: BillingCycleRecord,
+    /// Incomplete, Expired, Active, PastDue, Unpaid, Canceled or Completed.
+    pub status: String,
+    /// Start of the current period.
+    pub current_period_start: Option<String>,
+    /// End of the current period.
+    pub current_period_end: Option<String>,
+    /// Next charge attempt.
+    pub next_billing_date: Option<String>,
+    /// Credit applied first at the next charges, decimal string.
+    pub credit_balance: String,
+    /// Creation time.
+    pub created_at: String,
+    /// Last change.
+    pub updated_at: String,
+    /// Cancellation time.
+    pub canceled_at: Option<String>,
+    /// Latest invoices first.
+    pub invoices: Vec<InvoiceRecord>,
+}
+
+impl MembershipRecord {
+    /// The record of `m` with its recent invoices.
+    pub fn new(m: &Membership, invoices: &[Invoice]) -> Self {
+        let currency = m.currency();
+        MembershipRecord {
+            membership_key: m.membership_key.clone(),
+            customer_key: m.customer_key.clone(),
+            subscription_name: m.subscription_name.clone(),
+            end_date: m.end_date.map(format_utc),
+            webhook_url: m.webhook_url.clone(),
+            metadata: m.metadata.clone(),
+            return_to_website_link: m.return_to_website_link.clone(),
+            charge_emitter_queue: m.charge_emitter_queue.as_ref().map(|queue| {
+                queue
+                    .iter()
+                    .map(|d| ChargeEmitterItem {
+                        transaction_status: if d.succeed { "Success" } else { "Rejected" }.into(),
+                        description: (!d.succeed).then(|| d.description.clone()),
+                    })
+                    .collect()
+            }),
+            product_info: ProductInfoRecord {
+                order_id: m.order_id.clone(),
+                description: m.order_description.clone(),
+            },
+            pricing_info: PricingInfoRecord {
+                currency: m.currency.clone(),
+                total_amount: format_amount(m.total_amount, currency),
+                price_per_unit: m.price_per_unit.map(|p| format_amount(p, currency)),
+                quantity: m.quantity,
+            },
+            billing_cycle: BillingCycleRecord {
+                interval_type: m.interval_type.as_str().into(),
+                interval_count: m.interval_count,
+            },
+            status: m.status.as_str().into(),
+            current_period_start: m.current_period.map(|p| format_utc(p.start)),
+            current_period_end: m.current_period.map(|p| format_utc(p.end)),
+            next_billing_date: next_billing_date(m).map(format_utc),
+            credit_balance: format_amount(m.credit_balance, currency),
+            created_at: format_utc(m.created_at),
+            updated_at: format_utc(m.updated_at),
+            canceled_at: m.canceled_at.map(format_utc),
+            invoices: invoices.iter().map(InvoiceRecord::from).collect(),
+        }
+    }
+}
+
+/// Reads the record of a membership (with its recent invoices) after a change.
+pub async fn record_of(state: &AppState, m: &Membership) -> Result<MembershipRecord, ApiError> {
+    let invoices = invoices::recent(state.store.pool(), m.id, RECENT_INVOICES).await?;
+    Ok(MembershipRecord::new(m, &invoices))
+}

@@ -1,0 +1,205 @@
+//! `PUT /membership`: changes a membership, with proration.
+
+use axum::extract::State;
+use axum::Json;
+use recur_domain::calendar::IntervalType;
+use recur_domain::membership as rules;
+use recur_domain::money::format_amount;
+use recur_domain::validation::{self as field_rules, FieldErrors};
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+
+use super::extract::{AuthMerchant, JsonBody};
+use super::field_schemas::{HttpsUrl, IntervalCount, Quantity, UnitPrice};
+use super::input::{optional_text, prefixed, required_text, Field};
+use super::membership_fields::{
+    check_updated_cycle, check_updated_price, decimal_value, interval_count, positive_minor,
+    quantity,
+};
+use super::membership_records::{record_of, MembershipRecord};
+use super::problem::{ApiError, Problem};
+use crate::app::AppState;
+use crate::billing::merchant_now;
+use crate::billing::update::{self, Changes};
+use crate::store::memberships::{self, Membership};
+
+/// Body of `PUT /membership`. Fields left out (or `null`) keep their value.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct UpdateMembershipRequest {
+    /// Key of the membership (`mmbrshp_…`).
+    #[serde(default)]
+    #[schema(required = true, value_type = String, pattern = "^mmbrshp_")]
+    pub membership_key: Field<String>,
+    /// New display name, 1–250 characters.
+    #[serde(default)]
+    #[schema(value_type = Option<String>, min_length = 1, max_length = 250)]
+    pub name: Field<String>,
+    /// New end date: UTC `YYYY-MM-DDTHH:mm:ss`, at least one hour and at most 100 years ahead.
+    #[serde(default)]
+    #[schema(value_type = Option<String>, pattern = "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z?$")]
+    pub end_date: Field<String>,
+    /// New price per unit (a number or a decimal string), > 0.
+    #[serde(default)]
+    #[schema(value_type = Option<UnitPrice>)]
+    pub price_per_unit: Field<serde_json::Value>,
+    /// New quantity (an integer or a string of digits), from 1 to 1,000,000,000.
+    #[serde(default)]
+    #[schema(value_type = Option<Quantity>)]
+    pub quantity: Field<serde_json::Value>,
+    /// New interval type: Daily, Weekly, Monthly or Annually, any letter case.
+    #[serde(default)]
+    #[schema(value_type = Option<String>, pattern = "^([Dd][Aa][Ii][Ll][Yy]|[Ww][Ee][Ee][Kk][Ll][Yy]|[Mm][Oo][Nn][Tt][Hh][Ll][Yy]|[Aa][Nn][Nn][Uu][Aa][Ll][Ll][Yy])$")]
+    pub interval_type: Field<String>,
+    /// New interval count (an integer or a string of digits), ≥ 1; with the interval type, a
+    /// cycle of at most 3 years.
+    #[serde(default)]
+    #[schema(value_type = Option<IntervalCount>)]
+    pub interval_count: Field<serde_json::Value>,
+    /// Absolute HTTPS URL where the customer is sent after the update.
+    #[serde(default)]
+    #[schema(value_type = Option<HttpsUrl>)]
+    pub return_to_website_link: Field<String>,
+    /// New merchant string.
+    #[serde(default)]
+    #[schema(value_type = Option<String>)]
+    pub metadata: Field<String>,
+}
+
+/// The proration of an update.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ProrationRecord {
+    /// Signed decimal string: positive was charged (credit first), negative became credit.
+    pub amount: String,
+    /// ISO 4217 code.
+    pub currency: String,
+    /// The charge attempt's id when the payment method was charged.
+    pub transaction_id: Option<i64>,
+}
+
+/// Response of `PUT /membership`.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct UpdateMembershipResponse {
+    /// The membership after the update.
+    pub membership: MembershipRecord,
+    /// The proration, when price or cycle changed during a paid period.
+    pub proration: Option<ProrationRecord>,
+}
+
+/// Updates a membership. A change of price, quantity or cycle during a paid period is
+/// prorated: a positive amount is charged first and the update stored only if that succeeds
+/// (402 otherwise, nothing changed); a negative amount becomes credit.
+#[utoipa::path(
+    put,
+    path = "/api/subscriptions/v1/membership",
+    tag = "memberships",
+    request_body = UpdateMembershipRequest,
+    security(("bearer" = [])),
+    responses(
+        (status = 200, description = "Updated", body = UpdateMembershipResponse),
+        (status = 400, description = "Validation failed", body = Problem, content_type = "application/problem+json"),
+        (status = 401, description = "Missing or invalid bearer token", body = Problem, content_type = "application/problem+json"),
+        (status = 402, description = "The proration charge was declined; nothing changed", body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "No such membership for this merchant", body = Problem, content_type = "application/problem+json"),
+        (status = 409, description = "The membership is Canceled, Completed or Expired", body = Problem, content_type = "application/problem+json"),
+    )
+)]
+pub async fn update_membership(
+    State(state): State<AppState>,
+    auth: AuthMerchant,
+    JsonBody(body): JsonBody<UpdateMembershipRequest>,
+) -> Result<Json<UpdateMembershipResponse>, ApiError> {
+    let now = merchant_now(&state, auth.merchant_id).await?;
+    let mut errors = FieldErrors::new();
+    let key = required_text(body.membership_key, "membershipKey", &mut errors, |k| {
+        prefixed(k, "mmbrshp_")
+    });
+    let current = match &key {
+        Some(key) => memberships::get(state.store.pool(), auth.merchant_id, key).await?,
+        None => None,
+    };
+    let currency = current.as_ref().map(Membership::currency);
+    let name = optional_text(body.name, "name", &mut errors, rules::subscription_name);
+    let end_date = body
+        .end_date
+        .optional("endDate", &mut errors)
+        .and_then(|v| errors.check("endDate", rules::end_date(&v, now)));
+    let price_per_unit = body
+        .price_per_unit
+        .optional("pricePerUnit", &mut errors)
+        .and_then(|v| {
+            let parsed = decimal_value(&v).and_then(|d| match currency {
+                Some(c) => positive_minor(d, c),
+                None => Ok(0),
+            });
+            errors.check("pricePerUnit", parsed)
+        });
+    let quantity = body
+        .quantity
+        .optional("quantity", &mut errors)
+        .and_then(|v| errors.check("quantity", quantity(&v)));
+    let interval_type = optional_text(body.interval_type, "intervalType", &mut errors, |v| {
+        IntervalType::parse(v)
+            .map(|t| t.as_str().to_string())
+            .map_err(|e| e.to_string())
+    })
+    .and_then(|v| IntervalType::parse(&v).ok());
+    let interval_count = body
+        .interval_count
+        .optional("intervalCount", &mut errors)
+        .and_then(|v| errors.check("intervalCount", interval_count(&v)));
+    let return_link = optional_text(
+        body.return_to_website_link,
+        "returnToWebsiteLink",
+        &mut errors,
+        field_rules::https_url,
+    );
+    let metadata = body.metadata.optional("metadata", &mut errors);
+    if let Some(current) = &current {
+        check_updated_cycle(current.cycle(), interval_type, interval_count, &mut errors);
+        let currency = current.currency();
+        check_updated_price(
+            current.price(),
+            price_per_unit,
+            quantity,
+            currency,
+            &mut errors,
+        );
+    }
+    if !errors.is_empty() {
+        return Err(ApiError::Validation(errors));
+    }
+    let (Some(key), Some(_)) = (key, current) else {
+        return Err(ApiError::NotFound);
+    };
+    let outcome = update::update(
+        &state,
+        auth.merchant_id,
+        &key,
+        Changes {
+            name,
+            end_date,
+            price_per_unit,
+            quantity,
+            interval_type,
+            interval_count,
+            return_to_website_link: return_link,
+            metadata,
+        },
+    )
+    .await?;
+    let membership = record_of(&state, &outcome.membership).await?;
+    let proration = outcome.proration.map(|p| {
+        let currency = outcome.membership.currency();
+        ProrationRecord {
+            amount: format_amount(p.amount, currency),
+            currency: p.currency,
+            transaction_id: p.transaction_id,
+        }
+    });
+    Ok(Json(UpdateMembershipResponse {
+        membership,
+        proration,
+    }))
+}

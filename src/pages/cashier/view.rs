@@ -1,0 +1,197 @@
+//! The cashier's pages: the form, the identity-confirmation step and the outcome, each allowed
+//! to end in a redirect to the session's success or failed URL.
+
+use std::collections::BTreeMap;
+
+use axum::http::StatusCode;
+use axum::response::Response;
+use minijinja::context;
+use recur_domain::money::Currency;
+
+use super::Cashier;
+use crate::api::problem::ApiError;
+use crate::app::AppState;
+use crate::pages::form::{decline_message, FormErrors};
+use crate::pages::format::display_amount;
+use crate::pages::render::{allow_form_redirect, page, Framing};
+use crate::pages::{csrf, i18n};
+use crate::payments::payer::Payer;
+use crate::store::cashier_transactions::{self, CashierTransaction, TransactionStatus};
+use crate::store::hosted_sessions::PendingPayment;
+use crate::store::merchants::Mode;
+use crate::store::processors::ProcessorKind;
+
+/// What the form shows besides the session: errors, a message and the values worth keeping.
+#[derive(Debug, Default)]
+pub(super) struct Entry {
+    pub(super) errors: FormErrors,
+    pub(super) message: Option<String>,
+    pub(super) amount: String,
+    pub(super) processor_id: Option<i64>,
+    pub(super) holder: String,
+    pub(super) expiry: String,
+}
+
+/// The order, the amount, the processors and the card form.
+pub(super) fn form_page(
+    state: &AppState,
+    t: &BTreeMap<String, String>,
+    cashier: &Cashier,
+    entry: Entry,
+) -> Result<Response, ApiError> {
+    let fields = &cashier.session.fields;
+    let payer = Payer::of(&cashier.session)?;
+    let lang = i18n::lang(t);
+    let full_name = match &payer.last_name {
+        Some(last) => format!("{} {last}", payer.first_name),
+        None => payer.first_name.clone(),
+    };
+    let chosen = entry
+        .processor_id
+        .filter(|id| cashier.processors.iter().any(|p| p.processor_id == *id))
+        .or(cashier.processors.first().map(|p| p.processor_id));
+    let context = context! {
+        t => t,
+        merchant_name => cashier.merchant.name,
+        order_id => fields.order_id,
+        description => fields.cashier_description,
+        currency => cashier.currency.code(),
+        currency_symbol => cashier.currency.symbol(),
+        minor_unit_step => step(cashier.currency),
+        locked_amount => fields.locked_amount.map(|a| display_amount(a, cashier.currency, lang)),
+        amount => entry.amount,
+        payout => fields.is_payout,
+        payer => context! {
+            name => full_name,
+            email => payer.email,
+            street => payer.street,
+            zip_code => payer.zip_code,
+            city => payer.city,
+            region => payer.region,
+            country => payer.country,
+            phone => payer.phone,
+        },
+        processors => cashier.processors.iter().map(|p| context! {
+            id => p.processor_id,
+            name => p.name,
+            card => p.kind == ProcessorKind::Card,
+            checked => Some(p.processor_id) == chosen,
+        }).collect::<Vec<_>>(),
+        hidden => cashier.link_fields(),
+        csrf_token => csrf::form_token(&state.keys, &cashier.token),
+        errors => entry.errors,
+        message => entry.message,
+        holder => if entry.holder.is_empty() { full_name.clone() } else { entry.holder },
+        expiry => entry.expiry,
+        sandbox => cashier.merchant.mode == Mode::Sandbox,
+    };
+    page(
+        state,
+        StatusCode::OK,
+        "cashier.html",
+        context,
+        Framing::Embeddable,
+    )
+    .map(|r| allow_redirects(r, cashier))
+}
+
+/// The identity-confirmation step of a parked card.
+pub(super) fn challenge_page(
+    state: &AppState,
+    t: &BTreeMap<String, String>,
+    cashier: &Cashier,
+    pending: &PendingPayment,
+) -> Result<Response, ApiError> {
+    let lang = i18n::lang(t);
+    page(
+        state,
+        StatusCode::OK,
+        "challenge.html",
+        context! {
+            t => t,
+            plan => context! {
+                merchant_name => cashier.merchant.name,
+                due_today => display_amount(pending.amount, cashier.currency, lang),
+            },
+            card => context! { brand => pending.card.brand, last4 => pending.card.last4 },
+            action => "/cashier/confirm",
+            hidden => cashier.link_fields(),
+            csrf_token => csrf::form_token(&state.keys, &cashier.token),
+            sandbox => cashier.merchant.mode == Mode::Sandbox,
+        },
+        Framing::Embeddable,
+    )
+    .map(|r| allow_redirects(r, cashier))
+}
+
+/// The order's outcome: after a payment inside an iframe (with the redirect the parent page
+/// performs), or when a completed session's link is opened again.
+pub(super) async fn outcome_page(
+    state: &AppState,
+    t: &BTreeMap<String, String>,
+    cashier: &Cashier,
+    transaction: Option<&CashierTransaction>,
+) -> Result<Response, ApiError> {
+    let latest = match transaction {
+        Some(t) => Some(t.clone()),
+        None => {
+            cashier_transactions::latest(
+                state.store.pool(),
+                cashier.merchant.id,
+                &cashier.session.fields.order_id,
+                None,
+            )
+            .await?
+        }
+    };
+    let lang = i18n::lang(t);
+    let fields = &cashier.session.fields;
+    let success = latest
+        .as_ref()
+        .is_some_and(|t| t.status == TransactionStatus::Success);
+    let redirect = transaction.and_then(|_| {
+        if success {
+            fields.success_redirect_url.clone()
+        } else {
+            fields.failed_redirect_url.clone()
+        }
+    });
+    let reason = latest
+        .as_ref()
+        .filter(|_| !success)
+        .map(|tr| decline_message(t, tr.decline_code.as_deref().unwrap_or_default()));
+    page(
+        state,
+        StatusCode::OK,
+        "cashier_done.html",
+        context! {
+            t => t,
+            merchant_name => cashier.merchant.name,
+            order_id => fields.order_id,
+            success => success,
+            payout => fields.is_payout,
+            amount => latest.as_ref().map(|tr| display_amount(tr.amount, cashier.currency, lang)),
+            card => latest.as_ref().and_then(|tr| tr.card.as_ref()).map(|c| context! { brand => c.brand, last4 => c.last4 }),
+            reason => reason,
+            transaction_id => latest.as_ref().map(|tr| tr.id),
+            redirect => redirect,
+            outcome => if success { "success" } else { "failed" },
+        },
+        Framing::Embeddable,
+    )
+}
+
+/// The cashier's forms may end in a redirect to the session's success or failed URL.
+fn allow_redirects(response: Response, cashier: &Cashier) -> Response {
+    let fields = &cashier.session.fields;
+    let response = allow_form_redirect(response, fields.success_redirect_url.as_deref());
+    allow_form_redirect(response, fields.failed_redirect_url.as_deref())
+}
+
+/// The smallest step of the amount input: `0.01` for EUR, `1` for JPY, `0.001` for BHD.
+fn step(currency: Currency) -> String {
+    match currency.exponent() {
+        0 => "1".into(),
+        n => format!("0.{}1", "0".repeat(n as usize - 1)),
+    }
+}
