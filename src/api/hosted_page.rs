@@ -185,7 +185,7 @@ pub async fn create_session(
     JsonBody(body): JsonBody<HostedPageRequest>,
 ) -> Result<Json<HostedPageResponse>, ApiError> {
     let now = state.clock.now();
-    let session = validate(body, &secret, now)?;
+    let session = validate(body, &secret, now, state.config.webhooks.allow_private)?;
     for kind in [TransactionKind::PayIn, TransactionKind::PayOut] {
         if cashier_transactions::latest_success(
             state.store.pool(),
@@ -233,10 +233,13 @@ pub async fn create_session(
     }))
 }
 
+/// Checks the body and its signature; `allow_private`: the operator lets webhooks reach
+/// internal addresses.
 fn validate(
     body: HostedPageRequest,
     secret: &str,
     now: DateTime<Utc>,
+    allow_private: bool,
 ) -> Result<NewHostedSession, ApiError> {
     let mut errors = FieldErrors::new();
     let timestamp = body
@@ -244,12 +247,9 @@ fn validate(
         .required("timestamp", &mut errors)
         .and_then(|value| errors.check("timestamp", epoch_text(&value)));
     let signature = body.signature.required("signature", &mut errors);
-    let webhook_url = optional_text(
-        body.webhook_url,
-        "webhookUrl",
-        &mut errors,
-        rules::https_url,
-    );
+    let webhook_url = optional_text(body.webhook_url, "webhookUrl", &mut errors, |url| {
+        rules::webhook_url(url, allow_private)
+    });
     let success_redirect_url = optional_text(
         body.success_redirect_url,
         "successRedirectUrl",

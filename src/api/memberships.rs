@@ -381,7 +381,12 @@ pub async fn create_membership(
         customer_key,
         end_date,
         membership: new,
-    } = validate_create(body, auth.merchant_id, &mut errors);
+    } = validate_create(
+        body,
+        auth.merchant_id,
+        state.config.webhooks.allow_private,
+        &mut errors,
+    );
     // Most creates are valid, for an existing customer of a merchant without a test clock,
     // whose time is then the injected clock's: one statement finds the customer and inserts.
     let wall = state.clock.now();
@@ -443,10 +448,12 @@ struct CreateDraft {
 }
 
 /// Checks the create body by every rule that needs no database and no clock, adding the
-/// failures under their paths.
+/// failures under their paths. `allow_private`: the operator lets webhooks reach internal
+/// addresses.
 fn validate_create(
     body: CreateMembershipRequest,
     merchant_id: i64,
+    allow_private: bool,
     errors: &mut FieldErrors,
 ) -> CreateDraft {
     let customer_key = required_text(body.customer_key, "customerKey", errors, |key| {
@@ -462,12 +469,9 @@ fn validate_create(
         .end_date
         .optional("endDate", errors)
         .and_then(|v| errors.check("endDate", rules::parse_end_date(&v)));
-    let webhook_url = required_text(
-        body.webhook_url,
-        "webhookUrl",
-        errors,
-        field_rules::https_url,
-    );
+    let webhook_url = required_text(body.webhook_url, "webhookUrl", errors, |url| {
+        field_rules::webhook_url(url, allow_private)
+    });
     let metadata = body.metadata.optional("metadata", errors);
     let queue = body
         .charge_emitter_queue

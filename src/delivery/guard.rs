@@ -74,7 +74,10 @@ mod tests {
             "fe80::1",
         ] {
             let error = resolve(host).await.expect_err(host);
-            assert!(error.contains("which webhooks may not reach"), "{host}: {error}");
+            assert!(
+                error.contains("which webhooks may not reach"),
+                "{host}: {error}"
+            );
         }
     }
 

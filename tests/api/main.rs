@@ -24,4 +24,5 @@ mod processor;
 mod renewals;
 mod secrets;
 mod soak;
+mod ssrf;
 mod webhooks;

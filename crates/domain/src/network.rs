@@ -138,7 +138,12 @@ mod tests {
 
     #[test]
     fn ipv4_compatible_addresses_are_judged_by_their_ipv4_address() {
-        for ip in ["::127.0.0.1", "::10.0.0.1", "::169.254.169.254", "::192.168.0.1"] {
+        for ip in [
+            "::127.0.0.1",
+            "::10.0.0.1",
+            "::169.254.169.254",
+            "::192.168.0.1",
+        ] {
             assert!(refused(ip), "{ip}");
         }
         assert_eq!(
@@ -195,7 +200,12 @@ mod tests {
 
     #[test]
     fn ipv4_mapped_addresses_are_judged_by_their_ipv4_address() {
-        for ip in ["::ffff:127.0.0.1", "::ffff:10.0.0.1", "::ffff:0.0.0.0", "::ffff:100.64.0.1"] {
+        for ip in [
+            "::ffff:127.0.0.1",
+            "::ffff:10.0.0.1",
+            "::ffff:0.0.0.0",
+            "::ffff:100.64.0.1",
+        ] {
             assert!(refused(ip), "{ip}");
         }
         assert!(!refused("::ffff:1.1.1.1"));
