@@ -13,6 +13,7 @@ pub mod input;
 pub mod memberships;
 pub mod merchant_secret;
 pub mod metrics;
+pub mod nosniff;
 pub mod nul_text;
 pub mod openapi;
 pub mod payments;
@@ -101,6 +102,7 @@ pub fn router(state: AppState) -> Router {
             ApiError::Internal(anyhow::anyhow!("a request handler panicked")).into_response_boxed()
         }))
         .layer(middleware::from_fn(trace::trace_requests))
+        .layer(middleware::map_response(nosniff::nosniff))
         .with_state(state)
 }
 
