@@ -84,18 +84,22 @@ impl FromRequestParts<AppState> for AuthMerchant {
 
 /// The merchant id of the valid bearer token in `headers`.
 pub fn bearer_merchant(headers: &HeaderMap, state: &AppState) -> Result<i64, ApiError> {
-    let token = headers
+    let token = bearer_token(headers).ok_or(ApiError::Unauthorized)?;
+    state
+        .tokens
+        .verify(token, state.clock.now())
+        .map_err(|_| ApiError::Unauthorized)
+}
+
+/// The token of an `Authorization: Bearer <token>` header (scheme in any case).
+pub fn bearer_token(headers: &HeaderMap) -> Option<&str> {
+    headers
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| {
             let (scheme, token) = v.split_once(' ')?;
             scheme.eq_ignore_ascii_case("bearer").then(|| token.trim())
         })
-        .ok_or(ApiError::Unauthorized)?;
-    state
-        .tokens
-        .verify(token, state.clock.now())
-        .map_err(|_| ApiError::Unauthorized)
 }
 
 #[cfg(test)]

@@ -17,6 +17,7 @@ mod idempotency;
 mod kill;
 mod mail;
 mod memberships;
+mod metrics_access;
 mod nosniff;
 mod operations;
 mod pool;
