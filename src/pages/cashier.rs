@@ -424,7 +424,7 @@ async fn card_facts(
         brand: number.brand().as_str().into(),
         bin: number.bin().into(),
         last4: number.last4().into(),
-        fingerprint: state.keys.card_fingerprint(number),
+        fingerprint: state.keys.card_fingerprint(merchant_id, number),
         bin_type: bin.bin_type,
         issuer: bin.issuer,
         country: bin.country,

@@ -12,6 +12,7 @@ mod coalescing;
 mod customers;
 mod errors;
 mod faults;
+mod fingerprints;
 mod hosted_page;
 mod idempotency;
 mod kill;
