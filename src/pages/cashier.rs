@@ -6,7 +6,9 @@
 //!
 //! Afterwards the customer goes to the session's success or failed URL. Inside an iframe
 //! (`Sec-Fetch-Dest: iframe`) the outcome page asks the parent page's `cashier.js` to perform
-//! that redirect on the top window instead.
+//! that redirect on the top window instead ([`outcome`]).
+
+mod outcome;
 
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
@@ -27,7 +29,7 @@ use crate::api::problem::ApiError;
 use crate::app::AppState;
 use crate::payments::orders::{self, CashierPayment};
 use crate::payments::payer::Payer;
-use crate::store::cashier_transactions::{self, CardFacts, CashierTransaction, TransactionStatus};
+use crate::store::cashier_transactions::{CardFacts, TransactionStatus};
 use crate::store::hosted_sessions::{self, HostedSession, PendingPayment};
 use crate::store::merchants::{self, Merchant, Mode};
 use crate::store::processors::{self, PaymentProcessor, ProcessorKind};
@@ -199,7 +201,7 @@ pub async fn show(
         return expired::page_for(&state, t);
     };
     if cashier.session.status != "open" {
-        return outcome_page(&state, t, &cashier, None).await;
+        return outcome::page(&state, t, &cashier, None).await;
     }
     if let Some(pending) = &cashier.session.pending {
         return challenge_page(&state, t, &cashier, pending);
@@ -394,7 +396,7 @@ async fn settle(
         fields.failed_redirect_url.as_deref()
     };
     match (target, framed) {
-        (Some(_), true) => outcome_page(state, t, cashier, Some(&transaction)).await,
+        (Some(_), true) => outcome::page(state, t, cashier, Some(&transaction)).await,
         (Some(url), false) => Ok(Redirect::to(url).into_response()),
         (None, _) if success => Ok(see_page(cashier)),
         (None, _) => {
@@ -530,63 +532,6 @@ fn challenge_page(
         Framing::Embeddable,
     )
     .map(|r| allow_redirects(r, cashier))
-}
-
-/// The order's outcome: after a payment inside an iframe (with the redirect the parent page
-/// performs), or when a completed session's link is opened again.
-async fn outcome_page(
-    state: &AppState,
-    t: &BTreeMap<String, String>,
-    cashier: &Cashier,
-    transaction: Option<&CashierTransaction>,
-) -> Result<Response, ApiError> {
-    let latest = match transaction {
-        Some(t) => Some(t.clone()),
-        None => {
-            cashier_transactions::latest(
-                state.store.pool(),
-                cashier.merchant.id,
-                &cashier.session.fields.order_id,
-                None,
-            )
-            .await?
-        }
-    };
-    let lang = i18n::lang(t);
-    let fields = &cashier.session.fields;
-    let success = latest
-        .as_ref()
-        .is_some_and(|t| t.status == TransactionStatus::Success);
-    let redirect = transaction.and_then(|_| {
-        if success {
-            fields.success_redirect_url.clone()
-        } else {
-            fields.failed_redirect_url.clone()
-        }
-    });
-    let reason = latest
-        .as_ref()
-        .filter(|_| !success)
-        .map(|tr| decline_message(t, tr.decline_code.as_deref().unwrap_or_default()));
-    page(
-        state,
-        StatusCode::OK,
-        "cashier_done.html",
-        context! {
-            t => t,
-            merchant_name => cashier.merchant.name,
-            order_id => fields.order_id,
-            success => success,
-            payout => fields.is_payout,
-            amount => latest.as_ref().map(|tr| display_amount(tr.amount, cashier.currency, lang)),
-            card => latest.as_ref().and_then(|tr| tr.card.as_ref()).map(|c| context! { brand => c.brand, last4 => c.last4 }),
-            reason => reason,
-            transaction_id => latest.as_ref().map(|tr| tr.id),
-            redirect => redirect,
-            outcome => if success { "success" } else { "failed" },
-        },
-        Framing::Embeddable,
-    )
 }
 
 /// The cashier's forms may end in a redirect to the session's success or failed URL.

@@ -6,6 +6,7 @@ mod receivers;
 mod auth;
 mod billing;
 mod cashier;
+mod cashier_frame;
 mod checkout;
 mod cli;
 mod coalescing;
