@@ -42,7 +42,7 @@ pub struct HostedPageRequest {
     #[serde(default)]
     #[schema(required = true, value_type = String, pattern = "^[0-9A-Fa-f]{64}$")]
     pub signature: Field<String>,
-    /// Absolute HTTPS URL receiving the transaction notifications.
+    /// Absolute HTTPS URL receiving the transaction notifications; not an internal IP literal.
     #[serde(default)]
     #[schema(value_type = Option<HttpsUrl>)]
     pub webhook_url: Field<String>,

@@ -46,7 +46,7 @@ pub struct CreateMembershipRequest {
     #[serde(default)]
     #[schema(value_type = Option<String>, example = "2027-12-31T00:00:00", pattern = "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z?$")]
     pub end_date: Field<String>,
-    /// Absolute HTTPS URL receiving this membership's events.
+    /// Absolute HTTPS URL receiving this membership's events; not an internal IP literal.
     #[serde(default)]
     #[schema(required = true, value_type = HttpsUrl)]
     pub webhook_url: Field<String>,
