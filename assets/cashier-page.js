@@ -1,6 +1,7 @@
 // recur cashier page: shows the card fields only for card processors, and, on the outcome page
 // of a cashier shown inside an iframe, tells the parent page (which loads cashier.js) where the
-// customer goes next.
+// customer goes next. The message goes only to the merchant's origin, which the server writes
+// into data-parent-origin (the origin of the session's redirect URL); without it, nothing is sent.
 (function () {
   "use strict";
 
@@ -16,13 +17,15 @@
   function report() {
     var outcome = document.querySelector("[data-cashier-outcome]");
     if (!outcome || window.parent === window) { return; }
+    var parentOrigin = outcome.getAttribute("data-parent-origin");
+    if (!parentOrigin) { return; }
     window.parent.postMessage({
       source: "recur-cashier",
       outcome: outcome.getAttribute("data-cashier-outcome"),
       orderId: outcome.getAttribute("data-order-id"),
       transactionId: outcome.getAttribute("data-transaction-id"),
       redirectUrl: outcome.getAttribute("data-redirect")
-    }, "*");
+    }, parentOrigin);
   }
 
   document.addEventListener("DOMContentLoaded", function () {

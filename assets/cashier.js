@@ -4,7 +4,8 @@
 //   <body><iframe src="{redirectUrl from POST /api/payment/hosted-page}"></iframe></body>
 //
 // When a payment ends, the cashier posts {source: "recur-cashier", outcome, orderId,
-// transactionId, redirectUrl} to this page. The script accepts it only from one of this page's
+// transactionId, redirectUrl} to this page, if this page is on the origin of the session's
+// successRedirectUrl / failedRedirectUrl (it posts to no other origin). The script accepts it only from one of this page's
 // iframes and only from that iframe's own origin, dispatches a cancelable "recur:cashier" event on
 // window (event.detail is the message), and unless a listener called preventDefault() sends the
 // top window to the session's successRedirectUrl or failedRedirectUrl.

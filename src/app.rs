@@ -173,9 +173,12 @@ fn templates() -> minijinja::Environment<'static> {
 pub struct RunningServer {
     /// The bound address (useful when the configuration asked for port 0).
     pub addr: SocketAddr,
+    /// The bound address of the separate metrics listener, when `RECUR_METRICS_LISTEN` is set.
+    pub metrics_addr: Option<SocketAddr>,
     /// The shared state, for callers that want to reach the store.
     pub state: AppState,
     task: tokio::task::JoinHandle<std::io::Result<()>>,
+    metrics_task: Option<tokio::task::JoinHandle<std::io::Result<()>>>,
     workers: Workers,
 }
 
@@ -188,6 +191,9 @@ impl RunningServer {
     /// Stops the server and its workers at once.
     pub fn abort(&self) {
         self.task.abort();
+        if let Some(task) = &self.metrics_task {
+            task.abort();
+        }
         self.workers.abort();
     }
 }
@@ -205,6 +211,22 @@ pub async fn start(config: Config) -> anyhow::Result<RunningServer> {
             println!("{}", demo.banner());
         }
     }
+    let (metrics_addr, metrics_task) = match state.config.metrics.listen {
+        Some(metrics_listen) => {
+            let listener = TcpListener::bind(metrics_listen)
+                .await
+                .with_context(|| format!("binding RECUR_METRICS_LISTEN {metrics_listen}"))?;
+            let metrics_addr = listener.local_addr()?;
+            let app = api::metrics_router(state.clone());
+            let task = tokio::spawn(async move {
+                axum::serve(listener, app)
+                    .with_graceful_shutdown(shutdown_signal())
+                    .await
+            });
+            (Some(metrics_addr), Some(task))
+        }
+        None => (None, None),
+    };
     let app = api::router(state.clone()).into_make_service_with_connect_info::<SocketAddr>();
     let task = tokio::spawn(async move {
         axum::serve(listener, app)
@@ -214,8 +236,10 @@ pub async fn start(config: Config) -> anyhow::Result<RunningServer> {
     let workers = Workers::start(&state);
     Ok(RunningServer {
         addr,
+        metrics_addr,
         state,
         task,
+        metrics_task,
         workers,
     })
 }

@@ -109,6 +109,9 @@ pub async fn run(cli: Cli, config: Config) -> anyhow::Result<()> {
         Command::Serve => {
             let server = app::start(config).await?;
             println!("listening on http://{}", server.addr);
+            if let Some(metrics) = server.metrics_addr {
+                println!("metrics on http://{metrics}/metrics");
+            }
             server.wait().await
         }
         Command::Migrate => {

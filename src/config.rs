@@ -43,6 +43,27 @@ pub struct Config {
     pub cdn_url: Option<String>,
     /// USD per unit of each currency, for `UsdAmount` (`RECUR_USD_RATES`).
     pub usd_rates: UsdRates,
+    /// Who may read `/metrics`, and where.
+    pub metrics: MetricsConfig,
+}
+
+/// Access to `/metrics`.
+#[derive(Clone, Default)]
+pub struct MetricsConfig {
+    /// When set, `/metrics` answers only `Authorization: Bearer <token>` (`RECUR_METRICS_TOKEN`).
+    pub token: Option<String>,
+    /// When set, `/metrics` is served on this address only, not on `RECUR_LISTEN`
+    /// (`RECUR_METRICS_LISTEN`).
+    pub listen: Option<SocketAddr>,
+}
+
+impl std::fmt::Debug for MetricsConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MetricsConfig")
+            .field("token", &self.token.as_ref().map(|_| ".."))
+            .field("listen", &self.listen)
+            .finish()
+    }
 }
 
 /// Outgoing webhook settings.
@@ -125,6 +146,8 @@ struct FileConfig {
     mail_from: Option<String>,
     cdn_url: Option<String>,
     usd_rates: Option<String>,
+    metrics_token: Option<String>,
+    metrics_listen: Option<String>,
 }
 
 impl Config {
@@ -231,6 +254,10 @@ impl Config {
         };
         let cdn_url = pick("RECUR_CDN_URL", file_config.cdn_url)
             .map(|url| url.trim_end_matches('/').to_string());
+        let metrics = metrics_config(
+            pick("RECUR_METRICS_TOKEN", file_config.metrics_token),
+            pick("RECUR_METRICS_LISTEN", file_config.metrics_listen),
+        )?;
         Ok(Self {
             listen,
             data_dir,
@@ -245,6 +272,7 @@ impl Config {
             mail,
             cdn_url,
             usd_rates,
+            metrics,
         })
     }
 
@@ -275,6 +303,22 @@ fn number<T: std::str::FromStr>(
                 .map_err(|_| anyhow::anyhow!("{name} must be a whole number, not {text:?}"))
         })
         .transpose()
+}
+
+/// `RECUR_METRICS_TOKEN` (not blank: unset it to leave `/metrics` open) and
+/// `RECUR_METRICS_LISTEN`.
+fn metrics_config(token: Option<String>, listen: Option<String>) -> anyhow::Result<MetricsConfig> {
+    if token.as_deref().is_some_and(|t| t.trim().is_empty()) {
+        bail!("RECUR_METRICS_TOKEN must not be empty (unset it to leave /metrics open)");
+    }
+    let listen = match listen {
+        Some(text) => Some(
+            text.parse::<SocketAddr>()
+                .with_context(|| format!("RECUR_METRICS_LISTEN {text:?} is not an ADDRESS:PORT"))?,
+        ),
+        None => None,
+    };
+    Ok(MetricsConfig { token, listen })
 }
 
 fn default_sqlite_url(data_dir: &Path) -> String {
@@ -348,6 +392,25 @@ mod tests {
         assert!(load(&[("RECUR_DATABASE_URL", "mysql://x")], None).is_err());
         assert!(load(&[("RECUR_JWT_TTL_SECONDS", "0")], None).is_err());
         assert!(load(&[("RECUR_JWT_KEYS", "nokid")], None).is_err());
+    }
+
+    #[test]
+    fn metrics_access_is_open_unless_configured() {
+        let open = load(&[], None).unwrap();
+        assert!(open.metrics.token.is_none() && open.metrics.listen.is_none());
+        let closed = load(
+            &[
+                ("RECUR_METRICS_TOKEN", "s3cret"),
+                ("RECUR_METRICS_LISTEN", "127.0.0.1:9100"),
+            ],
+            None,
+        )
+        .unwrap();
+        assert_eq!(closed.metrics.token.as_deref(), Some("s3cret"));
+        assert_eq!(closed.metrics.listen.unwrap().to_string(), "127.0.0.1:9100");
+        assert!(!format!("{closed:?}").contains("s3cret"));
+        assert!(load(&[("RECUR_METRICS_TOKEN", " ")], None).is_err());
+        assert!(load(&[("RECUR_METRICS_LISTEN", "9100")], None).is_err());
     }
 
     #[test]

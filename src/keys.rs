@@ -107,10 +107,15 @@ impl ServerKeys {
         hex::encode(mac.finalize().into_bytes())
     }
 
-    /// The card's keyed fingerprint (`CreditCardDigest`): equal for equal numbers, and the number
-    /// cannot be read back from it.
-    pub fn card_fingerprint(&self, card: &recur_domain::card::CardNumber) -> String {
-        self.lookup_digest(&format!("card:{}", card.digits()))
+    /// The card's keyed fingerprint at one merchant (`CreditCardDigest`): equal for equal numbers
+    /// at that merchant, different at every other merchant (so the database does not link one
+    /// card across merchants), and the number cannot be read back from it.
+    pub fn card_fingerprint(
+        &self,
+        merchant_id: i64,
+        card: &recur_domain::card::CardNumber,
+    ) -> String {
+        self.lookup_digest(&format!("card:{merchant_id}:{}", card.digits()))
     }
 
     /// The access-token key used when none is configured.
@@ -164,6 +169,31 @@ mod tests {
         let b = ServerKeys::from_master(&[2; 32]);
         assert_eq!(a.lookup_digest("s"), a.lookup_digest("s"));
         assert_ne!(a.lookup_digest("s"), b.lookup_digest("s"));
+    }
+
+    #[test]
+    fn card_fingerprints_are_per_merchant() {
+        let keys = ServerKeys::from_master(&[3; 32]);
+        let card = recur_domain::card::CardNumber::parse("4242 4242 4242 4242").unwrap();
+        let other = recur_domain::card::CardNumber::parse("5555555555554444").unwrap();
+        assert_eq!(
+            keys.card_fingerprint(1, &card),
+            keys.card_fingerprint(1, &card)
+        );
+        assert_ne!(
+            keys.card_fingerprint(1, &card),
+            keys.card_fingerprint(2, &card)
+        );
+        assert_ne!(
+            keys.card_fingerprint(1, &card),
+            keys.card_fingerprint(1, &other)
+        );
+        let fingerprint = keys.card_fingerprint(1, &card);
+        assert!(!fingerprint.contains("4242"));
+        assert_ne!(
+            fingerprint,
+            ServerKeys::from_master(&[4; 32]).card_fingerprint(1, &card)
+        );
     }
 
     #[test]

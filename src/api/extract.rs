@@ -88,14 +88,7 @@ impl FromRequestParts<AppState> for AuthMerchant {
 /// correctly signed token can name a merchant this database does not hold (a database restored
 /// or replaced under the same keys); it is refused like a forged one.
 pub async fn bearer_merchant(headers: &HeaderMap, state: &AppState) -> Result<i64, ApiError> {
-    let token = headers
-        .get(header::AUTHORIZATION)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| {
-            let (scheme, token) = v.split_once(' ')?;
-            scheme.eq_ignore_ascii_case("bearer").then(|| token.trim())
-        })
-        .ok_or(ApiError::Unauthorized)?;
+    let token = bearer_token(headers).ok_or(ApiError::Unauthorized)?;
     let merchant_id = state
         .tokens
         .verify(token, state.clock.now())
@@ -108,6 +101,17 @@ pub async fn bearer_merchant(headers: &HeaderMap, state: &AppState) -> Result<i6
         return Err(ApiError::Unauthorized);
     }
     Ok(merchant_id)
+}
+
+/// The token of an `Authorization: Bearer <token>` header (scheme in any case).
+pub fn bearer_token(headers: &HeaderMap) -> Option<&str> {
+    headers
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| {
+            let (scheme, token) = v.split_once(' ')?;
+            scheme.eq_ignore_ascii_case("bearer").then(|| token.trim())
+        })
 }
 
 #[cfg(test)]

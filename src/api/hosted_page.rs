@@ -42,7 +42,7 @@ pub struct HostedPageRequest {
     #[serde(default)]
     #[schema(required = true, value_type = String, pattern = "^[0-9A-Fa-f]{64}$")]
     pub signature: Field<String>,
-    /// Absolute HTTPS URL receiving the transaction notifications.
+    /// Absolute HTTPS URL receiving the transaction notifications; not an internal IP literal.
     #[serde(default)]
     #[schema(value_type = Option<HttpsUrl>)]
     pub webhook_url: Field<String>,
@@ -186,7 +186,7 @@ pub async fn create_session(
     JsonBody(body): JsonBody<HostedPageRequest>,
 ) -> Result<Json<HostedPageResponse>, ApiError> {
     let now = state.clock.now();
-    let session = validate(body, &secret, now)?;
+    let session = validate(body, &secret, now, state.config.webhooks.allow_private)?;
     for kind in [TransactionKind::PayIn, TransactionKind::PayOut] {
         if cashier_transactions::latest_success(
             state.store.pool(),
@@ -234,10 +234,13 @@ pub async fn create_session(
     }))
 }
 
+/// Checks the body and its signature; `allow_private`: the operator lets webhooks reach
+/// internal addresses.
 fn validate(
     body: HostedPageRequest,
     secret: &str,
     now: DateTime<Utc>,
+    allow_private: bool,
 ) -> Result<NewHostedSession, ApiError> {
     let mut errors = FieldErrors::new();
     let timestamp = body
@@ -245,12 +248,9 @@ fn validate(
         .required("timestamp", &mut errors)
         .and_then(|value| errors.check("timestamp", epoch_text(&value)));
     let signature = body.signature.required("signature", &mut errors);
-    let webhook_url = optional_text(
-        body.webhook_url,
-        "webhookUrl",
-        &mut errors,
-        rules::https_url,
-    );
+    let webhook_url = optional_text(body.webhook_url, "webhookUrl", &mut errors, |url| {
+        rules::webhook_url(url, allow_private)
+    });
     let success_redirect_url = optional_text(
         body.success_redirect_url,
         "successRedirectUrl",

@@ -45,7 +45,7 @@ pub struct CreateMembershipRequest {
     #[serde(default)]
     #[schema(value_type = Option<String>, example = "2027-12-31T00:00:00", pattern = "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z?$")]
     pub end_date: Field<String>,
-    /// Absolute HTTPS URL receiving this membership's events.
+    /// Absolute HTTPS URL receiving this membership's events; not an internal IP literal.
     #[serde(default)]
     #[schema(required = true, value_type = HttpsUrl)]
     pub webhook_url: Field<String>,
@@ -162,7 +162,12 @@ pub async fn create_membership(
         customer_key,
         end_date,
         membership: new,
-    } = validate_create(body, auth.merchant_id, &mut errors);
+    } = validate_create(
+        body,
+        auth.merchant_id,
+        state.config.webhooks.allow_private,
+        &mut errors,
+    );
     // Most creates are valid, for an existing customer of a merchant without a test clock,
     // whose time is then the injected clock's: one statement finds the customer and inserts.
     let wall = state.clock.now();
@@ -224,10 +229,12 @@ struct CreateDraft {
 }
 
 /// Checks the create body by every rule that needs no database and no clock, adding the
-/// failures under their paths.
+/// failures under their paths. `allow_private`: the operator lets webhooks reach internal
+/// addresses.
 fn validate_create(
     body: CreateMembershipRequest,
     merchant_id: i64,
+    allow_private: bool,
     errors: &mut FieldErrors,
 ) -> CreateDraft {
     let customer_key = required_text(body.customer_key, "customerKey", errors, |key| {
@@ -243,12 +250,9 @@ fn validate_create(
         .end_date
         .optional("endDate", errors)
         .and_then(|v| errors.check("endDate", rules::parse_end_date(&v)));
-    let webhook_url = required_text(
-        body.webhook_url,
-        "webhookUrl",
-        errors,
-        field_rules::https_url,
-    );
+    let webhook_url = required_text(body.webhook_url, "webhookUrl", errors, |url| {
+        field_rules::webhook_url(url, allow_private)
+    });
     let metadata = body.metadata.optional("metadata", errors);
     let queue = body
         .charge_emitter_queue

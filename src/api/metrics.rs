@@ -3,7 +3,7 @@
 //! backlog read from the database at each scrape.
 
 use axum::extract::{MatchedPath, Request, State};
-use axum::http::header;
+use axum::http::{header, HeaderMap};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use prometheus_client::encoding::EncodeLabelSet;
@@ -13,6 +13,11 @@ use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::{exponential_buckets, Histogram};
 use prometheus_client::registry::Registry;
 
+use recur_domain::signature::constant_time_eq;
+use sha2::{Digest, Sha256};
+
+use super::extract::bearer_token;
+use super::problem::ApiError;
 use crate::app::AppState;
 use crate::store::{emails, events};
 
@@ -152,9 +157,12 @@ pub async fn record(State(state): State<AppState>, request: Request, next: Next)
     response
 }
 
-/// `GET /metrics`. The backlog gauges are left out when the database cannot be read, rather
-/// than shown stale.
-pub async fn metrics(State(state): State<AppState>) -> Response {
+/// `GET /metrics`: 401 without the bearer token when `RECUR_METRICS_TOKEN` is set. The backlog
+/// gauges are left out when the database cannot be read, rather than shown stale.
+pub async fn metrics(State(state): State<AppState>, headers: HeaderMap) -> Response {
+    if !authorized(state.config.metrics.token.as_deref(), &headers) {
+        return ApiError::Unauthorized.into_response();
+    }
     let backlog = async {
         let events = events::pending_count(&state.store).await?;
         let emails = emails::pending_count(&state.store).await?;
@@ -185,4 +193,17 @@ pub async fn metrics(State(state): State<AppState>) -> Response {
         state.metrics.render(),
     )
         .into_response()
+}
+
+/// Whether `headers` carry `token` as a bearer token (always, when no token is configured). Both
+/// sides are hashed first, so the comparison takes the same time whatever is presented.
+fn authorized(token: Option<&str>, headers: &HeaderMap) -> bool {
+    let Some(token) = token else {
+        return true;
+    };
+    let presented = bearer_token(headers).unwrap_or_default();
+    constant_time_eq(
+        &Sha256::digest(presented.as_bytes()),
+        &Sha256::digest(token.as_bytes()),
+    )
 }

@@ -16,6 +16,7 @@ pub mod membership_update;
 pub mod memberships;
 pub mod merchant_secret;
 pub mod metrics;
+pub mod nosniff;
 pub mod nul_text;
 pub mod openapi;
 pub mod payments;
@@ -78,7 +79,7 @@ pub fn router(state: AppState) -> Router {
             state.clone(),
             idempotency::idempotency,
         ));
-    Router::new()
+    let router = Router::new()
         .nest("/api/subscriptions/v1", subscriptions_v1)
         .merge(crate::pages::router(&state))
         .route(
@@ -91,8 +92,14 @@ pub fn router(state: AppState) -> Router {
         .route("/openapi.json", get(openapi::document))
         .route("/docs", get(openapi::reference_page))
         .route("/healthz", get(health::healthz))
-        .route("/readyz", get(health::readyz))
-        .route("/metrics", get(metrics::metrics))
+        .route("/readyz", get(health::readyz));
+    // With RECUR_METRICS_LISTEN, /metrics lives on its own listener ([`metrics_router`]).
+    let router = if state.config.metrics.listen.is_none() {
+        router.route("/metrics", get(metrics::metrics))
+    } else {
+        router
+    };
+    router
         .fallback(|| async { ApiError::NotFound })
         .layer(middleware::from_fn(nul_text::refuse_in_uri))
         .layer(DefaultBodyLimit::max(extract::MAX_BODY_BYTES))
@@ -104,6 +111,17 @@ pub fn router(state: AppState) -> Router {
             ApiError::Internal(anyhow::anyhow!("a request handler panicked")).into_response_boxed()
         }))
         .layer(middleware::from_fn(trace::trace_requests))
+        .layer(middleware::map_response(nosniff::nosniff))
+        .with_state(state)
+}
+
+/// The router of the separate metrics listener (`RECUR_METRICS_LISTEN`): `/metrics` only.
+pub fn metrics_router(state: AppState) -> Router {
+    Router::new()
+        .route("/metrics", get(metrics::metrics))
+        .fallback(|| async { ApiError::NotFound })
+        .layer(middleware::from_fn(trace::trace_requests))
+        .layer(middleware::map_response(nosniff::nosniff))
         .with_state(state)
 }
 

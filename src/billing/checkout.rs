@@ -145,7 +145,7 @@ pub async fn save_card(
     at: DateTime<Utc>,
 ) -> Result<PaymentMethod, BillingError> {
     let token = state.processor.tokenize(merchant_id, card).await?;
-    let fingerprint = state.keys.card_fingerprint(card);
+    let fingerprint = state.keys.card_fingerprint(merchant_id, card);
     let mut tx = state.store.begin().await?;
     let method = payment_methods::insert(
         &mut tx,

@@ -38,12 +38,54 @@ impl Resolve for GuardedResolver {
     }
 }
 
-/// Why a URL's literal IP host may not be reached (names are checked by [`GuardedResolver`]).
-pub fn literal_refusal(url: &url::Url) -> Option<String> {
-    let ip = match url.host()? {
-        url::Host::Ipv4(ip) => std::net::IpAddr::V4(ip),
-        url::Host::Ipv6(ip) => std::net::IpAddr::V6(ip),
-        url::Host::Domain(_) => return None,
-    };
-    refusal(ip).map(|why| format!("{ip} is a {why}, which webhooks may not reach"))
+/// The same judgement of a URL whose host is an IP literal (which never reaches a resolver),
+/// made before each delivery as at create.
+pub use recur_domain::network::literal_refusal;
+
+#[cfg(test)]
+mod tests {
+    use std::str::FromStr;
+
+    use super::*;
+
+    async fn resolve(host: &str) -> Result<Vec<SocketAddr>, String> {
+        match GuardedResolver.resolve(Name::from_str(host).unwrap()).await {
+            Ok(addrs) => Ok(addrs.collect()),
+            Err(error) => Err(error.to_string()),
+        }
+    }
+
+    #[tokio::test]
+    async fn every_spelling_of_an_internal_address_is_refused() {
+        for host in [
+            "localhost",
+            "127.0.0.1",
+            "2130706433",
+            "::1",
+            "::ffff:127.0.0.1",
+            "::127.0.0.1",
+            "::a00:1",
+            "2002:7f00:1::1",
+            "2002:a9fe:a9fe::",
+            "64:ff9b::a9fe:a9fe",
+            "64:ff9b:1::a00:1",
+            "fec0::1",
+            "fd00::1",
+            "fe80::1",
+        ] {
+            let error = resolve(host).await.expect_err(host);
+            assert!(
+                error.contains("which webhooks may not reach"),
+                "{host}: {error}"
+            );
+        }
+    }
+
+    #[tokio::test]
+    async fn public_addresses_resolve() {
+        for host in ["93.184.216.34", "2606:4700:4700::1111", "2002:808:808::1"] {
+            let addrs = resolve(host).await.expect(host);
+            assert_eq!(addrs.len(), 1, "{host}");
+        }
+    }
 }

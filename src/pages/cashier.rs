@@ -6,7 +6,9 @@
 //!
 //! Afterwards the customer goes to the session's success or failed URL. Inside an iframe
 //! (`Sec-Fetch-Dest: iframe`) the outcome page asks the parent page's `cashier.js` to perform
-//! that redirect on the top window instead.
+//! that redirect on the top window instead ([`outcome`]).
+
+mod outcome;
 
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
@@ -33,7 +35,7 @@ use crate::store::processors::{self, PaymentProcessor, ProcessorKind};
 
 mod view;
 
-use view::{challenge_page, form_page, outcome_page, Entry};
+use view::{challenge_page, form_page, Entry};
 
 /// How long one payment may hold the session before another request may try again.
 const CLAIM: Duration = Duration::minutes(2);
@@ -202,7 +204,7 @@ pub async fn show(
         return expired::page_for(&state, t);
     };
     if cashier.session.status != "open" {
-        return outcome_page(&state, t, &cashier, None).await;
+        return outcome::page(&state, t, &cashier, None).await;
     }
     if let Some(pending) = &cashier.session.pending {
         return challenge_page(&state, t, &cashier, pending);
@@ -397,7 +399,7 @@ async fn settle(
         fields.failed_redirect_url.as_deref()
     };
     match (target, framed) {
-        (Some(_), true) => outcome_page(state, t, cashier, Some(&transaction)).await,
+        (Some(_), true) => outcome::page(state, t, cashier, Some(&transaction)).await,
         (Some(url), false) => Ok(see_other(url).unwrap_or_else(|| see_page(cashier))),
         (None, _) if success => Ok(see_page(cashier)),
         (None, _) => {
@@ -427,7 +429,7 @@ async fn card_facts(
         brand: number.brand().as_str().into(),
         bin: number.bin().into(),
         last4: number.last4().into(),
-        fingerprint: state.keys.card_fingerprint(number),
+        fingerprint: state.keys.card_fingerprint(merchant_id, number),
         bin_type: bin.bin_type,
         issuer: bin.issuer,
         country: bin.country,

@@ -230,10 +230,6 @@ pub async fn invoice_pdf(
         HeaderValue::from_str(&disposition).map_err(anyhow::Error::from)?,
     );
     h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
-    h.insert(
-        header::X_CONTENT_TYPE_OPTIONS,
-        HeaderValue::from_static("nosniff"),
-    );
     Ok(response)
 }
 

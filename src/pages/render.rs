@@ -52,10 +52,6 @@ pub fn page(
         headers.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
     }
     headers.insert(
-        header::X_CONTENT_TYPE_OPTIONS,
-        HeaderValue::from_static("nosniff"),
-    );
-    headers.insert(
         header::REFERRER_POLICY,
         HeaderValue::from_static("same-origin"),
     );

@@ -19,7 +19,7 @@ fn sha256_hex(text: &str) -> String {
 /// The hosted-page tests' valid body for `order_id`, notifying `webhook`, changed by
 /// `overrides` (top-level keys, and `billingDetails` keys under `"billingDetails"`; `null`
 /// removes a key).
-fn session_body(server: &TestServer, order_id: &str, webhook: &str, overrides: Value) -> Value {
+pub fn session_body(server: &TestServer, order_id: &str, webhook: &str, overrides: Value) -> Value {
     let now = chrono::Utc::now().timestamp();
     let mut body = crate::hosted_page::body(order_id, now, &server.merchant.merchant_secret);
     body["webhookUrl"] = webhook.into();
@@ -52,7 +52,7 @@ async fn open_order(
 }
 
 /// Opens a session and returns its cashier URL.
-async fn open(server: &TestServer, body: &Value) -> String {
+pub async fn open(server: &TestServer, body: &Value) -> String {
     let reply = secret_post(server, "/api/payment/hosted-page", body).await;
     assert_eq!(reply.status, StatusCode::OK, "{}", reply.body);
     reply.body["redirectUrl"].as_str().unwrap().to_string()
@@ -85,10 +85,10 @@ fn visitor() -> reqwest::Client {
 }
 
 /// The page's answer: status, `Location`, body.
-struct Page {
-    status: StatusCode,
-    location: Option<String>,
-    text: String,
+pub struct Page {
+    pub status: StatusCode,
+    pub location: Option<String>,
+    pub text: String,
 }
 
 async fn page(response: reqwest::Response) -> Page {
@@ -142,7 +142,8 @@ async fn submit(client: &reqwest::Client, url: &str, fields: &[(&str, &str)]) ->
     .await
 }
 
-fn card(number: &str, processor: &str) -> Vec<(&'static str, String)> {
+/// The cashier form fields paying with `number` on `processor`.
+pub fn card(number: &str, processor: &str) -> Vec<(&'static str, String)> {
     vec![
         ("processorId", processor.to_string()),
         ("cardNumber", number.to_string()),
@@ -152,7 +153,8 @@ fn card(number: &str, processor: &str) -> Vec<(&'static str, String)> {
     ]
 }
 
-async fn pay(client: &reqwest::Client, url: &str, fields: Vec<(&'static str, String)>) -> Page {
+/// Opens the cashier at `url` and pays with `fields`.
+pub async fn pay(client: &reqwest::Client, url: &str, fields: Vec<(&'static str, String)>) -> Page {
     let borrowed: Vec<(&str, &str)> = fields.iter().map(|(k, v)| (*k, v.as_str())).collect();
     submit(client, url, &borrowed).await
 }

@@ -51,7 +51,8 @@ pub fn body(order_id: &str, timestamp: i64, secret: &str) -> Value {
     })
 }
 
-async fn post(server: &TestServer, secret: Option<&str>, body: &Value) -> Reply {
+/// POSTs `body` with the merchant secret header when given.
+pub async fn post(server: &TestServer, secret: Option<&str>, body: &Value) -> Reply {
     let mut request = server
         .client
         .post(format!("{}{PATH}", server.base_url))

@@ -282,52 +282,6 @@ backend_matrix!(
     }
 );
 
-backend_matrix!(internal_addresses_are_refused, |backend| async move {
-    let receiver = WebhookReceiver::start().await;
-    // Trusts the test CA, but private addresses are not allowed.
-    let server = TestServer::start_with_owned(
-        backend,
-        &[(
-            "RECUR_WEBHOOK_EXTRA_ROOTS",
-            receiver.ca_path.display().to_string(),
-        )],
-    )
-    .await;
-    let token = server.token().await;
-    let port = receiver.addr.port();
-    let mut keys = Vec::new();
-    for (i, url) in [
-        format!("https://localhost:{port}/hooks"),
-        format!("https://127.0.0.1:{port}/hooks"),
-        "https://169.254.169.254/latest/meta-data".to_string(),
-        "https://[::1]/hooks".to_string(),
-        "https://10.0.0.1/hooks".to_string(),
-    ]
-    .iter()
-    .enumerate()
-    {
-        let start = format!("2027-03-0{}T00:00:00Z", i + 1);
-        keys.push(membership_to(&server, &token, url, &format!("order-ssrf-{i}"), &start).await);
-    }
-    server.advance(&token, "2027-03-06T00:00:00Z").await;
-    assert!(
-        receiver.received().is_empty(),
-        "nothing reached the loopback receiver"
-    );
-    for key in &keys {
-        for event in events_of(&server, &token, key).await {
-            let attempt = &event["attempts"][0];
-            assert_eq!(attempt["statusCode"], Value::Null);
-            let error = attempt["error"].as_str().unwrap();
-            assert!(error.contains("may not reach"), "{error}");
-            assert_eq!(
-                event["status"], "Pending",
-                "retried on schedule like any failure"
-            );
-        }
-    }
-});
-
 backend_matrix!(
     redirects_and_slow_endpoints_fail_the_attempt,
     |backend| async move {

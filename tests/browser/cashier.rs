@@ -459,3 +459,64 @@ async fn the_example_shop_embeds_the_cashier_and_is_redirected_by_cashier_js() {
     browser.wait_for_url(&site.failed()).await;
     browser.close().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_page_on_another_origin_does_not_hear_the_outcome() {
+    let server = TestServer::start(Backend::Sqlite).await;
+    let site = MerchantSite::start(format!("{}/cdn", server.base_url)).await;
+    let browser = Browser::start(DESKTOP).await;
+    let url = session(
+        &server,
+        "IFRAME-3",
+        merged(
+            redirects(&site),
+            json!({"billingDetails": {"lockedAmount": "12.00"}}),
+        ),
+    )
+    .await;
+    // The example shop, served from an origin that is not the session's redirect origin.
+    let elsewhere = site.shop(&url).replacen("merchant.example", "127.0.0.1", 1);
+    browser.open(&elsewhere).await;
+    browser.wait_for("iframe#recur-cashier").await;
+    browser.client.enter_frame(Some(0)).await.unwrap();
+    browser.wait_for("#cardNumber").await;
+    enter_card(&browser, "4242424242424242").await;
+    browser.click("button[type=submit]").await;
+    // The frame shows the outcome, addressed to the merchant's origin, and its script has run
+    // (with a `*` target, the top window would be on its way to the success page instead).
+    let mut shown = false;
+    for _ in 0..300 {
+        assert_eq!(
+            browser.url().await,
+            elsewhere,
+            "the outcome reached a page on another origin"
+        );
+        let state = browser
+            .client
+            .execute(
+                "return document.querySelector('[data-parent-origin]') ? document.readyState : ''",
+                vec![],
+            )
+            .await;
+        if state.is_ok_and(|state| state == "complete") {
+            shown = true;
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    assert!(shown, "the outcome page never finished loading");
+    browser.client.enter_parent_frame().await.unwrap();
+    // A message would be handled by now, or within this pause: it sends the top window away.
+    browser
+        .client
+        .execute_async("setTimeout(arguments[0], 500)", vec![])
+        .await
+        .unwrap();
+    assert_eq!(browser.url().await, elsewhere);
+    assert_eq!(browser.text("#status").await, "Pay for your order below.");
+    assert_eq!(
+        transactions(&server, "IFRAME-3").await,
+        [("PayIn".into(), "Success".into(), 101, 1200, 1)]
+    );
+    browser.close().await;
+}

@@ -165,14 +165,30 @@ pub fn bounded_text(input: &str, max_chars: usize) -> Result<String, String> {
     Ok(input.to_string())
 }
 
-/// An absolute `https://` URL with a host (`webhookUrl`, `returnToWebsiteLink`). Returns the URL
-/// as parsed and checked, serialized (see [`web_url`]).
+/// An absolute `https://` URL with a host (`returnToWebsiteLink`). Returns the URL as parsed
+/// and checked, serialized (see [`web_url`]).
 pub fn https_url(input: &str) -> Result<String, String> {
+    https(input).map(String::from)
+}
+
+/// `webhookUrl`: an absolute `https://` URL with a host, which, unless the operator allows
+/// private addresses, is not an IP literal the SSRF guard refuses (DESIGN §5). A name is
+/// accepted here: the addresses it resolves to are judged at every connection. Returns the URL
+/// as parsed and checked, serialized.
+pub fn webhook_url(input: &str, allow_private: bool) -> Result<String, String> {
+    let url = https(input)?;
+    match crate::network::literal_refusal(&url) {
+        Some(why) if !allow_private => Err(why),
+        _ => Ok(url.into()),
+    }
+}
+
+fn https(input: &str) -> Result<url::Url, String> {
     let url = absolute(input)?;
     if url.scheme() != "https" {
         return Err("must use https".into());
     }
-    Ok(url.into())
+    Ok(url)
 }
 
 /// An absolute `http://` or `https://` URL with a host (redirect targets). Returns the URL as
@@ -394,6 +410,29 @@ mod tests {
         );
         assert!(web_url("javascript:alert(1)").is_err());
         assert!(web_url("mailto:a@example.com").is_err());
+    }
+
+    #[test]
+    fn webhook_urls_with_an_internal_ip_literal_are_refused_unless_allowed() {
+        for internal in [
+            "https://127.0.0.1/hooks",
+            "https://2130706433/hooks",
+            "https://[::ffff:127.0.0.1]/hooks",
+            "https://[::10.0.0.1]/hooks",
+            "https://[2002:a9fe:a9fe::]/hooks",
+            "https://[fec0::1]/hooks",
+        ] {
+            let why = webhook_url(internal, false).unwrap_err();
+            assert!(why.ends_with("which webhooks may not reach"), "{why}");
+            assert_eq!(webhook_url(internal, true).as_deref(), Ok(internal));
+        }
+        for accepted in ["https://localhost/hooks", "https://93.184.216.34/hooks"] {
+            assert_eq!(webhook_url(accepted, false).as_deref(), Ok(accepted));
+        }
+        assert_eq!(
+            webhook_url("http://127.0.0.1/hooks", true),
+            Err("must use https".into())
+        );
     }
 
     #[test]

@@ -1,5 +1,5 @@
-//! The cashier's pages: the form, the identity-confirmation step and the outcome, each allowed
-//! to end in a redirect to the session's success or failed URL.
+//! The cashier's form and identity-confirmation pages, each allowed to end in a redirect to
+//! the session's success or failed URL (the outcome page is [`super::outcome`]).
 
 use std::collections::BTreeMap;
 
@@ -11,12 +11,11 @@ use recur_domain::money::Currency;
 use super::Cashier;
 use crate::api::problem::ApiError;
 use crate::app::AppState;
-use crate::pages::form::{decline_message, FormErrors};
+use crate::pages::form::FormErrors;
 use crate::pages::format::display_amount;
 use crate::pages::render::{allow_form_redirect, page, Framing};
 use crate::pages::{csrf, i18n};
 use crate::payments::payer::Payer;
-use crate::store::cashier_transactions::{self, CashierTransaction, TransactionStatus};
 use crate::store::hosted_sessions::PendingPayment;
 use crate::store::merchants::Mode;
 use crate::store::processors::ProcessorKind;
@@ -122,63 +121,6 @@ pub(super) fn challenge_page(
         Framing::Embeddable,
     )
     .map(|r| allow_redirects(r, cashier))
-}
-
-/// The order's outcome: after a payment inside an iframe (with the redirect the parent page
-/// performs), or when a completed session's link is opened again.
-pub(super) async fn outcome_page(
-    state: &AppState,
-    t: &BTreeMap<String, String>,
-    cashier: &Cashier,
-    transaction: Option<&CashierTransaction>,
-) -> Result<Response, ApiError> {
-    let latest = match transaction {
-        Some(t) => Some(t.clone()),
-        None => {
-            cashier_transactions::latest(
-                state.store.pool(),
-                cashier.merchant.id,
-                &cashier.session.fields.order_id,
-                None,
-            )
-            .await?
-        }
-    };
-    let lang = i18n::lang(t);
-    let fields = &cashier.session.fields;
-    let success = latest
-        .as_ref()
-        .is_some_and(|t| t.status == TransactionStatus::Success);
-    let redirect = transaction.and_then(|_| {
-        if success {
-            fields.success_redirect_url.clone()
-        } else {
-            fields.failed_redirect_url.clone()
-        }
-    });
-    let reason = latest
-        .as_ref()
-        .filter(|_| !success)
-        .map(|tr| decline_message(t, tr.decline_code.as_deref().unwrap_or_default()));
-    page(
-        state,
-        StatusCode::OK,
-        "cashier_done.html",
-        context! {
-            t => t,
-            merchant_name => cashier.merchant.name,
-            order_id => fields.order_id,
-            success => success,
-            payout => fields.is_payout,
-            amount => latest.as_ref().map(|tr| display_amount(tr.amount, cashier.currency, lang)),
-            card => latest.as_ref().and_then(|tr| tr.card.as_ref()).map(|c| context! { brand => c.brand, last4 => c.last4 }),
-            reason => reason,
-            transaction_id => latest.as_ref().map(|tr| tr.id),
-            redirect => redirect,
-            outcome => if success { "success" } else { "failed" },
-        },
-        Framing::Embeddable,
-    )
 }
 
 /// The cashier's forms may end in a redirect to the session's success or failed URL.
