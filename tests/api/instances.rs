@@ -6,11 +6,11 @@
 use std::time::Duration;
 
 use recur::store::Store;
-use serde_json::{json, Value};
+use serde_json::json;
 
 use crate::faults::scalar;
 use crate::harness::fresh_postgres_database;
-use crate::process::{access_token, until, Recur};
+use crate::process::{until, MerchantApi, Recur};
 use crate::receivers::{SmtpSink, WebhookReceiver};
 
 /// Memberships renewed by the three processes.
@@ -28,58 +28,21 @@ async fn three_instances_share_the_work_and_survive_a_kill() {
     let recur = Recur::delivering_to(data.path(), &database_url, &receiver, &sink);
     let merchant = recur.create_merchant("Instances Test");
     let mut processes: Vec<_> = (0..3).map(|_| recur.serve()).collect();
-    let client = reqwest::Client::new();
-    let apis: Vec<String> = processes
-        .iter()
-        .map(|(_, base)| format!("{base}/api/subscriptions/v1"))
-        .collect();
-    let token = access_token(&client, &apis[0], &merchant).await;
-    let post = |api: &str, path: String, body: Value| {
-        let request = client
-            .post(format!("{api}{path}"))
-            .bearer_auth(&token)
-            .json(&body);
-        async move {
-            let response = request.send().await.unwrap();
-            let status = response.status();
-            let body: Value = response.json().await.unwrap_or(Value::Null);
-            assert!(status.is_success(), "{path}: {status} {body}");
-            body
-        }
-    };
+    let bases: Vec<String> = processes.iter().map(|(_, base)| base.clone()).collect();
+    let first = MerchantApi::login(&bases[0], &merchant).await;
     for i in 0..MEMBERSHIPS {
-        // Each request goes to another instance: a token of one is good at all.
-        let api = &apis[usize::try_from(i).unwrap() % apis.len()];
-        let customer = post(
-            api,
-            "/customer".into(),
-            json!({"processorKey": merchant["processorKey"], "firstName": "Ina", "lastName": "Stance",
-                   "email": format!("instance{i}@example.com"), "phone": "+4915112345678", "countryCode": "DE"}),
-        )
-        .await;
-        let customer_key = customer["customerKey"].as_str().unwrap().to_string();
-        post(
-            api,
-            "/test-helpers/payment-method".into(),
-            json!({"customerKey": customer_key, "cardNumber": "4242424242424242"}),
-        )
-        .await;
-        let mut body = json!({"customerKey": customer_key, "subscriptionName": "Shared",
-               "webhookUrl": receiver.url, "productInfo": {"orderId": format!("instance-{i}")},
+        // Each membership is made at another instance: a token of one is good at all.
+        let api = first.at(&bases[usize::try_from(i).unwrap() % bases.len()]);
+        let mut body = json!({"subscriptionName": "Shared", "webhookUrl": receiver.url,
+               "productInfo": {"orderId": format!("instance-{i}")},
                "pricingInfo": {"currency": "EUR", "totalAmount": "10.00"},
                "billingCycle": {"intervalType": "Monthly"}});
         if i % 3 == 0 {
             body["chargeEmitterQueue"] =
                 json!([{"transactionStatus": "Rejected"}, {"transactionStatus": "Success"}]);
         }
-        let membership = post(api, "/membership".into(), body).await;
-        let key = membership["membershipKey"].as_str().unwrap();
-        post(
-            api,
-            format!("/test-helpers/membership/{key}/pay"),
-            json!({}),
-        )
-        .await;
+        api.paying_member(&merchant, &format!("instance{i}@example.com"), body)
+            .await;
     }
 
     // Every period ends now: the three billing workers renew them concurrently.

@@ -4,12 +4,12 @@
 use std::time::Duration;
 
 use recur::store::Store;
-use serde_json::{json, Value};
+use serde_json::json;
 
 use crate::backend_matrix;
 use crate::faults::{assert_nothing_lost_or_doubled, scalar, settled};
 use crate::harness::{fresh_postgres_database, Backend};
-use crate::process::{access_token, until, Recur};
+use crate::process::{until, MerchantApi, Recur};
 use crate::receivers::{SmtpSink, WebhookReceiver};
 
 /// Memberships in the burst.
@@ -31,45 +31,17 @@ backend_matrix!(
         // A slow endpoint keeps deliveries in flight while the memberships are made.
         receiver.delay(Duration::from_millis(150));
         let (mut first, base) = recur.serve();
-        let client = reqwest::Client::new();
-        let api = format!("{base}/api/subscriptions/v1");
-        let token = access_token(&client, &api, &merchant).await;
-        let post = |path: String, body: Value| {
-            let request = client
-                .post(format!("{api}{path}"))
-                .bearer_auth(&token)
-                .json(&body);
-            async move {
-                let response = request.send().await.unwrap();
-                let status = response.status();
-                let body: Value = response.json().await.unwrap_or(Value::Null);
-                assert!(status.is_success(), "{path}: {status} {body}");
-                body
-            }
-        };
+        let api = MerchantApi::login(&base, &merchant).await;
         for i in 0..MEMBERSHIPS {
-            let customer = post(
-            "/customer".into(),
-            json!({"processorKey": merchant["processorKey"], "firstName": "Kim", "lastName": "Kill",
-                   "email": format!("kill{i}@example.com"), "phone": "+4915112345678", "countryCode": "DE"}),
-        )
-        .await;
-            let customer_key = customer["customerKey"].as_str().unwrap().to_string();
-            post(
-                "/test-helpers/payment-method".into(),
-                json!({"customerKey": customer_key, "cardNumber": "4242424242424242"}),
+            api.paying_member(
+                &merchant,
+                &format!("kill{i}@example.com"),
+                json!({"subscriptionName": "Gold", "webhookUrl": receiver.url,
+                       "productInfo": {"orderId": format!("kill-{i}")},
+                       "pricingInfo": {"currency": "EUR", "totalAmount": "10.00"},
+                       "billingCycle": {"intervalType": "Monthly"}}),
             )
             .await;
-            let membership = post(
-            "/membership".into(),
-            json!({"customerKey": customer_key, "subscriptionName": "Gold", "webhookUrl": receiver.url,
-                   "productInfo": {"orderId": format!("kill-{i}")},
-                   "pricingInfo": {"currency": "EUR", "totalAmount": "10.00"},
-                   "billingCycle": {"intervalType": "Monthly"}}),
-        )
-        .await;
-            let key = membership["membershipKey"].as_str().unwrap();
-            post(format!("/test-helpers/membership/{key}/pay"), json!({})).await;
         }
         // Their periods end now: the billing worker renews them while deliveries are running.
         let store = Store::connect(&database_url).await.unwrap();
@@ -135,61 +107,24 @@ backend_matrix!(
         let recur = Recur::delivering_to(data.path(), &database_url, &receiver, &sink);
         let merchant = recur.create_merchant("Clock Kill Test");
         let (mut first, base) = recur.serve();
-        let client = reqwest::Client::new();
-        let api = format!("{base}/api/subscriptions/v1");
-        let token = access_token(&client, &api, &merchant).await;
-        let post = |path: String, body: Value| {
-            let request = client
-                .post(format!("{api}{path}"))
-                .bearer_auth(&token)
-                .json(&body);
-            async move {
-                let response = request.send().await.unwrap();
-                let status = response.status();
-                let body: Value = response.json().await.unwrap_or(Value::Null);
-                assert!(status.is_success(), "{path}: {status} {body}");
-                body
-            }
-        };
-        post(
-            "/test-clock/advance".into(),
-            json!({"to": "2027-01-01T00:00:00Z"}),
-        )
-        .await;
+        let api = MerchantApi::login(&base, &merchant).await;
+        api.post("/test-clock/advance", json!({"to": "2027-01-01T00:00:00Z"}))
+            .await;
         for i in 0..CLOCK_MEMBERSHIPS {
-            let customer = post(
-                "/customer".into(),
-                json!({"processorKey": merchant["processorKey"], "firstName": "Kim", "lastName": "Clock",
-                       "email": format!("clock{i}@example.com"), "phone": "+4915112345678", "countryCode": "DE"}),
-            )
-            .await;
-            let customer_key = customer["customerKey"].as_str().unwrap().to_string();
-            post(
-                "/test-helpers/payment-method".into(),
-                json!({"customerKey": customer_key, "cardNumber": "4242424242424242"}),
-            )
-            .await;
-            let membership = post(
-                "/membership".into(),
-                json!({"customerKey": customer_key, "subscriptionName": "Daily", "webhookUrl": receiver.url,
+            api.paying_member(
+                &merchant,
+                &format!("clock{i}@example.com"),
+                json!({"subscriptionName": "Daily", "webhookUrl": receiver.url,
                        "productInfo": {"orderId": format!("clock-{i}")},
                        "pricingInfo": {"currency": "EUR", "totalAmount": "1.00"},
                        "billingCycle": {"intervalType": "Daily"}}),
             )
             .await;
-            let key = membership["membershipKey"].as_str().unwrap();
-            post(format!("/test-helpers/membership/{key}/pay"), json!({})).await;
         }
         // The advance runs in the server; the process is killed once it is under way.
         let to = chrono::DateTime::parse_from_rfc3339("2027-01-01T00:00:00Z").unwrap()
             + chrono::TimeDelta::days(CLOCK_DAYS);
-        let advance = tokio::spawn(
-            client
-                .post(format!("{api}/test-clock/advance"))
-                .bearer_auth(&token)
-                .json(&json!({"to": to.to_rfc3339()}))
-                .send(),
-        );
+        let advance = tokio::spawn(api.send("/test-clock/advance", json!({"to": to.to_rfc3339()})));
         let store = Store::connect(&database_url).await.unwrap();
         let renewals = "SELECT COUNT(*) FROM invoices WHERE kind = 'renewal'";
         until(

@@ -125,3 +125,88 @@ pub async fn until(what: &str, timeout: std::time::Duration, mut done: impl Asyn
         tokio::time::sleep(std::time::Duration::from_millis(50)).await;
     }
 }
+
+/// The subscription API of a `recur serve` process, as a merchant that has logged in.
+pub struct MerchantApi {
+    client: reqwest::Client,
+    /// `…/api/subscriptions/v1` of the process.
+    api: String,
+    token: String,
+}
+
+impl MerchantApi {
+    /// Logs `merchant` (the credentials `recur merchant create` printed) in at the process whose
+    /// base URL is `base`.
+    pub async fn login(base: &str, merchant: &serde_json::Value) -> Self {
+        let client = reqwest::Client::new();
+        let api = format!("{base}/api/subscriptions/v1");
+        let token = access_token(&client, &api, merchant).await;
+        Self { client, api, token }
+    }
+
+    /// The same merchant, with the same token, at another process on the same database.
+    pub fn at(&self, base: &str) -> Self {
+        Self {
+            client: self.client.clone(),
+            api: format!("{base}/api/subscriptions/v1"),
+            token: self.token.clone(),
+        }
+    }
+
+    /// POSTs `body` to `path` (below `/api/subscriptions/v1`), expects a success and returns the
+    /// answer's JSON.
+    pub async fn post(&self, path: &str, body: serde_json::Value) -> serde_json::Value {
+        let response = self.send(path, body).await.unwrap();
+        let status = response.status();
+        let body: serde_json::Value = response.json().await.unwrap_or_default();
+        assert!(status.is_success(), "{path}: {status} {body}");
+        body
+    }
+
+    /// POSTs `body` to `path` and returns whatever came back, if anything did.
+    pub fn send(
+        &self,
+        path: &str,
+        body: serde_json::Value,
+    ) -> impl std::future::Future<Output = reqwest::Result<reqwest::Response>> + 'static {
+        self.client
+            .post(format!("{}{path}", self.api))
+            .bearer_auth(&self.token)
+            .json(&body)
+            .send()
+    }
+
+    /// A customer of `merchant` with e-mail `email` and the success card, and an Active
+    /// membership made from `membership` (its `customerKey` is filled in) paid with that card.
+    /// Returns the membership key.
+    pub async fn paying_member(
+        &self,
+        merchant: &serde_json::Value,
+        email: &str,
+        mut membership: serde_json::Value,
+    ) -> String {
+        let customer = self
+            .post(
+                "/customer",
+                serde_json::json!({"processorKey": merchant["processorKey"], "firstName": "Kim",
+                    "lastName": "Process", "email": email, "phone": "+4915112345678",
+                    "countryCode": "DE"}),
+            )
+            .await;
+        let customer_key = customer["customerKey"].clone();
+        self.post(
+            "/test-helpers/payment-method",
+            serde_json::json!({"customerKey": customer_key, "cardNumber": "4242424242424242"}),
+        )
+        .await;
+        membership["customerKey"] = customer_key;
+        let created = self.post("/membership", membership).await;
+        let key = created["membershipKey"].as_str().unwrap().to_string();
+        self.post(
+            &format!("/test-helpers/membership/{key}/pay"),
+            serde_json::json!({}),
+        )
+        .await;
+        key
+    }
+}
