@@ -77,7 +77,8 @@ async fn secret_post(server: &TestServer, path: &str, body: &Value) -> Reply {
 }
 
 /// A browser without redirects.
-fn visitor() -> reqwest::Client {
+/// A client that follows no redirects, as the page tests want.
+pub fn visitor() -> reqwest::Client {
     reqwest::Client::builder()
         .redirect(reqwest::redirect::Policy::none())
         .build()
@@ -91,7 +92,8 @@ pub struct Page {
     pub text: String,
 }
 
-async fn page(response: reqwest::Response) -> Page {
+/// Reads a page's answer.
+pub async fn page(response: reqwest::Response) -> Page {
     let status = response.status();
     let location = response
         .headers()
@@ -105,7 +107,7 @@ async fn page(response: reqwest::Response) -> Page {
 }
 
 /// The value of the hidden input `name` on the page.
-fn hidden(text: &str, name: &str) -> String {
+pub fn hidden(text: &str, name: &str) -> String {
     let marker = format!("name=\"{name}\" value=\"");
     let start = text
         .find(&marker)

@@ -7,46 +7,12 @@ use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
 
 use crate::backend_test;
+use crate::cashier::{hidden, page as answer, visitor, Page};
 use crate::harness::TestServer;
 
 /// A merchant URL as an attacker or a sloppy template writes it, and what a browser reads.
 const RAW_URL: &str = "\thttps://shop.example.com/o\r\nk?order=1 ";
 const NORMALIZED_URL: &str = "https://shop.example.com/ok?order=1";
-
-/// A page's answer without following redirects.
-struct Page {
-    status: StatusCode,
-    location: Option<String>,
-    text: String,
-}
-
-fn visitor() -> reqwest::Client {
-    reqwest::Client::builder()
-        .redirect(reqwest::redirect::Policy::none())
-        .build()
-        .unwrap()
-}
-
-async fn answer(response: reqwest::Response) -> Page {
-    let status = response.status();
-    let location = response
-        .headers()
-        .get("location")
-        .map(|v| v.to_str().unwrap().to_string());
-    Page {
-        status,
-        location,
-        text: response.text().await.unwrap(),
-    }
-}
-
-/// The value of the hidden input `name` on the page.
-fn hidden(text: &str, name: &str) -> String {
-    let marker = format!("name=\"{name}\" value=\"");
-    let start = text.find(&marker).expect("the field is on the page") + marker.len();
-    let end = text[start..].find('"').unwrap() + start;
-    text[start..end].to_string()
-}
 
 /// Opens a cashier session for `order_id` with `overrides` on the valid body; returns its URL.
 async fn open_cashier(server: &TestServer, order_id: &str, overrides: Value) -> String {
