@@ -414,6 +414,22 @@ mod tests {
     }
 
     #[test]
+    fn webhook_source_address_must_be_an_ip_address() {
+        let config = load(&[("RECUR_WEBHOOK_SOURCE_ADDRESS", "127.0.0.2")], None).unwrap();
+        assert_eq!(
+            config.webhooks.source_address,
+            Some("127.0.0.2".parse().unwrap())
+        );
+        for bad in ["127.0.0.2:80", "localhost", ""] {
+            let error = load(&[("RECUR_WEBHOOK_SOURCE_ADDRESS", bad)], None).unwrap_err();
+            assert!(
+                error.to_string().contains("RECUR_WEBHOOK_SOURCE_ADDRESS"),
+                "{bad}: {error}"
+            );
+        }
+    }
+
+    #[test]
     fn jwt_keys_parse_in_order() {
         let config = load(&[("RECUR_JWT_KEYS", "new:AAAA,old:BBBB")], None).unwrap();
         let kids: Vec<_> = config.jwt.keys.iter().map(|k| k.kid.as_str()).collect();

@@ -32,5 +32,6 @@ mod races;
 mod renewals;
 mod secrets;
 mod soak;
+mod source_address;
 mod ssrf;
 mod webhooks;

@@ -20,6 +20,8 @@ use tokio_rustls::rustls;
 pub struct Received {
     pub headers: hyper::HeaderMap,
     pub body: Vec<u8>,
+    /// The address the connection came from.
+    pub peer: SocketAddr,
 }
 
 impl Received {
@@ -97,7 +99,7 @@ impl WebhookReceiver {
         );
         let task = tokio::spawn(async move {
             loop {
-                let Ok((stream, _)) = listener.accept().await else {
+                let Ok((stream, peer)) = listener.accept().await else {
                     return;
                 };
                 let acceptor = acceptor.clone();
@@ -118,7 +120,11 @@ impl WebhookReceiver {
                                 if delay > 0 {
                                     tokio::time::sleep(Duration::from_millis(delay)).await;
                                 }
-                                r.lock().unwrap().push(Received { headers, body });
+                                r.lock().unwrap().push(Received {
+                                    headers,
+                                    body,
+                                    peer,
+                                });
                                 g.0.fetch_sub(1, Ordering::SeqCst);
                                 let code = s.load(Ordering::SeqCst);
                                 let mut response =
