@@ -8,6 +8,7 @@ use anyhow::Context;
 use tokio::net::TcpListener;
 
 use crate::api;
+use crate::api::client_address::PeerAddress;
 use crate::api::metrics::Metrics;
 use crate::auth::jwt::TokenService;
 use crate::auth::login_limiter::LoginLimiter;
@@ -217,7 +218,8 @@ pub async fn start(config: Config) -> anyhow::Result<RunningServer> {
                 .await
                 .with_context(|| format!("binding RECUR_METRICS_LISTEN {metrics_listen}"))?;
             let metrics_addr = listener.local_addr()?;
-            let app = api::metrics_router(state.clone());
+            let app = api::metrics_router(state.clone())
+                .into_make_service_with_connect_info::<PeerAddress>();
             let task = tokio::spawn(async move {
                 axum::serve(listener, app)
                     .with_graceful_shutdown(shutdown_signal())
@@ -227,7 +229,7 @@ pub async fn start(config: Config) -> anyhow::Result<RunningServer> {
         }
         None => (None, None),
     };
-    let app = api::router(state.clone()).into_make_service_with_connect_info::<SocketAddr>();
+    let app = api::router(state.clone()).into_make_service_with_connect_info::<PeerAddress>();
     let task = tokio::spawn(async move {
         axum::serve(listener, app)
             .with_graceful_shutdown(shutdown_signal())

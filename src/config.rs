@@ -8,6 +8,8 @@ use anyhow::{bail, Context};
 use recur_domain::fx::UsdRates;
 use serde::Deserialize;
 
+use crate::net::proxies::TrustedProxies;
+
 /// Everything `recur` needs to know about its surroundings.
 #[derive(Debug, Clone)]
 pub struct Config {
@@ -45,6 +47,9 @@ pub struct Config {
     pub usd_rates: UsdRates,
     /// Who may read `/metrics`, and where.
     pub metrics: MetricsConfig,
+    /// Proxies whose forwarding headers give the client address (`RECUR_TRUSTED_PROXIES`,
+    /// comma-separated CIDR ranges; default none).
+    pub trusted_proxies: TrustedProxies,
 }
 
 /// Access to `/metrics`.
@@ -148,6 +153,7 @@ struct FileConfig {
     usd_rates: Option<String>,
     metrics_token: Option<String>,
     metrics_listen: Option<String>,
+    trusted_proxies: Option<String>,
 }
 
 impl Config {
@@ -258,6 +264,10 @@ impl Config {
             pick("RECUR_METRICS_TOKEN", file_config.metrics_token),
             pick("RECUR_METRICS_LISTEN", file_config.metrics_listen),
         )?;
+        let trusted_proxies = match pick("RECUR_TRUSTED_PROXIES", file_config.trusted_proxies) {
+            Some(text) => TrustedProxies::parse(&text).context("RECUR_TRUSTED_PROXIES")?,
+            None => TrustedProxies::default(),
+        };
         Ok(Self {
             listen,
             data_dir,
@@ -273,6 +283,7 @@ impl Config {
             cdn_url,
             usd_rates,
             metrics,
+            trusted_proxies,
         })
     }
 
@@ -411,6 +422,21 @@ mod tests {
         assert!(!format!("{closed:?}").contains("s3cret"));
         assert!(load(&[("RECUR_METRICS_TOKEN", " ")], None).is_err());
         assert!(load(&[("RECUR_METRICS_LISTEN", "9100")], None).is_err());
+    }
+
+    #[test]
+    fn trusted_proxies_are_cidr_ranges() {
+        let config = load(&[("RECUR_TRUSTED_PROXIES", "127.0.0.1/32, fd00::/8")], None).unwrap();
+        assert!(config.trusted_proxies.trusts("127.0.0.1".parse().unwrap()));
+        assert!(!config.trusted_proxies.trusts("127.0.0.2".parse().unwrap()));
+        assert!(load(&[], None).unwrap().trusted_proxies.is_empty());
+        for bad in ["10.0.0.0/33", "proxy.example", "127.0.0.1/32;10.0.0.0/8"] {
+            let error = load(&[("RECUR_TRUSTED_PROXIES", bad)], None).unwrap_err();
+            assert!(
+                error.to_string().contains("RECUR_TRUSTED_PROXIES"),
+                "{bad}: {error}"
+            );
+        }
     }
 
     #[test]

@@ -16,6 +16,7 @@ pub mod delivery;
 pub mod ids;
 pub mod keys;
 pub mod merchants;
+pub mod net;
 pub mod pages;
 pub mod payments;
 pub mod processor;

@@ -1,13 +1,12 @@
 //! `POST /api/subscriptions/v1/auth`: user name and password for a bearer token.
 
-use std::net::SocketAddr;
-
-use axum::extract::{ConnectInfo, State};
+use axum::extract::State;
 use axum::Json;
 use recur_domain::validation::FieldErrors;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
+use super::client_address::ClientAddress;
 use super::extract::JsonBody;
 use super::input::Field;
 use super::problem::{ApiError, Problem};
@@ -58,7 +57,7 @@ pub struct AuthResponse {
 )]
 pub async fn authenticate(
     State(state): State<AppState>,
-    ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    ClientAddress(client): ClientAddress,
     JsonBody(body): JsonBody<AuthRequest>,
 ) -> Result<Json<AuthResponse>, ApiError> {
     let mut errors = FieldErrors::new();
@@ -71,7 +70,7 @@ pub async fn authenticate(
     // Reserved before the password is read, so concurrent attempts never exceed the limits.
     let attempt = state
         .login_limiter
-        .begin(&user_name, peer.ip(), now)
+        .begin(&user_name, client, now)
         .map_err(|retry_after| ApiError::RateLimited { retry_after })?;
     let merchant = merchants::by_user_name(&state.store, &user_name).await?;
     // The attempt is settled where the password is verified, so a client hanging up cannot

@@ -2,6 +2,7 @@
 //! transaction and respond. Every failure is a problem document ([`problem`]).
 
 pub mod auth;
+pub mod client_address;
 pub mod customers;
 pub mod events;
 pub mod extract;
@@ -111,6 +112,10 @@ pub fn router(state: AppState) -> Router {
             ApiError::Internal(anyhow::anyhow!("a request handler panicked")).into_response_boxed()
         }))
         .layer(middleware::from_fn(trace::trace_requests))
+        .layer(middleware::from_fn_with_state(
+            state.clone(),
+            client_address::resolve,
+        ))
         .layer(middleware::map_response(nosniff::nosniff))
         .with_state(state)
 }
@@ -121,6 +126,10 @@ pub fn metrics_router(state: AppState) -> Router {
         .route("/metrics", get(metrics::metrics))
         .fallback(|| async { ApiError::NotFound })
         .layer(middleware::from_fn(trace::trace_requests))
+        .layer(middleware::from_fn_with_state(
+            state.clone(),
+            client_address::resolve,
+        ))
         .layer(middleware::map_response(nosniff::nosniff))
         .with_state(state)
 }

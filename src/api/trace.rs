@@ -1,6 +1,6 @@
 //! Request tracing: every request gets a trace id (the caller's W3C `traceparent` trace id when it
 //! sends one, otherwise a random one), echoed in `X-Trace-Id`, in every problem body and on every
-//! log line of the request.
+//! log line of the request, which also carry the client address.
 
 use axum::extract::Request;
 use axum::http::{header, HeaderValue, StatusCode};
@@ -8,6 +8,7 @@ use axum::middleware::Next;
 use axum::response::Response;
 use tracing::Instrument;
 
+use super::client_address::ClientAddress;
 use super::problem::problem_response;
 
 tokio::task_local! {
@@ -62,9 +63,14 @@ pub async fn trace_requests(request: Request, next: Next) -> Response {
         .and_then(|v| v.to_str().ok())
         .and_then(from_traceparent)
         .unwrap_or_else(new_trace_id);
+    let client = request
+        .extensions()
+        .get::<ClientAddress>()
+        .map(ToString::to_string);
     let span = tracing::info_span!(
         "request",
         trace_id = %trace_id,
+        client = client.as_deref().unwrap_or("-"),
         method = %request.method(),
         path = %loggable_path(request.uri().path()),
     );

@@ -11,9 +11,8 @@
 mod outcome;
 
 use std::collections::BTreeMap;
-use std::net::SocketAddr;
 
-use axum::extract::{ConnectInfo, Query, State};
+use axum::extract::{Query, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Redirect, Response};
 use chrono::Duration;
@@ -25,6 +24,7 @@ use super::form::{decline_message, CardForm, FormErrors, PageForm, TokenForm};
 use super::format::input_amount;
 use super::render::{see_other, with_status};
 use super::{csrf, expired, session};
+use crate::api::client_address::ClientAddress;
 use crate::api::problem::ApiError;
 use crate::app::AppState;
 use crate::payments::orders::{self, CashierPayment};
@@ -215,7 +215,7 @@ pub async fn show(
 /// `POST /cashier`: checks the amount, the method and the card, then pays.
 pub async fn pay(
     State(state): State<AppState>,
-    ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    client: ClientAddress,
     headers: HeaderMap,
     PageForm(form): PageForm<CashierForm>,
 ) -> Result<Response, ApiError> {
@@ -295,7 +295,7 @@ pub async fn pay(
             return Ok(see_page(&cashier));
         }
     }
-    let client_ip = Some(peer.ip().to_string());
+    let client_ip = Some(client.to_string());
     settle(
         &state,
         t,
@@ -312,7 +312,7 @@ pub async fn pay(
 /// `POST /cashier/confirm`: the answer of the identity-confirmation step.
 pub async fn confirm(
     State(state): State<AppState>,
-    ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    client: ClientAddress,
     headers: HeaderMap,
     PageForm(form): PageForm<ConfirmForm>,
 ) -> Result<Response, ApiError> {
@@ -336,7 +336,7 @@ pub async fn confirm(
         return form_page(&state, t, &cashier, entry)
             .map(|r| with_status(r, StatusCode::PAYMENT_REQUIRED));
     }
-    let client_ip = Some(peer.ip().to_string());
+    let client_ip = Some(client.to_string());
     settle(
         &state,
         t,

@@ -42,7 +42,7 @@ pub fn session_body(server: &TestServer, order_id: &str, webhook: &str, override
 }
 
 /// Opens a session for `order_id` (see [`session_body`]) and returns its cashier URL.
-async fn open_order(
+pub async fn open_order(
     server: &TestServer,
     order_id: &str,
     webhook: &str,

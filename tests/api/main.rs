@@ -28,6 +28,7 @@ mod operations;
 mod pool;
 mod process;
 mod processor;
+mod proxies;
 mod races;
 mod renewals;
 mod secrets;

@@ -46,6 +46,16 @@ impl Recur {
     }
 }
 
+/// A `recur serve` child, killed when the test ends however it ends.
+pub struct Serving(pub Child);
+
+impl Drop for Serving {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
 /// An access token for `merchant` (the credentials `recur merchant create` printed) from the
 /// server whose API is at `api` (`…/api/subscriptions/v1`).
 pub async fn access_token(
