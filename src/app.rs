@@ -18,6 +18,7 @@ use crate::delivery::mail::Mailer;
 use crate::delivery::webhooks::Dispatcher;
 use crate::keys::ServerKeys;
 use crate::merchants::{self, ProcessorKeys};
+use crate::net::tls::TlsListener;
 use crate::pages::i18n::Strings;
 use crate::processor::sandbox::SandboxProcessor;
 use crate::processor::Processor;
@@ -56,7 +57,8 @@ pub struct Shared {
     pub mailer: Mailer,
     /// The payment processor (the built-in sandbox, DESIGN §7).
     pub processor: Arc<dyn Processor>,
-    /// Base URL of links handed to browsers: `RECUR_PUBLIC_URL`, or `http://` and the bound address.
+    /// Base URL of links handed to browsers: `RECUR_PUBLIC_URL`, or `http://` (`https://` with
+    /// TLS) and the bound address.
     pub public_url: String,
 }
 
@@ -91,10 +93,10 @@ impl AppState {
         let store = Store::connect(&config.database_url).await?;
         store.migrate().await?;
         let tokens = TokenService::new(&config.jwt, &keys)?;
-        let public_url = config
-            .public_url
-            .clone()
-            .unwrap_or_else(|| format!("http://{}", bound.unwrap_or(config.listen)));
+        let public_url = config.public_url.clone().unwrap_or_else(|| {
+            let scheme = scheme(&config);
+            format!("{scheme}://{}", bound.unwrap_or(config.listen))
+        });
         let processor = Arc::new(SandboxProcessor::new(store.clone(), clock.clone()));
         let webhooks = Dispatcher::new(&config.webhooks)?;
         let mailer = Mailer::new(&config)?;
@@ -114,6 +116,15 @@ impl AppState {
             templates: templates(),
             strings: Strings::load()?,
         })))
+    }
+}
+
+/// `https` when the server speaks TLS itself, else `http`.
+fn scheme(config: &Config) -> &'static str {
+    if config.tls.is_some() {
+        "https"
+    } else {
+        "http"
     }
 }
 
@@ -184,6 +195,11 @@ pub struct RunningServer {
 }
 
 impl RunningServer {
+    /// The server's own base URL: `http://ADDR`, or `https://ADDR` with TLS.
+    pub fn url(&self) -> String {
+        format!("{}://{}", scheme(&self.state.config), self.addr)
+    }
+
     /// Waits for the server to stop (on Ctrl-C or SIGTERM).
     pub async fn wait(self) -> anyhow::Result<()> {
         self.task.await?.context("serving HTTP")
@@ -199,13 +215,21 @@ impl RunningServer {
     }
 }
 
-/// Builds the state, creates the demo merchant when configured and the database has none, binds
-/// the listener and starts serving in the background.
+/// Binds the listener (loading the TLS certificate when configured), builds the state, creates
+/// the demo merchant when configured and the database has none, and starts serving in the
+/// background.
 pub async fn start(config: Config) -> anyhow::Result<RunningServer> {
     let listener = TcpListener::bind(config.listen)
         .await
         .with_context(|| format!("binding {}", config.listen))?;
     let addr = listener.local_addr()?;
+    let tls = match &config.tls {
+        Some(files) => Some((
+            files.clone(),
+            files.load().context("loading the TLS certificate")?,
+        )),
+        None => None,
+    };
     let state = AppState::build(config, Arc::new(SystemClock), Some(addr)).await?;
     if state.config.demo_merchant {
         if let Some(demo) = merchants::create_demo_if_none(&state).await? {
@@ -230,11 +254,21 @@ pub async fn start(config: Config) -> anyhow::Result<RunningServer> {
         None => (None, None),
     };
     let app = api::router(state.clone()).into_make_service_with_connect_info::<PeerAddress>();
-    let task = tokio::spawn(async move {
-        axum::serve(listener, app)
-            .with_graceful_shutdown(shutdown_signal())
-            .await
-    });
+    let task = match tls {
+        Some((files, tls_config)) => {
+            let listener = TlsListener::new(listener, files, tls_config)?;
+            tokio::spawn(async move {
+                axum::serve(listener, app)
+                    .with_graceful_shutdown(shutdown_signal())
+                    .await
+            })
+        }
+        None => tokio::spawn(async move {
+            axum::serve(listener, app)
+                .with_graceful_shutdown(shutdown_signal())
+                .await
+        }),
+    };
     let workers = Workers::start(&state);
     Ok(RunningServer {
         addr,

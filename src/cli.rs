@@ -108,7 +108,7 @@ pub async fn run(cli: Cli, config: Config) -> anyhow::Result<()> {
     match cli.command {
         Command::Serve => {
             let server = app::start(config).await?;
-            println!("listening on http://{}", server.addr);
+            println!("listening on {}", server.url());
             if let Some(metrics) = server.metrics_addr {
                 println!("metrics on http://{metrics}/metrics");
             }

@@ -9,6 +9,7 @@ use recur_domain::fx::UsdRates;
 use serde::Deserialize;
 
 use crate::net::proxies::TrustedProxies;
+use crate::net::tls::TlsFiles;
 
 /// Everything `recur` needs to know about its surroundings.
 #[derive(Debug, Clone)]
@@ -47,6 +48,8 @@ pub struct Config {
     pub usd_rates: UsdRates,
     /// Who may read `/metrics`, and where.
     pub metrics: MetricsConfig,
+    /// Serve HTTPS with these PEM files (`RECUR_TLS_CERT` and `RECUR_TLS_KEY`, both or neither).
+    pub tls: Option<TlsFiles>,
     /// Proxies whose forwarding headers give the client address (`RECUR_TRUSTED_PROXIES`,
     /// comma-separated CIDR ranges; default none).
     pub trusted_proxies: TrustedProxies,
@@ -153,6 +156,8 @@ struct FileConfig {
     usd_rates: Option<String>,
     metrics_token: Option<String>,
     metrics_listen: Option<String>,
+    tls_cert: Option<PathBuf>,
+    tls_key: Option<PathBuf>,
     trusted_proxies: Option<String>,
 }
 
@@ -264,6 +269,18 @@ impl Config {
             pick("RECUR_METRICS_TOKEN", file_config.metrics_token),
             pick("RECUR_METRICS_LISTEN", file_config.metrics_listen),
         )?;
+        let tls = match (
+            env("RECUR_TLS_CERT")
+                .map(PathBuf::from)
+                .or(file_config.tls_cert),
+            env("RECUR_TLS_KEY")
+                .map(PathBuf::from)
+                .or(file_config.tls_key),
+        ) {
+            (Some(cert), Some(key)) => Some(TlsFiles { cert, key }),
+            (None, None) => None,
+            _ => bail!("RECUR_TLS_CERT and RECUR_TLS_KEY must be set together"),
+        };
         let trusted_proxies = match pick("RECUR_TRUSTED_PROXIES", file_config.trusted_proxies) {
             Some(text) => TrustedProxies::parse(&text).context("RECUR_TRUSTED_PROXIES")?,
             None => TrustedProxies::default(),
@@ -283,6 +300,7 @@ impl Config {
             cdn_url,
             usd_rates,
             metrics,
+            tls,
             trusted_proxies,
         })
     }
@@ -422,6 +440,25 @@ mod tests {
         assert!(!format!("{closed:?}").contains("s3cret"));
         assert!(load(&[("RECUR_METRICS_TOKEN", " ")], None).is_err());
         assert!(load(&[("RECUR_METRICS_LISTEN", "9100")], None).is_err());
+    }
+
+    #[test]
+    fn tls_needs_both_files() {
+        let both = load(
+            &[("RECUR_TLS_CERT", "/c.pem"), ("RECUR_TLS_KEY", "/k.pem")],
+            None,
+        )
+        .unwrap();
+        let files = both.tls.unwrap();
+        assert_eq!(
+            (files.cert.to_str(), files.key.to_str()),
+            (Some("/c.pem"), Some("/k.pem"))
+        );
+        assert!(load(&[], None).unwrap().tls.is_none());
+        for one in ["RECUR_TLS_CERT", "RECUR_TLS_KEY"] {
+            let error = load(&[(one, "/x.pem")], None).unwrap_err();
+            assert!(error.to_string().contains("set together"), "{error}");
+        }
     }
 
     #[test]

@@ -17,13 +17,21 @@ use tokio::net::TcpListener;
 use super::problem::ApiError;
 use crate::app::AppState;
 use crate::net::forwarded;
+use crate::net::tls::TlsListener;
 
-/// The address a connection comes from, as the server records it for every connection.
+/// The address a connection comes from, as the server records it for every connection
+/// (plain TCP or TLS).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct PeerAddress(pub SocketAddr);
 
 impl Connected<IncomingStream<'_, TcpListener>> for PeerAddress {
     fn connect_info(stream: IncomingStream<'_, TcpListener>) -> Self {
+        Self(*stream.remote_addr())
+    }
+}
+
+impl Connected<IncomingStream<'_, TlsListener>> for PeerAddress {
+    fn connect_info(stream: IncomingStream<'_, TlsListener>) -> Self {
         Self(*stream.remote_addr())
     }
 }

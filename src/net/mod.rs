@@ -1,4 +1,6 @@
-//! The network edge: the client address behind trusted proxies.
+//! The network edge: HTTPS on the listen address, and the client address behind trusted
+//! proxies.
 
 pub mod forwarded;
 pub mod proxies;
+pub mod tls;

@@ -156,7 +156,7 @@ impl TestServer {
             .await
             .expect("merchant");
         Self {
-            base_url: format!("http://{}", server.addr),
+            base_url: server.url(),
             merchant,
             client: reqwest::Client::new(),
             server,

@@ -35,4 +35,5 @@ mod secrets;
 mod soak;
 mod source_address;
 mod ssrf;
+mod tls;
 mod webhooks;

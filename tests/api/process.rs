@@ -49,6 +49,15 @@ impl Recur {
 /// A `recur serve` child, killed when the test ends however it ends.
 pub struct Serving(pub Child);
 
+impl Serving {
+    /// Sends `signal` (`libc::SIGHUP`, …) to the process.
+    pub fn signal(&self, signal: libc::c_int) {
+        let pid = libc::pid_t::try_from(self.0.id()).unwrap();
+        // SAFETY: kill(2) with a child's pid and a signal number touches no memory of ours.
+        assert_eq!(unsafe { libc::kill(pid, signal) }, 0);
+    }
+}
+
 impl Drop for Serving {
     fn drop(&mut self) {
         let _ = self.0.kill();
