@@ -402,8 +402,10 @@ async fn proration_charge(
     .ok_or(BillingError::PaymentInProgress)
 }
 
-/// The answer to a proration charge: paid and the change applied (unless the membership moved
-/// on meanwhile, in which case the money becomes credit), or the invoice voided on a decline.
+/// The answer to a proration charge: paid and the change applied, or the invoice voided on a
+/// decline. Nothing moves a membership while its charge is in flight (one attempt in flight per
+/// membership, `store::charges`), so the change always applies; should the membership ever have
+/// moved on all the same, the money taken becomes credit rather than being lost.
 pub fn proration_settled(
     m: &mut Membership,
     charge: &Charge,
