@@ -26,6 +26,7 @@ mod metrics_access;
 mod nosniff;
 mod operations;
 mod pool;
+mod price_parts;
 mod process;
 mod processor;
 mod races;
