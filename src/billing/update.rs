@@ -30,8 +30,8 @@ use crate::store::{from_micros, payment_methods, to_micros, Tx};
 pub struct Changes {
     /// New `subscriptionName`.
     pub name: Option<String>,
-    /// New `endDate`.
-    pub end_date: Option<DateTime<Utc>>,
+    /// New `endDate`: `Some(None)` removes it (the membership then runs until canceled).
+    pub end_date: Option<Option<DateTime<Utc>>>,
     /// New price per unit, in minor units of the membership's currency.
     pub price_per_unit: Option<i64>,
     /// New quantity.
@@ -168,7 +168,7 @@ pub async fn update(
             .return_to_website_link
             .clone()
             .or_else(|| m.return_to_website_link.clone()),
-        end_date: changes.end_date.or(m.end_date).map(to_micros),
+        end_date: changes.end_date.unwrap_or(m.end_date).map(to_micros),
         total_amount: new_total,
         price_per_unit: new_price.per_unit,
         quantity: new_price.quantity,
@@ -267,7 +267,8 @@ pub async fn update(
     }
 }
 
-/// Recomputes the next action after terms changed (an earlier `endDate`, a new period).
+/// Recomputes the next action after terms changed (an earlier or removed `endDate`, a new
+/// period).
 fn reschedule(m: &mut Membership) {
     m.next_action_at = match m.status {
         MembershipStatus::Active => next_scheduled_action(m),
@@ -286,7 +287,8 @@ fn reschedule(m: &mut Membership) {
 }
 
 /// The spec's `Updates` keys whose values actually change. A part of the price changes when it
-/// differs from the membership's, given or implied ([`recur_domain::price`]).
+/// differs from the membership's, given or implied ([`recur_domain::price`]). A removed
+/// `endDate` is `"EndDate": null`.
 fn changed_keys(m: &Membership, changes: &Changes) -> Map<String, Value> {
     let currency = m.currency();
     let old_price = m.price();
@@ -306,8 +308,8 @@ fn changed_keys(m: &Membership, changes: &Changes) -> Map<String, Value> {
     if let Some(quantity) = changes.quantity.filter(|q| old_price.units() != Some(*q)) {
         updates.insert("Quantity".into(), quantity.into());
     }
-    if let Some(end) = changes.end_date.filter(|e| Some(*e) != m.end_date) {
-        updates.insert("EndDate".into(), format_utc(end).into());
+    if let Some(end) = changes.end_date.filter(|e| *e != m.end_date) {
+        updates.insert("EndDate".into(), end.map(format_utc).into());
     }
     if let Some(kind) = changes.interval_type.filter(|t| *t != m.interval_type) {
         updates.insert("IntervalType".into(), kind.as_str().into());

@@ -13,6 +13,7 @@ mod checkout;
 mod cli;
 mod coalescing;
 mod customers;
+mod end_dates;
 mod errors;
 mod faults;
 mod fingerprints;
