@@ -16,6 +16,7 @@ use utoipa::ToSchema;
 
 use super::extract::JsonBody;
 use super::field_schemas::{CountryCode, CurrencyCode, HttpsUrl, WebUrl};
+use super::format_utc;
 use super::input::{optional_text, required_text, Field};
 use super::merchant_secret::SecretMerchant;
 use super::problem::{ApiError, Problem};
@@ -166,8 +167,9 @@ pub struct HostedPageResponse {
 }
 
 /// Opens a cashier session for an order. A repeated `orderId` whose session is still open returns
-/// that session's address again; after it expired, a new session is opened; an order that was
-/// paid (or paid out) is final and refused.
+/// that session's address again when every value is the same, and is a 409 (on `orderId`) when
+/// any differs; after it expired, a new session is opened; an order that was paid (or paid out)
+/// is final and refused.
 #[utoipa::path(
     post,
     path = "/api/payment/hosted-page",
@@ -178,6 +180,7 @@ pub struct HostedPageResponse {
         (status = 200, description = "Session opened", body = HostedPageResponse),
         (status = 400, description = "Validation, signature or timestamp failed", body = Problem, content_type = "application/problem+json"),
         (status = 401, description = "Missing or unknown X-Merchant-Secret", body = Problem, content_type = "application/problem+json"),
+        (status = 409, description = "The order has an open session with other values: errors.orderId names them", body = Problem, content_type = "application/problem+json"),
     )
 )]
 pub async fn create_session(
@@ -206,7 +209,23 @@ pub async fn create_session(
     let token = match hosted_sessions::open_for_order(&mut tx, merchant.id, &session.order_id, now)
         .await?
     {
-        Some(open) => state.keys.open(&open.token_sealed)?,
+        Some(open) => {
+            let changed = changed_fields(&open.fields, &session);
+            if !changed.is_empty() {
+                let mut errors = FieldErrors::new();
+                errors.add(
+                    "orderId",
+                    format!(
+                        "has an open session with other values ({}) until {}; send the same \
+                         values, or a new order id",
+                        changed.join(", "),
+                        format_utc(open.expires_at)
+                    ),
+                );
+                return Err(ApiError::FieldConflict(errors));
+            }
+            state.keys.open(&open.token_sealed)?
+        }
         None => {
             let token = ids::prefixed("hp-", 32);
             hosted_sessions::insert(
@@ -266,10 +285,13 @@ fn validate(
     let order_id = required_text(body.order_id, "orderId", &mut errors, |v| {
         rules::bounded_text(v, 255)
     });
-    let disabled_psp_ids = body
+    let mut disabled_psp_ids = body
         .disabled_psp_ids
         .optional("disabledPspIds", &mut errors)
         .unwrap_or_default();
+    // A set of ids: kept in one order, so that a repeated session compares equal.
+    disabled_psp_ids.sort_unstable();
+    disabled_psp_ids.dedup();
     let credit_card_only = body
         .credit_card_only
         .optional("creditCardOnly", &mut errors)
@@ -336,6 +358,61 @@ fn validate(
         }
         _ => Err(ApiError::Validation(errors)),
     }
+}
+
+/// The request paths whose values differ between an `open` session of an order and a `new`
+/// request for it, in a fixed order. Every value the session keeps is the order as the
+/// customer will pay it (amount, currency, payout mode), where its outcome goes (webhook and
+/// redirect URLs), what the cashier offers (processors, description) or the payer it prefills,
+/// so a repeat must match all of them, compared in their normal form.
+fn changed_fields(open: &NewHostedSession, new: &NewHostedSession) -> Vec<String> {
+    let mut changed: Vec<String> = Vec::new();
+    let mut compare = |path: &str, same: bool| {
+        if !same {
+            changed.push(path.to_string());
+        }
+    };
+    compare("webhookUrl", open.webhook_url == new.webhook_url);
+    compare(
+        "successRedirectUrl",
+        open.success_redirect_url == new.success_redirect_url,
+    );
+    compare(
+        "failedRedirectUrl",
+        open.failed_redirect_url == new.failed_redirect_url,
+    );
+    compare(
+        "billingDetails.lockedAmount",
+        open.locked_amount == new.locked_amount,
+    );
+    compare("billingDetails.currency", open.currency == new.currency);
+    let payer = |text: &str| {
+        serde_json::from_str::<serde_json::Map<String, serde_json::Value>>(text).unwrap_or_default()
+    };
+    let (old_payer, new_payer) = (payer(&open.billing_details), payer(&new.billing_details));
+    let mut keys: Vec<&String> = old_payer.keys().chain(new_payer.keys()).collect();
+    keys.sort_unstable();
+    keys.dedup();
+    for key in keys {
+        compare(
+            &format!("billingDetails.{key}"),
+            old_payer.get(key) == new_payer.get(key),
+        );
+    }
+    compare(
+        "disabledPspIds",
+        open.disabled_psp_ids == new.disabled_psp_ids,
+    );
+    compare(
+        "creditCardOnly",
+        open.credit_card_only == new.credit_card_only,
+    );
+    compare(
+        "cashierDescription",
+        open.cashier_description == new.cashier_description,
+    );
+    compare("isPayOut", open.is_payout == new.is_payout);
+    changed
 }
 
 /// The payer, the currency and the locked amount in minor units.

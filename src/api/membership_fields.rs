@@ -2,8 +2,9 @@
 //! create and update: JSON numbers and numeric strings alike, reported under the field's path.
 
 use recur_domain::calendar::{BillingCycle, IntervalType};
-use recur_domain::membership::{self as rules, Price};
+use recur_domain::membership as rules;
 use recur_domain::money::{self, Currency};
+use recur_domain::price::Price;
 use recur_domain::validation::FieldErrors;
 use rust_decimal::Decimal;
 
@@ -40,10 +41,9 @@ pub(super) fn pricing(p: PricingInfoInput, errors: &mut FieldErrors) -> Option<P
         let minor = decimal_value(&value).and_then(|d| positive_minor(d, currency));
         errors.check("pricingInfo.pricePerUnit", minor)
     });
-    let total = total?;
-    let price = rules::plan_price(total, per_unit, quantity);
-    errors.check("pricingInfo.totalAmount", price)?;
-    Some((currency, total, per_unit, quantity))
+    let price = Price::of_plan(total?, per_unit, quantity);
+    let price = errors.check("pricingInfo.totalAmount", price)?;
+    Some((currency, price.total, price.per_unit, price.quantity))
 }
 
 /// A positive decimal with no more decimals than the currency has, in minor units.
@@ -122,9 +122,10 @@ pub(super) fn check_updated_cycle(
     }
 }
 
-/// Holds an update's price per period to the bound: the new `pricePerUnit` and `quantity`, each
-/// defaulting to the membership's `current` one. A failure is reported under `quantity` when it
-/// was given, else under `pricePerUnit`. Fields that already failed are not checked again.
+/// Holds an update's price per period to the bound: the `current` price updated with the new
+/// `pricePerUnit` and `quantity` ([`Price::updated`]). A failure is reported under `quantity`
+/// when it was given, else under `pricePerUnit`. Fields that already failed are not checked
+/// again.
 pub(super) fn check_updated_price(
     current: Price,
     per_unit: Option<i64>,
@@ -141,12 +142,7 @@ pub(super) fn check_updated_price(
     } else {
         "pricePerUnit"
     };
-    let price = rules::updated_price(
-        per_unit.unwrap_or(current.per_unit),
-        quantity.unwrap_or(current.quantity),
-        currency,
-    );
-    errors.check(path, price);
+    errors.check(path, current.updated(per_unit, quantity, currency));
 }
 
 /// A decimal given as a JSON number or a decimal string. A JSON number is always a number; when it

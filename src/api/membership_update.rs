@@ -23,7 +23,8 @@ use crate::billing::merchant_now;
 use crate::billing::update::{self, Changes};
 use crate::store::memberships::{self, Membership};
 
-/// Body of `PUT /membership`. Fields left out (or `null`) keep their value.
+/// Body of `PUT /membership`. Fields left out keep their value; so does `null`, except for
+/// `endDate`, which `null` removes.
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct UpdateMembershipRequest {
@@ -35,7 +36,8 @@ pub struct UpdateMembershipRequest {
     #[serde(default)]
     #[schema(value_type = Option<String>, min_length = 1, max_length = 250)]
     pub name: Field<String>,
-    /// New end date: UTC `YYYY-MM-DDTHH:mm:ss`, at least one hour and at most 100 years ahead.
+    /// New end date: UTC `YYYY-MM-DDTHH:mm:ss`, at least one hour and at most 100 years ahead;
+    /// `null` removes it, and the membership then renews until canceled.
     #[serde(default)]
     #[schema(value_type = Option<String>, pattern = "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z?$")]
     pub end_date: Field<String>,
@@ -121,10 +123,14 @@ pub async fn update_membership(
     };
     let currency = current.as_ref().map(Membership::currency);
     let name = optional_text(body.name, "name", &mut errors, rules::subscription_name);
-    let end_date = body
-        .end_date
-        .optional("endDate", &mut errors)
-        .and_then(|v| errors.check("endDate", rules::end_date(&v, now)));
+    let end_date = match body.end_date {
+        Field::Absent => None,
+        Field::Null => Some(None),
+        given => given
+            .optional("endDate", &mut errors)
+            .and_then(|v| errors.check("endDate", rules::end_date(&v, now)))
+            .map(Some),
+    };
     let price_per_unit = body
         .price_per_unit
         .optional("pricePerUnit", &mut errors)

@@ -107,12 +107,12 @@ pub struct PricingInfoInput {
     #[serde(default)]
     #[schema(required = true, value_type = CurrencyCode)]
     pub currency: Field<String>,
-    /// Decimal string > 0 with at most the currency's decimals.
+    /// The price per period: a decimal string > 0 with at most the currency's decimals.
     #[serde(default)]
     #[schema(required = true, value_type = String, example = "29.97", pattern = "^[0-9]+(\\.[0-9]+)?$")]
     pub total_amount: Field<String>,
     /// Optional, > 0 (a number or a decimal string). With quantity, their product must equal
-    /// totalAmount.
+    /// totalAmount; alone, it is kept as given.
     #[serde(default)]
     #[schema(value_type = Option<UnitPrice>)]
     pub price_per_unit: Field<serde_json::Value>,

@@ -60,6 +60,9 @@ pub enum ApiError {
     /// The resource's state does not allow the operation (409).
     #[error("conflict: {0}")]
     Conflict(String),
+    /// The request conflicts with a stored resource, named by the fields at fault (409).
+    #[error("conflict with the stored resource")]
+    FieldConflict(FieldErrors),
     /// Body over the size limit (413).
     #[error("payload too large")]
     PayloadTooLarge,
@@ -94,7 +97,7 @@ impl ApiError {
             ApiError::Forbidden(_) => StatusCode::FORBIDDEN,
             ApiError::NotFound => StatusCode::NOT_FOUND,
             ApiError::PaymentDeclined { .. } => StatusCode::PAYMENT_REQUIRED,
-            ApiError::Conflict(_) => StatusCode::CONFLICT,
+            ApiError::Conflict(_) | ApiError::FieldConflict(_) => StatusCode::CONFLICT,
             ApiError::PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
             ApiError::UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             ApiError::IdempotencyKeyReused => StatusCode::UNPROCESSABLE_ENTITY,
@@ -148,6 +151,11 @@ impl IntoResponse for ApiError {
                 )
             }
             ApiError::Conflict(why) => ("conflict", why, BTreeMap::new()),
+            ApiError::FieldConflict(errors) => (
+                "conflict",
+                "The request conflicts with the current state of the resource.".into(),
+                errors.into_map(),
+            ),
             ApiError::PayloadTooLarge => (
                 "payload-too-large",
                 "The request body is too large.".into(),

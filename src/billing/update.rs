@@ -8,7 +8,6 @@
 use chrono::{DateTime, Utc};
 use recur_domain::calendar::{BillingCycle, IntervalType, Period};
 use recur_domain::invoice::{interval_change_invoice, price_change_invoice, InvoicePlan};
-use recur_domain::membership::Price;
 use recur_domain::money::format_amount;
 use recur_domain::schedule::dunning_retry_at;
 use recur_domain::status::MembershipStatus;
@@ -31,8 +30,8 @@ use crate::store::{from_micros, payment_methods, to_micros, Tx};
 pub struct Changes {
     /// New `subscriptionName`.
     pub name: Option<String>,
-    /// New `endDate`.
-    pub end_date: Option<DateTime<Utc>>,
+    /// New `endDate`: `Some(None)` removes it (the membership then runs until canceled).
+    pub end_date: Option<Option<DateTime<Utc>>>,
     /// New price per unit, in minor units of the membership's currency.
     pub price_per_unit: Option<i64>,
     /// New quantity.
@@ -132,18 +131,12 @@ pub async fn update(
     }
     let old_price = m.price();
     let old_cycle = m.cycle();
-    let new_price = Price {
-        per_unit: changes.price_per_unit.unwrap_or(old_price.per_unit),
-        quantity: changes.quantity.unwrap_or(old_price.quantity),
-    };
     // The API checked the new price and cycle against the membership as it read it; a change
     // committed since then is caught here, under the lock.
-    let new_total = if changes.price_per_unit.is_some() || changes.quantity.is_some() {
-        new_price.bounded_per_period()
-    } else {
-        new_price.per_period()
-    }
-    .ok_or_else(|| BillingError::Conflict("the new price is too large".into()))?;
+    let new_price = old_price
+        .updated(changes.price_per_unit, changes.quantity, m.currency())
+        .map_err(|e| BillingError::Conflict(format!("the new price {e}")))?;
+    let new_total = new_price.per_period();
     let new_cycle = match (changes.interval_type, changes.interval_count) {
         (None, None) => old_cycle,
         (interval_type, interval_count) => BillingCycle::new(
@@ -152,8 +145,8 @@ pub async fn update(
         )
         .map_err(|e| BillingError::Conflict(format!("the new billing cycle's count {e}")))?,
     };
-    let updates = changed_keys(&m, &changes, new_price);
-    let price_changed = new_total != old_price.per_period().unwrap_or(i64::MAX);
+    let updates = changed_keys(&m, &changes);
+    let price_changed = new_total != old_price.per_period();
     let cycle_changed = new_cycle != old_cycle;
     let link_changed = changes.return_to_website_link.is_some()
         && changes.return_to_website_link != m.return_to_website_link;
@@ -175,18 +168,10 @@ pub async fn update(
             .return_to_website_link
             .clone()
             .or_else(|| m.return_to_website_link.clone()),
-        end_date: changes.end_date.or(m.end_date).map(to_micros),
+        end_date: changes.end_date.unwrap_or(m.end_date).map(to_micros),
         total_amount: new_total,
-        price_per_unit: if changes.price_per_unit.is_some() || changes.quantity.is_some() {
-            Some(new_price.per_unit)
-        } else {
-            m.price_per_unit
-        },
-        quantity: if changes.price_per_unit.is_some() || changes.quantity.is_some() {
-            Some(new_price.quantity)
-        } else {
-            m.quantity
-        },
+        price_per_unit: new_price.per_unit,
+        quantity: new_price.quantity,
         interval_type: new_cycle.interval_type.as_str().to_string(),
         interval_count: new_cycle.interval_count,
         credit_balance: m.credit_balance,
@@ -265,7 +250,7 @@ pub async fn update(
             let m = memberships::get(state.store.pool(), merchant_id, key)
                 .await?
                 .ok_or(BillingError::NotFound)?;
-            if m.price().per_period() != Some(new_total) || m.cycle() != new_cycle {
+            if m.total_amount != new_total || m.cycle() != new_cycle {
                 return Err(BillingError::Conflict(
                     "the membership changed while the proration was charged; the amount was added to its credit".into(),
                 ));
@@ -282,7 +267,8 @@ pub async fn update(
     }
 }
 
-/// Recomputes the next action after terms changed (an earlier `endDate`, a new period).
+/// Recomputes the next action after terms changed (an earlier or removed `endDate`, a new
+/// period).
 fn reschedule(m: &mut Membership) {
     m.next_action_at = match m.status {
         MembershipStatus::Active => next_scheduled_action(m),
@@ -300,25 +286,30 @@ fn reschedule(m: &mut Membership) {
     };
 }
 
-/// The spec's `Updates` keys whose values actually change.
-fn changed_keys(m: &Membership, changes: &Changes, new_price: Price) -> Map<String, Value> {
+/// The spec's `Updates` keys whose values actually change. A part of the price changes when it
+/// differs from the membership's, given or implied ([`recur_domain::price`]). A removed
+/// `endDate` is `"EndDate": null`.
+fn changed_keys(m: &Membership, changes: &Changes) -> Map<String, Value> {
     let currency = m.currency();
     let old_price = m.price();
     let mut updates = Map::new();
     if let Some(name) = changes.name.as_ref().filter(|n| **n != m.subscription_name) {
         updates.insert("Name".into(), name.clone().into());
     }
-    if changes.price_per_unit.is_some() && new_price.per_unit != old_price.per_unit {
+    if let Some(per_unit) = changes
+        .price_per_unit
+        .filter(|p| old_price.unit_price() != Some(*p))
+    {
         updates.insert(
             "PricePerUnit".into(),
-            format_amount(new_price.per_unit, currency).into(),
+            format_amount(per_unit, currency).into(),
         );
     }
-    if changes.quantity.is_some() && new_price.quantity != old_price.quantity {
-        updates.insert("Quantity".into(), new_price.quantity.into());
+    if let Some(quantity) = changes.quantity.filter(|q| old_price.units() != Some(*q)) {
+        updates.insert("Quantity".into(), quantity.into());
     }
-    if let Some(end) = changes.end_date.filter(|e| Some(*e) != m.end_date) {
-        updates.insert("EndDate".into(), format_utc(end).into());
+    if let Some(end) = changes.end_date.filter(|e| *e != m.end_date) {
+        updates.insert("EndDate".into(), end.map(format_utc).into());
     }
     if let Some(kind) = changes.interval_type.filter(|t| *t != m.interval_type) {
         updates.insert("IntervalType".into(), kind.as_str().into());

@@ -181,7 +181,10 @@ fn summary(t: &BTreeMap<String, String>, checkout: &Checkout, due: Option<&DueNo
         description => m.order_description,
         price => money(m.total_amount),
         interval => interval_phrase(t, m.interval_type, m.interval_count),
-        unit_line => (price.quantity > 1).then(|| format!("{} × {}", price.quantity, money(price.per_unit))),
+        unit_line => match (price.units(), price.unit_price()) {
+            (Some(units), Some(unit)) if units > 1 => Some(format!("{units} × {}", money(unit))),
+            _ => None,
+        },
         due_today => due.map(|d| money(d.amount)),
         subtotal => due.map(|d| money(d.subtotal)),
         credit => due.filter(|d| d.credit_applied > 0).map(|d| money(-d.credit_applied)),

@@ -32,11 +32,14 @@ pub struct NewHostedSession {
     pub cashier_description: Option<String>,
 }
 
-/// An open session found for an order: its sealed token and expiry.
+/// An open session found for an order: its sealed token, what it was created with and its
+/// expiry.
 #[derive(Debug, Clone)]
 pub struct OpenSession {
     /// The session token, sealed with the server key.
     pub token_sealed: String,
+    /// What it was created with, as validated then.
+    pub fields: NewHostedSession,
     /// When it stops being usable.
     pub expires_at: DateTime<Utc>,
 }
@@ -48,20 +51,26 @@ pub async fn open_for_order(
     order_id: &str,
     now: DateTime<Utc>,
 ) -> Result<Option<OpenSession>, sqlx::Error> {
-    let row: Option<(String, i64)> = sqlx::query_as(
-        "SELECT token_sealed, expires_at FROM hosted_page_sessions \
+    use sqlx::Row;
+    let row = sqlx::query(&format!(
+        "SELECT {SESSION_COLUMNS}, token_sealed FROM hosted_page_sessions \
          WHERE merchant_id = $1 AND order_id = $2 AND status = 'open' AND expires_at > $3 \
-         ORDER BY expires_at DESC LIMIT 1",
-    )
+         ORDER BY expires_at DESC LIMIT 1"
+    ))
     .bind(merchant_id)
     .bind(order_id)
     .bind(to_micros(now))
     .fetch_optional(&mut **tx)
     .await?;
-    Ok(row.map(|(token_sealed, expires)| OpenSession {
-        token_sealed,
-        expires_at: from_micros(expires),
-    }))
+    row.map(|row| {
+        let session = from_row(&row)?;
+        Ok(OpenSession {
+            token_sealed: row.try_get("token_sealed")?,
+            fields: session.fields,
+            expires_at: session.expires_at,
+        })
+    })
+    .transpose()
 }
 
 /// Stores a new open session.

@@ -10,8 +10,9 @@ use std::sync::LazyLock;
 
 use chrono::{DateTime, Utc};
 use recur_domain::calendar::{BillingCycle, IntervalType, Period};
-use recur_domain::membership::{ChargeDirective, Price};
+use recur_domain::membership::ChargeDirective;
 use recur_domain::money::Currency;
+use recur_domain::price::Price;
 use recur_domain::status::MembershipStatus;
 use sqlx::any::AnyRow;
 use sqlx::{Any, Executor, Row};
@@ -89,22 +90,12 @@ pub struct Membership {
 }
 
 impl Membership {
-    /// The plan's price: explicit unit price and quantity, or the total as one unit.
+    /// The plan's price: `totalAmount` per period, with the parts it was given as.
     pub fn price(&self) -> Price {
-        match (self.price_per_unit, self.quantity) {
-            (Some(per_unit), Some(quantity)) => Price { per_unit, quantity },
-            (Some(per_unit), None) => Price {
-                per_unit,
-                quantity: 1,
-            },
-            (None, Some(quantity)) if quantity > 0 => Price {
-                per_unit: self.total_amount / quantity,
-                quantity,
-            },
-            _ => Price {
-                per_unit: self.total_amount,
-                quantity: 1,
-            },
+        Price {
+            total: self.total_amount,
+            per_unit: self.price_per_unit,
+            quantity: self.quantity,
         }
     }
 

@@ -348,3 +348,100 @@ backend_test!(
         );
     }
 );
+
+backend_test!(
+    a_repeated_order_must_repeat_its_values,
+    |server: TestServer| async move {
+        let secret = server.merchant.merchant_secret.clone();
+        let first = post(&server, Some(&secret), &body("order-r", now(), &secret)).await;
+        assert_eq!(first.status, 200, "{}", first.body);
+        let url = first.body["redirectUrl"].clone();
+
+        // The same values, written differently, are the same session.
+        let mut same = body("order-r", now() - 1, &secret);
+        same["billingDetails"]["lockedAmount"] = json!("49.90");
+        same["billingDetails"]["currency"] = json!("eur");
+        same["successRedirectUrl"] = json!("https://SHOP.example.com/ok");
+        same["disabledPspIds"] = json!([3, 3]);
+        let again = post(&server, Some(&secret), &same).await;
+        assert_eq!(again.status, 200, "{}", again.body);
+        assert_eq!(again.body["redirectUrl"], url);
+
+        // Another amount, currency, URL or mode is another order: 409 on orderId, never the old
+        // session with the old values.
+        let cases = [
+            (
+                "/billingDetails/lockedAmount",
+                json!(50),
+                "billingDetails.lockedAmount",
+            ),
+            (
+                "/billingDetails/lockedAmount",
+                json!(null),
+                "billingDetails.lockedAmount",
+            ),
+            (
+                "/billingDetails/currency",
+                json!("USD"),
+                "billingDetails.currency",
+            ),
+            (
+                "/successRedirectUrl",
+                json!("https://shop.example.com/paid"),
+                "successRedirectUrl",
+            ),
+            ("/failedRedirectUrl", json!(null), "failedRedirectUrl"),
+            (
+                "/webhookUrl",
+                json!("https://merchant.example.com/other"),
+                "webhookUrl",
+            ),
+            ("/isPayOut", json!(true), "isPayOut"),
+            (
+                "/billingDetails/phone",
+                json!("+4915100000000"),
+                "billingDetails.phone",
+            ),
+        ];
+        for (pointer, value, path) in cases {
+            let mut changed = body("order-r", now(), &secret);
+            *changed.pointer_mut(pointer).unwrap() = value.clone();
+            let reply = post(&server, Some(&secret), &changed).await;
+            let errors = reply.problem(409);
+            assert_eq!(errors.len(), 1, "{}", reply.body);
+            let message = errors["orderId"][0].as_str().unwrap();
+            assert!(
+                message.starts_with(&format!("has an open session with other values ({path})")),
+                "{pointer} = {value}: {message}"
+            );
+        }
+        let again = post(&server, Some(&secret), &body("order-r", now(), &secret)).await;
+        assert_eq!(
+            again.body["redirectUrl"], url,
+            "the open session is unchanged"
+        );
+
+        // Once its hour is over, the order gets a new session with the new values.
+        sqlx::query(
+            "UPDATE hosted_page_sessions SET expires_at = expires_at - 3600000000 \
+             WHERE order_id = $1",
+        )
+        .bind("order-r")
+        .execute(server.server.state.store.pool())
+        .await
+        .unwrap();
+        let mut changed = body("order-r", now(), &secret);
+        changed["billingDetails"]["lockedAmount"] = json!(50);
+        let reply = post(&server, Some(&secret), &changed).await;
+        assert_eq!(reply.status, 200, "{}", reply.body);
+        assert_ne!(reply.body["redirectUrl"], url);
+        let amounts: Vec<Option<i64>> = sqlx::query_scalar(
+            "SELECT locked_amount FROM hosted_page_sessions WHERE order_id = $1 ORDER BY id",
+        )
+        .bind("order-r")
+        .fetch_all(server.server.state.store.pool())
+        .await
+        .unwrap();
+        assert_eq!(amounts, [Some(4990), Some(5000)]);
+    }
+);

@@ -8,7 +8,7 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
 use crate::calendar::{period_starting, BillingCycle, Period};
-use crate::membership::Price;
+use crate::price::Price;
 use crate::proration::{apply_credit, prorate, unused_credit};
 
 /// One line of an invoice.
@@ -70,15 +70,14 @@ pub fn settle(mut lines: Vec<InvoiceLine>, credit_balance: i64) -> InvoicePlan {
 
 /// The invoice of one billing period of a plan.
 pub fn period_invoice(name: &str, price: Price, credit_balance: i64) -> InvoicePlan {
-    let description = if price.quantity == 1 {
-        name.to_string()
-    } else {
-        format!("{name} × {}", price.quantity)
+    let description = match price.units() {
+        Some(units) if units != 1 => format!("{name} × {units}"),
+        _ => name.to_string(),
     };
     settle(
         vec![InvoiceLine {
             description,
-            amount: price.per_period().unwrap_or(i64::MAX),
+            amount: price.per_period(),
         }],
         credit_balance,
     )
@@ -94,8 +93,8 @@ pub fn price_change_invoice(
     credit_balance: i64,
 ) -> InvoicePlan {
     let amount = prorate(
-        old.per_period().unwrap_or(i64::MAX),
-        new.per_period().unwrap_or(i64::MAX),
+        old.per_period(),
+        new.per_period(),
         period.remaining_seconds(now),
         period.seconds(),
     );
@@ -126,13 +125,13 @@ pub fn interval_change_invoice(
 ) -> Option<(InvoicePlan, Period)> {
     let new_period = period_starting(now, new_cycle)?;
     let unused = unused_credit(
-        old.per_period().unwrap_or(i64::MAX),
+        old.per_period(),
         period.remaining_seconds(now),
         period.seconds(),
     );
     let mut lines = vec![InvoiceLine {
         description: format!("{name}: new billing cycle"),
-        amount: new.per_period().unwrap_or(i64::MAX),
+        amount: new.per_period(),
     }];
     if unused > 0 {
         lines.push(InvoiceLine {
@@ -151,7 +150,11 @@ mod tests {
     use proptest::prelude::*;
 
     fn price(per_unit: i64, quantity: i64) -> Price {
-        Price { per_unit, quantity }
+        Price {
+            total: per_unit * quantity,
+            per_unit: Some(per_unit),
+            quantity: Some(quantity),
+        }
     }
 
     fn period() -> Period {

@@ -13,6 +13,7 @@ pub mod invoice;
 pub mod membership;
 pub mod money;
 pub mod network;
+pub mod price;
 pub mod proration;
 pub mod schedule;
 pub mod signature;

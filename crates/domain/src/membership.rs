@@ -1,10 +1,8 @@
 //! Membership rules that are not calendar or money arithmetic: field rules of the create and
-//! update bodies, the plan's price per period, and the test-only `chargeEmitterQueue`.
+//! update bodies and the test-only `chargeEmitterQueue`. The price is [`crate::price`].
 
 use chrono::{DateTime, Months, NaiveDateTime, TimeDelta, Utc};
 use serde::{Deserialize, Serialize};
-
-use crate::money::{format_amount, Currency, MAX_AMOUNT_MINOR};
 
 /// Longest `subscriptionName` / `name`, in characters.
 pub const MAX_NAME_CHARS: usize = 250;
@@ -17,7 +15,7 @@ pub const END_DATE_MIN_LEAD: TimeDelta = TimeDelta::hours(1);
 pub const END_DATE_MAX_LEAD_MONTHS: u32 = 1200;
 
 /// The largest `quantity`: a billion units. Each unit costs at least one minor unit, and the
-/// price per period is held to [`MAX_AMOUNT_MINOR`] as well.
+/// price per period is held to [`MAX_AMOUNT_MINOR`](crate::money::MAX_AMOUNT_MINOR) as well.
 pub const MAX_QUANTITY: i64 = 1_000_000_000;
 
 /// `subscriptionName` (create) and `name` (update): non-blank, at most 250 characters.
@@ -122,79 +120,6 @@ pub fn directive_for(queue: &[ChargeDirective], ordinal: u64) -> Option<&ChargeD
     queue.get(index)
 }
 
-/// What a plan costs, in minor units of its currency.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Price {
-    /// Price of one unit per period; for plans created with `totalAmount` only, the total.
-    pub per_unit: i64,
-    /// Units; 1 for plans created with `totalAmount` only.
-    pub quantity: i64,
-}
-
-impl Price {
-    /// The amount charged per period; `None` on overflow.
-    pub fn per_period(&self) -> Option<i64> {
-        self.per_unit.checked_mul(self.quantity)
-    }
-
-    /// The amount charged per period, when it is at most [`MAX_AMOUNT_MINOR`]; what a price set
-    /// through the API always gives.
-    pub fn bounded_per_period(&self) -> Option<i64> {
-        self.per_period()
-            .filter(|amount| *amount <= MAX_AMOUNT_MINOR)
-    }
-}
-
-/// The price of an update: `per_unit × quantity`, refused when the price per period is above
-/// [`MAX_AMOUNT_MINOR`] (each factor is bounded alone; their product is bounded here).
-pub fn updated_price(per_unit: i64, quantity: i64, currency: Currency) -> Result<Price, String> {
-    let price = Price { per_unit, quantity };
-    match price.bounded_per_period() {
-        Some(_) => Ok(price),
-        None => Err(format!(
-            "gives a price per period (pricePerUnit × quantity) above {}",
-            format_amount(MAX_AMOUNT_MINOR, currency)
-        )),
-    }
-}
-
-/// Checks the create body's pricing: `totalAmount`, and when both `pricePerUnit` and
-/// `quantity` are given, that their product is exactly the total. Returns the effective price.
-pub fn plan_price(
-    total: i64,
-    per_unit: Option<i64>,
-    quantity: Option<i64>,
-) -> Result<Price, String> {
-    match (per_unit, quantity) {
-        (Some(per_unit), Some(quantity)) => {
-            if per_unit.checked_mul(quantity) == Some(total) {
-                Ok(Price { per_unit, quantity })
-            } else {
-                Err("must equal pricePerUnit multiplied by quantity".into())
-            }
-        }
-        (Some(per_unit), None) if per_unit == total => Ok(Price {
-            per_unit,
-            quantity: 1,
-        }),
-        (Some(_), None) => Err("must equal pricePerUnit when quantity is not given".into()),
-        (None, Some(quantity)) => {
-            if quantity > 0 && total % quantity == 0 {
-                Ok(Price {
-                    per_unit: total / quantity,
-                    quantity,
-                })
-            } else {
-                Err("must be divisible by quantity into whole minor units".into())
-            }
-        }
-        (None, None) => Ok(Price {
-            per_unit: total,
-            quantity: 1,
-        }),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -242,20 +167,6 @@ mod tests {
     }
 
     #[test]
-    fn updated_prices_are_bounded() {
-        let eur = Currency::parse("EUR").unwrap();
-        assert_eq!(
-            updated_price(MAX_AMOUNT_MINOR, 1, eur).map(|p| p.per_period()),
-            Ok(Some(MAX_AMOUNT_MINOR))
-        );
-        assert_eq!(
-            updated_price(MAX_AMOUNT_MINOR, 2, eur),
-            Err("gives a price per period (pricePerUnit × quantity) above 9999999999999.99".into())
-        );
-        assert!(updated_price(i64::MAX, MAX_QUANTITY, eur).is_err());
-    }
-
-    #[test]
     fn end_date_form_and_lead_are_separate_checks() {
         let parsed = parse_end_date("2026-11-23T10:30:00").unwrap();
         assert!(end_date_window(parsed, now()).is_err());
@@ -289,22 +200,6 @@ mod tests {
         assert_eq!(directive_for(&queue, 1), Some(&rejected));
         assert_eq!(directive_for(&queue, 2), Some(&custom));
         assert_eq!(directive_for(&queue, 3), None);
-    }
-
-    #[test]
-    fn prices() {
-        assert_eq!(
-            plan_price(3000, Some(1000), Some(3)),
-            Ok(Price {
-                per_unit: 1000,
-                quantity: 3
-            })
-        );
-        assert!(plan_price(3001, Some(1000), Some(3)).is_err());
-        assert_eq!(plan_price(500, None, None).unwrap().per_period(), Some(500));
-        assert_eq!(plan_price(600, None, Some(3)).unwrap().per_unit, 200);
-        assert!(plan_price(601, None, Some(3)).is_err());
-        assert!(plan_price(600, Some(500), None).is_err());
     }
 
     proptest! {
