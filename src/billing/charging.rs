@@ -8,7 +8,7 @@ use chrono::{DateTime, Utc};
 
 use super::lifecycle::{self, Followups, InvoiceChange, Settlement};
 use super::notify::{self, TransactionFacts};
-use super::{update, BillingError};
+use super::{recurring, update, BillingError};
 use crate::app::AppState;
 use crate::processor::{ChargeOutcome, ChargeRequest};
 use crate::store::charges::{self, Charge, ChargeKind, ChargeStatus, Completion};
@@ -240,7 +240,7 @@ fn settle(
     Ok(match charge.kind {
         ChargeKind::First => lifecycle::first_payment_settled(m, invoice, approved, at),
         ChargeKind::Renewal | ChargeKind::Retry => {
-            lifecycle::recurring_settled(m, charge, approved, at)
+            recurring::recurring_settled(m, charge, approved, at)
         }
         ChargeKind::Proration => update::proration_settled(m, charge, approved)?,
         ChargeKind::PayNow => lifecycle::pay_now_settled(m, invoice, approved, at),

@@ -625,7 +625,7 @@ backend_test!(
 backend_test!(
     a_crash_after_the_processor_answered_never_charges_twice,
     |server: TestServer| async move {
-        use recur::billing::lifecycle;
+        use recur::billing::recurring;
         use recur::processor::{ChargeOutcome, ChargeRequest};
         use recur::store::{memberships, payment_methods};
 
@@ -645,7 +645,7 @@ backend_test!(
             .await
             .unwrap()
             .expect("the renewal is due");
-        let (charge, _, _) = lifecycle::start_renewal(&mut tx, &mut m, at).await.unwrap();
+        let (charge, _, _) = recurring::start_renewal(&mut tx, &mut m, at).await.unwrap();
         tx.commit().await.unwrap();
         let charge = charge.expect("the card is charged");
         // Step 2: the processor takes the money, and the process dies before recording it.
