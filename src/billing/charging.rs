@@ -240,7 +240,7 @@ fn settle(
     Ok(match charge.kind {
         ChargeKind::First => lifecycle::first_payment_settled(m, invoice, approved, at),
         ChargeKind::Renewal | ChargeKind::Retry => {
-            recurring::recurring_settled(m, charge, approved, at)
+            recurring::recurring_settled(m, charge.kind, charge.amount, approved, at)
         }
         ChargeKind::Proration => update::proration_settled(m, charge, approved)?,
         ChargeKind::PayNow => lifecycle::pay_now_settled(m, invoice, approved, at),

@@ -73,7 +73,11 @@ pub(super) async fn act(
             invoice = renewal_invoice;
             (charge, followups)
         }
-        MembershipStatus::PastDue => recurring::start_retry(tx, m, at).await?,
+        MembershipStatus::PastDue => {
+            let (charge, followups, retried) = recurring::start_retry(tx, m, at).await?;
+            invoice = retried;
+            (charge, followups)
+        }
         _ => {
             // Unpaid waits for payment (or its end date); terminal statuses have nothing to do.
             m.next_action_at = if m.status == MembershipStatus::Unpaid {

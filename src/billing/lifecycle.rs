@@ -5,7 +5,7 @@
 use chrono::{DateTime, Utc};
 use recur_domain::calendar::{period_starting, Period};
 use recur_domain::invoice::period_invoice;
-use recur_domain::membership::directive_for;
+use recur_domain::membership::{directive_for, ChargeDirective};
 use recur_domain::schedule::incomplete_expires_at;
 use recur_domain::status::{transition, InvoiceStatus, LifecycleEvent, MembershipStatus};
 use serde_json::{Map, Value};
@@ -231,7 +231,7 @@ async fn pending_charge_with(
 }
 
 /// The attempt number `prior_attempts + 1` at `invoice` against the card `payment_method_id`;
-/// a recurring one carries the `chargeEmitterQueue` item of its ordinal.
+/// a recurring one carries the sandbox's directive for its ordinal ([`recurring_directive`]).
 pub fn new_charge<'a>(
     m: &'a Membership,
     invoice: &'a Invoice,
@@ -239,13 +239,7 @@ pub fn new_charge<'a>(
     payment_method_id: i64,
     prior_attempts: i64,
 ) -> NewCharge<'a> {
-    let directive = if kind.is_recurring() {
-        m.charge_emitter_queue.as_deref().and_then(|queue| {
-            directive_for(queue, u64::try_from(m.recurring_attempts).unwrap_or(0))
-        })
-    } else {
-        None
-    };
+    let directive = kind.is_recurring().then(|| recurring_directive(m));
     NewCharge {
         merchant_id: m.merchant_id,
         membership_id: m.id,
@@ -259,6 +253,16 @@ pub fn new_charge<'a>(
         payment_method_id,
         pending_update: None,
     }
+}
+
+/// What the sandbox makes of the membership's latest recurring attempt (its
+/// `recurring_attempts`-th): the `chargeEmitterQueue` item of that ordinal, or success past the
+/// queue's end and without one (DESIGN §4).
+pub fn recurring_directive(m: &Membership) -> &ChargeDirective {
+    directive_for(
+        m.charge_emitter_queue.as_deref().unwrap_or_default(),
+        u64::try_from(m.recurring_attempts).unwrap_or(0),
+    )
 }
 
 /// Which card pays.

@@ -9,13 +9,15 @@ use recur_domain::schedule::dunning_retry_at;
 use recur_domain::status::{InvoiceStatus, LifecycleEvent, MembershipStatus};
 
 use super::lifecycle::{
-    apply, complete, pending_charge, save, Followups, InvoiceChange, Settlement,
+    apply, complete, pending_charge, recurring_directive, save, Followups, InvoiceChange,
+    Settlement,
 };
 use super::{next_scheduled_action, BillingError};
 use crate::ids;
 use crate::store::charges::{Charge, ChargeKind};
 use crate::store::invoices::{self, Invoice, InvoiceKind, NewInvoice};
 use crate::store::memberships::Membership;
+use crate::store::merchants::{self, Mode};
 use crate::store::outbox::EmailKind;
 use crate::store::Tx;
 
@@ -105,25 +107,18 @@ pub async fn start_renewal(
         };
         return Ok((None, followups, Some(invoice)));
     }
-    let charge = pending_charge(tx, m, &invoice, ChargeKind::Renewal, at).await?;
-    if charge.is_none() {
-        // No card to charge: the renewal fails as a decline would.
-        let followups = renewal_failed(m, at);
-        save(tx, m, at).await?;
-        return Ok((None, followups, Some(invoice)));
-    }
-    // The Pending attempt now owns the membership's next step.
-    m.next_action_at = None;
-    save(tx, m, at).await?;
-    Ok((charge, Followups::default(), Some(invoice)))
+    let (charge, followups, invoice) =
+        recurring_attempt(tx, m, invoice, ChargeKind::Renewal, at).await?;
+    Ok((charge, followups, Some(invoice)))
 }
 
-/// Starts a dunning retry of a PastDue membership's open invoice.
+/// Starts a dunning retry of a PastDue membership's open invoice. Returns the attempt to run,
+/// if any, what follows, and the invoice retried.
 pub async fn start_retry(
     tx: &mut Tx,
     m: &mut Membership,
     at: DateTime<Utc>,
-) -> Result<(Option<Charge>, Followups), BillingError> {
+) -> Result<(Option<Charge>, Followups, Option<Invoice>), BillingError> {
     let Some(invoice) = invoices::oldest_open(&mut **tx, m.id).await? else {
         // Nothing is owed any more (paid another way): back in good standing.
         let changed = apply(m, LifecycleEvent::RetrySucceeded);
@@ -131,24 +126,51 @@ pub async fn start_retry(
         m.dunning_retries = 0;
         m.next_action_at = next_scheduled_action(m);
         save(tx, m, at).await?;
-        return Ok((
-            None,
-            Followups {
-                status_changed: changed,
-                ..Followups::default()
-            },
-        ));
+        let followups = Followups {
+            status_changed: changed,
+            ..Followups::default()
+        };
+        return Ok((None, followups, None));
     };
     m.recurring_attempts += 1;
-    let charge = pending_charge(tx, m, &invoice, ChargeKind::Retry, at).await?;
-    if charge.is_none() {
-        let followups = retry_failed(m);
+    let (charge, followups, invoice) =
+        recurring_attempt(tx, m, invoice, ChargeKind::Retry, at).await?;
+    Ok((charge, followups, Some(invoice)))
+}
+
+/// The recurring attempt of `kind` at `invoice`: a `Pending` attempt against the customer's
+/// card, which then owns the membership's next step; or, for a customer without a card, one
+/// settled at once with no processor asked. In the sandbox such an attempt ends as its
+/// `chargeEmitterQueue` directive says, as a charge would (DESIGN §4 holds "even for a customer
+/// with no saved card"): success pays the invoice with no processor transaction; for a live
+/// merchant it fails as a decline would. Returns the attempt to run, if any, what follows, and
+/// the invoice as it now stands.
+async fn recurring_attempt(
+    tx: &mut Tx,
+    m: &mut Membership,
+    invoice: Invoice,
+    kind: ChargeKind,
+    at: DateTime<Utc>,
+) -> Result<(Option<Charge>, Followups, Invoice), BillingError> {
+    if let Some(charge) = pending_charge(tx, m, &invoice, kind, at).await? {
+        m.next_action_at = None;
         save(tx, m, at).await?;
-        return Ok((None, followups));
+        return Ok((Some(charge), Followups::default(), invoice));
     }
-    m.next_action_at = None;
+    let sandbox = merchants::by_id_in(&mut **tx, m.merchant_id)
+        .await?
+        .is_some_and(|merchant| merchant.mode == Mode::Sandbox);
+    let approved = sandbox && recurring_directive(m).succeed;
+    let settlement = recurring_settled(m, kind, invoice.amount_due, approved, at);
     save(tx, m, at).await?;
-    Ok((charge, Followups::default()))
+    let Some(InvoiceChange::Paid { amount, period }) = settlement.invoice else {
+        return Ok((None, settlement.followups, invoice));
+    };
+    invoices::mark_paid(tx, invoice.id, amount, period, at).await?;
+    let paid = invoices::get(&mut **tx, m.merchant_id, invoice.id)
+        .await?
+        .ok_or(BillingError::NotFound)?;
+    Ok((None, settlement.followups, paid))
 }
 
 /// A renewal charge was declined: PastDue, dunning starts.
@@ -190,10 +212,11 @@ fn earliest(a: Option<DateTime<Utc>>, b: Option<DateTime<Utc>>) -> Option<DateTi
     }
 }
 
-/// The answer to a renewal or retry charge.
+/// The answer to a renewal or retry (`kind`) of `amount`.
 pub fn recurring_settled(
     m: &mut Membership,
-    charge: &Charge,
+    kind: ChargeKind,
+    amount: i64,
     approved: bool,
     at: DateTime<Utc>,
 ) -> Settlement {
@@ -202,7 +225,7 @@ pub fn recurring_settled(
         MembershipStatus::Active | MembershipStatus::PastDue | MembershipStatus::Unpaid
     );
     if approved {
-        let paid = Some(InvoiceChange::paid(charge.amount));
+        let paid = Some(InvoiceChange::paid(amount));
         if !in_good_standing {
             // Canceled or completed meanwhile: the money is recorded, the status stays.
             return Settlement {
@@ -210,19 +233,19 @@ pub fn recurring_settled(
                 ..Settlement::default()
             };
         }
-        let changed = match charge.kind {
+        let changed = match kind {
             ChargeKind::Retry => apply(m, LifecycleEvent::RetrySucceeded),
             _ => apply(m, LifecycleEvent::RenewalSucceeded),
         };
         m.dunning_failed_at = None;
         m.dunning_retries = 0;
         m.next_action_at = next_scheduled_action(m);
-        return Settlement::paid_with_receipt(charge.amount, changed);
+        return Settlement::paid_with_receipt(amount, changed);
     }
     if !in_good_standing {
         return Settlement::default();
     }
-    let followups = match charge.kind {
+    let followups = match kind {
         ChargeKind::Retry => retry_failed(m),
         _ => renewal_failed(m, at),
     };

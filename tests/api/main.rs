@@ -10,6 +10,7 @@ mod checkout;
 mod cli;
 mod coalescing;
 mod customers;
+mod emitter;
 mod errors;
 mod faults;
 mod hosted_page;
