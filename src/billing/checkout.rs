@@ -76,7 +76,7 @@ pub async fn open_session(
 pub enum Purpose {
     /// The first period of an Incomplete membership.
     FirstPayment,
-    /// The open invoice of a PastDue or Unpaid membership.
+    /// The open invoice of a PastDue, Unpaid or Canceled membership.
     PayNow,
 }
 
@@ -95,8 +95,10 @@ pub struct DueNow {
     pub next_charge: Option<DateTime<Utc>>,
 }
 
-/// What a checkout of `m` would collect at `at`; `None` when it has nothing to pay (Active with
-/// nothing open, or over for good).
+/// What a checkout of `m` would collect at `at`: the first period of an Incomplete membership,
+/// or the oldest open invoice of one whose status lets pay-now collect it
+/// ([`MembershipStatus::pays_open_invoice`]); `None` when it has nothing to pay (Active, or over
+/// with nothing open).
 pub async fn due_now(
     state: &AppState,
     m: &Membership,
@@ -116,7 +118,7 @@ pub async fn due_now(
                     .filter(|end| before_end(*end)),
             }))
         }
-        MembershipStatus::PastDue | MembershipStatus::Unpaid => {
+        status if status.pays_open_invoice() => {
             let open = invoices::oldest_open(state.store.pool(), m.id).await?;
             Ok(open.map(|invoice| DueNow {
                 purpose: Purpose::PayNow,
@@ -126,7 +128,7 @@ pub async fn due_now(
                 next_charge: m
                     .current_period
                     .map(|p| p.end)
-                    .filter(|end| *end > at && before_end(*end)),
+                    .filter(|end| !status.is_terminal() && *end > at && before_end(*end)),
             }))
         }
         _ => Ok(None),

@@ -151,8 +151,10 @@ pub async fn complete(
     })
 }
 
-/// Cancels a membership now: open invoices Void, no retries, no new cycles. Canceling a
-/// Canceled membership changes nothing; a Completed or Expired one is a conflict.
+/// Cancels a membership now: no retries, no new cycles; open invoices Void except the renewal
+/// invoice whose charge failed, which stays Open for a pay-now checkout to collect
+/// ([`invoices::void_open_except_renewals`]). Canceling a Canceled membership changes nothing;
+/// a Completed or Expired one is a conflict.
 pub async fn cancel(
     state: &AppState,
     merchant_id: i64,
@@ -176,7 +178,7 @@ pub async fn cancel(
             m.status
         )));
     }
-    invoices::void_open(&mut tx, m.id, at).await?;
+    invoices::void_open_except_renewals(&mut tx, m.id, at).await?;
     m.canceled_at = Some(at);
     m.next_action_at = None;
     m.dunning_failed_at = None;
@@ -286,8 +288,9 @@ pub async fn pay_first(
 }
 
 /// What a checkout page collects for a membership: the first invoice of an Incomplete one, or
-/// the oldest open invoice of a PastDue or Unpaid one (the pay-now link). Declines change
-/// nothing; paying a membership that has nothing due is a conflict.
+/// the oldest open invoice of a PastDue, Unpaid or Canceled one (pay-now,
+/// [`MembershipStatus::pays_open_invoice`]). Declines change nothing; paying a membership that
+/// has nothing due is a conflict.
 pub async fn pay_checkout(
     state: &AppState,
     merchant_id: i64,
@@ -314,7 +317,7 @@ async fn pay(
     }
     let (invoice, kind) = match m.status {
         MembershipStatus::Incomplete => (first_invoice(&mut tx, &m, at).await?, ChargeKind::First),
-        MembershipStatus::PastDue | MembershipStatus::Unpaid if pay_now_allowed => {
+        status if pay_now_allowed && status.pays_open_invoice() => {
             let invoice = invoices::oldest_open(&mut *tx, m.id)
                 .await?
                 .ok_or_else(|| {
@@ -418,10 +421,11 @@ pub fn first_payment_settled(
     }
 }
 
-/// The answer to a pay-now payment of a PastDue or Unpaid membership's open invoice: paid,
-/// Active again, dunning stopped. The calendar resumes where it stood; periods that ended while
+/// The answer to a pay-now payment of a membership's open invoice. PastDue or Unpaid: paid,
+/// Active again, dunning stopped; the calendar resumes where it stood (periods that ended while
 /// the membership was Unpaid are skipped, not billed, so the next renewal bills the period in
-/// progress. A decline changes nothing (dunning goes on as scheduled).
+/// progress). Canceled: the invoice is paid (with a receipt) and the membership stays as it is.
+/// A decline changes nothing (dunning goes on as scheduled).
 pub fn pay_now_settled(
     m: &mut Membership,
     invoice: &Invoice,
@@ -431,14 +435,17 @@ pub fn pay_now_settled(
     if !approved {
         return Settlement::default();
     }
-    let paid = Some(InvoiceChange::paid(invoice.amount_due));
     if !matches!(
         m.status,
         MembershipStatus::PastDue | MembershipStatus::Unpaid
     ) {
         return Settlement {
-            invoice: paid,
-            ..Settlement::default()
+            invoice: Some(InvoiceChange::paid(invoice.amount_due)),
+            membership_changed: false,
+            followups: Followups {
+                email: Some(EmailKind::Receipt),
+                ..Followups::default()
+            },
         };
     }
     let changed = apply(m, LifecycleEvent::RetrySucceeded);

@@ -185,6 +185,7 @@ fn summary(t: &BTreeMap<String, String>, checkout: &Checkout, due: Option<&DueNo
         credit => due.filter(|d| d.credit_applied > 0).map(|d| money(-d.credit_applied)),
         next_charge => due.and_then(|d| d.next_charge).map(|at| display_date(at, lang)),
         pay_now => due.map(|d| d.purpose == Purpose::PayNow),
+        canceled => m.status == MembershipStatus::Canceled,
         email => checkout.page.customer.fields.email,
         end_date => m.end_date.map(|at| display_date(at, lang)),
     }
@@ -243,7 +244,8 @@ async fn challenge_page(
     .map(|r| allow_form_redirect(r, checkout.page.session.return_url.as_deref()))
 }
 
-/// The page of a checkout with nothing (left) to pay: paid, in progress, or no longer payable.
+/// The page of a checkout with nothing (left) to pay: paid (the membership Active, or this
+/// checkout paid an invoice of a Canceled one), in progress, or no longer payable.
 fn outcome_page(
     state: &AppState,
     t: &BTreeMap<String, String>,
@@ -251,7 +253,8 @@ fn outcome_page(
 ) -> Result<Response, ApiError> {
     let m = &checkout.membership;
     let lang = i18n::lang(t);
-    let paid = m.status == MembershipStatus::Active;
+    let active = m.status == MembershipStatus::Active;
+    let paid = active || checkout.page.session.completed_at.is_some();
     page(
         state,
         StatusCode::OK,
@@ -260,6 +263,7 @@ fn outcome_page(
             t => t,
             plan => summary(t, checkout, None),
             paid => paid,
+            active => active,
             status => m.status.as_str(),
             next_billing => next_billing_date(m).map(|at| display_date(at, lang)),
             return_url => checkout.page.session.return_url,

@@ -1,6 +1,6 @@
 //! The engine end to end over HTTP, driven by the sandbox test clock: first payment, renewals on
-//! the calendar, dunning, expiry, completion, cancellation, proration, credit, and the
-//! guarantees against double charges.
+//! the calendar, dunning, expiry, completion, proration, credit, and the guarantees against
+//! double charges (cancellation: `cancel.rs`).
 
 use reqwest::Method;
 use serde_json::{json, Value};
@@ -290,46 +290,6 @@ backend_test!(
         .count("SELECT COUNT(*) FROM charges c JOIN memberships m ON m.id = c.membership_id WHERE m.membership_key = $1", &key)
         .await;
         assert_eq!(attempts, 5, "first payment, renewal, three retries");
-    }
-);
-
-backend_test!(
-    cancel_voids_open_invoices_and_stops_retries,
-    |server: TestServer| async move {
-        let token = server.token().await;
-        let mut body = body_for(&server, &token, "b6@example.com", "order-b6").await;
-        body["chargeEmitterQueue"] = json!([{"transactionStatus": "Rejected"}]);
-        let record = server
-            .active_membership(&token, "2027-03-01T00:00:00Z", body)
-            .await;
-        let key = key(&record);
-        server.advance(&token, "2027-04-01T00:00:00Z").await;
-        let canceled = server
-            .call(
-                Method::POST,
-                &format!("{MEMBERSHIP}/cancel/{key}"),
-                Some(&token),
-                None,
-            )
-            .await;
-        assert_eq!(canceled.status, 200);
-        assert_eq!(canceled.body["status"], "Canceled");
-        let invoices = canceled.body["invoices"].as_array().unwrap();
-        assert_eq!(invoices[0]["status"], "Void", "the open renewal invoice");
-        assert_eq!(invoices[1]["status"], "Paid", "paid invoices stay");
-        server.advance(&token, "2027-06-01T00:00:00Z").await;
-        let attempts = server
-        .count("SELECT COUNT(*) FROM charges c JOIN memberships m ON m.id = c.membership_id WHERE m.membership_key = $1", &key)
-        .await;
-        assert_eq!(attempts, 2, "no retries and no new cycles after cancel");
-        assert_eq!(server.invoice_periods(&key).await.len(), 2);
-        let notices = server
-            .count(
-                "SELECT COUNT(*) FROM emails WHERE kind = 'canceled' AND to_address = $1",
-                "b6@example.com",
-            )
-            .await;
-        assert_eq!(notices, 1);
     }
 );
 

@@ -6,87 +6,10 @@ use serde_json::{json, Value};
 
 use crate::backend_test;
 use crate::harness::TestServer;
+use crate::visitor::Visitor;
 
 const SESSIONS: &str = "/api/subscriptions/v1/checkout/session";
 const PORTAL: &str = "/api/subscriptions/v1/portal/session";
-
-/// A page visitor without a browser: follows no redirects, keeps no cookies.
-struct Visitor {
-    client: reqwest::Client,
-}
-
-/// A page's answer.
-struct Page {
-    status: StatusCode,
-    location: Option<String>,
-    csp: String,
-    text: String,
-}
-
-impl Page {
-    /// The form token on the page.
-    fn csrf(&self) -> String {
-        let start = self
-            .text
-            .find("name=\"csrfToken\" value=\"")
-            .expect("a form")
-            + 24;
-        self.text[start..start + 64].to_string()
-    }
-}
-
-impl Visitor {
-    fn new() -> Self {
-        Self {
-            client: reqwest::Client::builder()
-                .redirect(reqwest::redirect::Policy::none())
-                .build()
-                .unwrap(),
-        }
-    }
-
-    async fn answer(response: reqwest::Response) -> Page {
-        let header = |name: &str| {
-            response
-                .headers()
-                .get(name)
-                .map(|v| v.to_str().unwrap().to_string())
-        };
-        let status = response.status();
-        let location = header("location");
-        let csp = header("content-security-policy").unwrap_or_default();
-        Page {
-            status,
-            location,
-            csp,
-            text: response.text().await.unwrap(),
-        }
-    }
-
-    async fn get(&self, url: &str) -> Page {
-        Self::answer(self.client.get(url).send().await.unwrap()).await
-    }
-
-    async fn post(&self, url: &str, form: &[(&str, &str)]) -> Page {
-        Self::answer(self.client.post(url).form(form).send().await.unwrap()).await
-    }
-
-    /// Posts the card form of the page at `url`.
-    async fn pay(&self, url: &str, card: &str) -> Page {
-        let csrf = self.get(url).await.csrf();
-        self.post(
-            url,
-            &[
-                ("csrfToken", csrf.as_str()),
-                ("cardNumber", card),
-                ("expiry", "12/34"),
-                ("cvc", "123"),
-                ("holder", "Ada Lovelace"),
-            ],
-        )
-        .await
-    }
-}
 
 /// Opens a session; returns the reply body (expects 201).
 async fn open(server: &TestServer, token: &str, path: &str, body: Value) -> Value {

@@ -8,6 +8,7 @@ use serde_json::{json, Value};
 
 use crate::backend_test;
 use crate::harness::TestServer;
+use crate::visitor::Visitor;
 
 const DECLINE: &str = "4000000000000002";
 
@@ -178,22 +179,8 @@ backend_test!(
             .await;
         assert_eq!(session.status, StatusCode::CREATED, "{}", session.body);
         let url = session.body["checkoutRedirectUrl"].as_str().unwrap();
-        let page = reqwest::get(url).await.unwrap().text().await.unwrap();
-        let start = page.find("name=\"csrfToken\" value=\"").unwrap() + 24;
-        let csrf = &page[start..start + 64];
-        let declined = reqwest::Client::new()
-            .post(url)
-            .form(&[
-                ("csrfToken", csrf),
-                ("cardNumber", DECLINE),
-                ("expiry", "12/34"),
-                ("cvc", "123"),
-                ("holder", "Ada Lovelace"),
-            ])
-            .send()
-            .await
-            .unwrap();
-        assert_eq!(declined.status(), StatusCode::PAYMENT_REQUIRED);
+        let declined = Visitor::new().pay(url, DECLINE).await;
+        assert_eq!(declined.status, StatusCode::PAYMENT_REQUIRED);
         let m = server.membership(&token, &key).await;
         assert_eq!(m["status"], "Incomplete");
         assert_eq!(

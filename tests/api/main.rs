@@ -2,9 +2,11 @@
 
 mod harness;
 mod receivers;
+mod visitor;
 
 mod auth;
 mod billing;
+mod cancel;
 mod cashier;
 mod checkout;
 mod cli;
