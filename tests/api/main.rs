@@ -24,6 +24,7 @@ mod operations;
 mod pool;
 mod process;
 mod processor;
+mod proration;
 mod races;
 mod renewals;
 mod secrets;
