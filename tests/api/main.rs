@@ -21,6 +21,7 @@ mod kill;
 mod mail;
 mod memberships;
 mod operations;
+mod paynow;
 mod pool;
 mod process;
 mod processor;
