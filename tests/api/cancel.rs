@@ -89,6 +89,24 @@ backend_test!(
             Some("status:\"Canceled\"")
         );
 
+        // The customer's portal offers to pay it.
+        let portal = server
+            .call(
+                Method::POST,
+                "/api/subscriptions/v1/portal/session",
+                Some(&token),
+                Some(json!({"customerKey": customer})),
+            )
+            .await;
+        let portal_url = portal.body["portalRedirectUrl"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        // Its one membership's card: the "Pay now" button of the overdue invoice.
+        let pay_button = ">Pay now</button>";
+        let visitor = Visitor::new();
+        assert!(visitor.get(&portal_url).await.text.contains(pay_button));
+
         // A checkout session for the Canceled membership collects the open invoice.
         let session = server
             .call(
@@ -100,7 +118,6 @@ backend_test!(
             .await;
         assert_eq!(session.status, StatusCode::CREATED, "{}", session.body);
         let url = session.body["checkoutRedirectUrl"].as_str().unwrap();
-        let visitor = Visitor::new();
         let page = visitor.get(url).await;
         assert_eq!(page.status, StatusCode::OK);
         assert!(page.text.contains("29.97"), "{}", page.text);
@@ -128,6 +145,7 @@ backend_test!(
             .await;
         assert_eq!(receipts, 2, "first payment and the paid invoice");
         // Nothing is left to pay, and the engine still leaves the membership alone.
+        assert!(!visitor.get(&portal_url).await.text.contains(pay_button));
         let again = server
             .call(
                 Method::POST,
