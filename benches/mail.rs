@@ -130,6 +130,7 @@ async fn recur_rate(sink: &SmtpSink, database_url: &str, n: usize) -> f64 {
             subject: subject(),
             text_body: text_body(),
             html_body: html_body(),
+            link_session: None,
         })
         .collect();
     let mut tx = state.store.begin().await.unwrap();

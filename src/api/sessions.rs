@@ -80,7 +80,8 @@ pub enum SessionRecord {
 
 /// Opens a checkout session for a customer's membership, or, without `membershipKey`, a portal
 /// session. A checkout pays the first invoice of an Incomplete membership, or the open invoice of
-/// a PastDue or Unpaid one (the pay-now link); a membership with nothing to pay is a 409.
+/// a PastDue, Unpaid or Canceled one (pay-now; a Canceled membership stays Canceled); a
+/// membership with nothing to pay is a 409.
 #[utoipa::path(
     post,
     path = "/api/subscriptions/v1/checkout/session",

@@ -8,7 +8,7 @@ use chrono::{DateTime, Utc};
 
 use super::lifecycle::{self, Followups, InvoiceChange, Settlement};
 use super::notify::{self, TransactionFacts};
-use super::{update, BillingError};
+use super::{checkout, recurring, update, BillingError};
 use crate::app::AppState;
 use crate::processor::{ChargeOutcome, ChargeRequest};
 use crate::store::charges::{self, Charge, ChargeKind, ChargeStatus, Completion};
@@ -16,7 +16,7 @@ use crate::store::customers::{self, Customer};
 use crate::store::invoices::{self, Invoice, RECENT_INVOICES};
 use crate::store::memberships::{self, Membership};
 use crate::store::merchants::{self, Merchant};
-use crate::store::outbox::{self, NewEmail, NewEvent};
+use crate::store::outbox::{self, EmailKind, NewEmail, NewEvent};
 use crate::store::payment_methods::{self, PaymentMethod};
 use crate::store::processors::{self, PaymentProcessor, ProcessorKind};
 use crate::store::Tx;
@@ -212,7 +212,7 @@ async fn finish(
             )
             .await?,
         );
-        let (more, email) = due.outbox_rows(state, reporting, at)?;
+        let (more, email) = due.outbox_rows(&mut tx, state, reporting, at).await?;
         events.extend(more);
         emails.extend(email);
     }
@@ -240,7 +240,7 @@ fn settle(
     Ok(match charge.kind {
         ChargeKind::First => lifecycle::first_payment_settled(m, invoice, approved, at),
         ChargeKind::Renewal | ChargeKind::Retry => {
-            lifecycle::recurring_settled(m, charge, approved, at)
+            recurring::recurring_settled(m, charge.kind, charge.amount, approved, at)
         }
         ChargeKind::Proration => update::proration_settled(m, charge, approved)?,
         ChargeKind::PayNow => lifecycle::pay_now_settled(m, invoice, approved, at),
@@ -346,9 +346,11 @@ impl Followups {
         !self.status_changed && self.updated.is_none() && self.email.is_none()
     }
 
-    /// The events and e-mail these followups call for, built from data already loaded.
-    fn outbox_rows<'a>(
+    /// The events and e-mail these followups call for, built from data already loaded. A
+    /// "payment failed" e-mail gets its pay-now link, opened in `tx`.
+    async fn outbox_rows<'a>(
         self,
+        tx: &mut Tx,
         state: &AppState,
         reporting: Reporting<'a>,
         at: DateTime<Utc>,
@@ -362,14 +364,23 @@ impl Followups {
             events.push(notify::updated(m, reporting.recent, updates, at));
         }
         let email = match (self.email, reporting.merchant) {
-            (Some(kind), Some(merchant)) => Some(notify::email(
-                state,
-                kind,
-                merchant,
-                m,
-                reporting.customer,
-                reporting.invoice,
-            )?),
+            (Some(kind), Some(merchant)) => {
+                let pay_link = match kind {
+                    EmailKind::PaymentFailed => {
+                        Some(checkout::open_pay_now_link(tx, state, m, at).await?)
+                    }
+                    EmailKind::Receipt | EmailKind::Canceled => None,
+                };
+                Some(notify::email(
+                    state,
+                    kind,
+                    merchant,
+                    m,
+                    reporting.customer,
+                    reporting.invoice,
+                    pay_link,
+                )?)
+            }
             (Some(_), None) => {
                 return Err(BillingError::Internal(anyhow::anyhow!(
                     "membership without merchant"
@@ -402,17 +413,20 @@ impl Followups {
             Some(_) => merchants::by_id_in(&mut **tx, m.merchant_id).await?,
             None => None,
         };
-        let (events, email) = self.outbox_rows(
-            state,
-            Reporting {
-                membership: m,
-                customer,
-                invoice,
-                recent: &recent,
-                merchant: merchant.as_ref(),
-            },
-            at,
-        )?;
+        let (events, email) = self
+            .outbox_rows(
+                tx,
+                state,
+                Reporting {
+                    membership: m,
+                    customer,
+                    invoice,
+                    recent: &recent,
+                    merchant: merchant.as_ref(),
+                },
+                at,
+            )
+            .await?;
         outbox::insert_events(tx, events, at).await?;
         if let Some(email) = email {
             outbox::insert_emails(tx, &[email], at, state.clock.now()).await?;

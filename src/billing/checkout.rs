@@ -15,11 +15,15 @@ use crate::store::checkout_sessions::{self, CheckoutSession, NewSession, Session
 use crate::store::invoices;
 use crate::store::memberships::Membership;
 use crate::store::payment_methods::{self, NewPaymentMethod, PaymentMethod};
+use crate::store::Tx;
 
 /// How long a checkout link works.
 pub const CHECKOUT_LIFETIME: Duration = Duration::hours(24);
 /// How long a portal link works.
 pub const PORTAL_LIFETIME: Duration = Duration::hours(1);
+/// How long the pay-now link of a "payment failed" e-mail works: well past the dunning schedule
+/// (retries 1, 3 and 5 days after the failure), so that it still pays an Unpaid membership.
+pub const PAY_NOW_LINK_LIFETIME: Duration = Duration::days(30);
 
 /// A session to open.
 #[derive(Debug, Clone)]
@@ -71,12 +75,59 @@ pub async fn open_session(
     Ok((token, session))
 }
 
+/// Opens the pay-now link of `m`'s failed renewal in the caller's transaction (the one that
+/// records the failure and its e-mail): a checkout session that works for
+/// [`PAY_NOW_LINK_LIFETIME`]. Returns its session key. The link's token is derived from that key
+/// under the server key ([`link_url`]) and only its keyed digest is stored, so the e-mail
+/// outbox keeps the key, never the token.
+pub async fn open_pay_now_link(
+    tx: &mut Tx,
+    state: &AppState,
+    m: &Membership,
+    at: DateTime<Utc>,
+) -> Result<String, sqlx::Error> {
+    let session_key = ids::prefixed("cs_", 24);
+    checkout_sessions::insert(
+        tx,
+        NewSession {
+            merchant_id: m.merchant_id,
+            customer_id: m.customer_id,
+            membership_id: Some(m.id),
+            session_key: session_key.clone(),
+            token_digest: &state.keys.lookup_digest(&link_token(state, &session_key)),
+            kind: SessionKind::Checkout,
+            return_url: m.return_to_website_link.as_deref(),
+            expires_at: at + PAY_NOW_LINK_LIFETIME,
+        },
+        at,
+    )
+    .await?;
+    Ok(session_key)
+}
+
+/// The URL of the e-mailed link of the session `session_key` ([`open_pay_now_link`]).
+pub fn link_url(state: &AppState, session_key: &str) -> String {
+    format!(
+        "{}/checkout/{}",
+        state.public_url,
+        link_token(state, session_key)
+    )
+}
+
+/// The token of an e-mailed link: a keyed digest of its session key, which only the server key
+/// can produce.
+fn link_token(state: &AppState, session_key: &str) -> String {
+    state
+        .keys
+        .lookup_digest(&format!("pay-now-link:{session_key}"))
+}
+
 /// Why a checkout takes money.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Purpose {
     /// The first period of an Incomplete membership.
     FirstPayment,
-    /// The open invoice of a PastDue or Unpaid membership.
+    /// The open invoice of a PastDue, Unpaid or Canceled membership.
     PayNow,
 }
 
@@ -95,8 +146,10 @@ pub struct DueNow {
     pub next_charge: Option<DateTime<Utc>>,
 }
 
-/// What a checkout of `m` would collect at `at`; `None` when it has nothing to pay (Active with
-/// nothing open, or over for good).
+/// What a checkout of `m` would collect at `at`: the first period of an Incomplete membership,
+/// or the oldest open invoice of one whose status lets pay-now collect it
+/// ([`MembershipStatus::pays_open_invoice`]); `None` when it has nothing to pay (Active, or over
+/// with nothing open).
 pub async fn due_now(
     state: &AppState,
     m: &Membership,
@@ -116,7 +169,7 @@ pub async fn due_now(
                     .filter(|end| before_end(*end)),
             }))
         }
-        MembershipStatus::PastDue | MembershipStatus::Unpaid => {
+        status if status.pays_open_invoice() => {
             let open = invoices::oldest_open(state.store.pool(), m.id).await?;
             Ok(open.map(|invoice| DueNow {
                 purpose: Purpose::PayNow,
@@ -126,7 +179,7 @@ pub async fn due_now(
                 next_charge: m
                     .current_period
                     .map(|p| p.end)
-                    .filter(|end| *end > at && before_end(*end)),
+                    .filter(|end| !status.is_terminal() && *end > at && before_end(*end)),
             }))
         }
         _ => Ok(None),

@@ -6,7 +6,7 @@ use chrono::{DateTime, TimeDelta, Utc};
 use recur_domain::status::MembershipStatus;
 
 use super::lifecycle::{self, Followups};
-use super::{charging, renewals, BillingError};
+use super::{charging, recurring, renewals, BillingError};
 use crate::app::AppState;
 use crate::store::charges::Charge;
 use crate::store::memberships::{self, Membership};
@@ -79,11 +79,15 @@ pub(super) async fn act(
             (None, lifecycle::complete(tx, m, at).await?)
         }
         MembershipStatus::Active => {
-            let (charge, followups, renewal_invoice) = lifecycle::start_renewal(tx, m, at).await?;
+            let (charge, followups, renewal_invoice) = recurring::start_renewal(tx, m, at).await?;
             invoice = renewal_invoice;
             (charge, followups)
         }
-        MembershipStatus::PastDue => lifecycle::start_retry(tx, m, at).await?,
+        MembershipStatus::PastDue => {
+            let (charge, followups, retried) = recurring::start_retry(tx, m, at).await?;
+            invoice = retried;
+            (charge, followups)
+        }
         _ => {
             // Unpaid waits for payment (or its end date); terminal statuses have nothing to do.
             m.next_action_at = if m.status == MembershipStatus::Unpaid {

@@ -1,12 +1,12 @@
-//! The membership lifecycle of DESIGN §3 as stored changes: first payment, renewal, dunning,
-//! expiry, completion and cancellation. Every status change goes through the domain's
+//! The membership lifecycle of DESIGN §3 as stored changes: first payment, pay-now, expiry,
+//! completion and cancellation (renewals and dunning are [`super::recurring`]'s). Every status change goes through the domain's
 //! [`transition`] and is followed by a status-change event.
 
 use chrono::{DateTime, Utc};
 use recur_domain::calendar::{period_starting, Period};
-use recur_domain::invoice::{period_invoice, InvoicePlan};
-use recur_domain::membership::directive_for;
-use recur_domain::schedule::{dunning_retry_at, incomplete_expires_at};
+use recur_domain::invoice::period_invoice;
+use recur_domain::membership::{directive_for, ChargeDirective};
+use recur_domain::schedule::incomplete_expires_at;
 use recur_domain::status::{transition, InvoiceStatus, LifecycleEvent, MembershipStatus};
 use serde_json::{Map, Value};
 
@@ -70,7 +70,7 @@ pub struct Settlement {
 impl Settlement {
     /// The invoice paid with `amount`, the membership changed (its status too when
     /// `status_changed`), and a receipt due.
-    fn paid_with_receipt(amount: i64, status_changed: bool) -> Self {
+    pub(super) fn paid_with_receipt(amount: i64, status_changed: bool) -> Self {
         Settlement {
             invoice: Some(InvoiceChange::paid(amount)),
             membership_changed: true,
@@ -85,7 +85,7 @@ impl Settlement {
 
 /// Applies `event` to the membership's status if the status machine allows it; returns whether
 /// the status changed.
-fn apply(m: &mut Membership, event: LifecycleEvent) -> bool {
+pub(super) fn apply(m: &mut Membership, event: LifecycleEvent) -> bool {
     match transition(m.status, event) {
         Ok(next) if next != m.status => {
             m.status = next;
@@ -151,8 +151,10 @@ pub async fn complete(
     })
 }
 
-/// Cancels a membership now: open invoices Void, no retries, no new cycles. Canceling a
-/// Canceled membership changes nothing; a Completed or Expired one is a conflict.
+/// Cancels a membership now: no retries, no new cycles; open invoices Void except the renewal
+/// invoice whose charge failed, which stays Open for a pay-now checkout to collect
+/// ([`invoices::void_open_except_renewals`]). Canceling a Canceled membership changes nothing;
+/// a Completed or Expired one is a conflict.
 pub async fn cancel(
     state: &AppState,
     merchant_id: i64,
@@ -176,7 +178,7 @@ pub async fn cancel(
             m.status
         )));
     }
-    invoices::void_open(&mut tx, m.id, at).await?;
+    invoices::void_open_except_renewals(&mut tx, m.id, at).await?;
     m.canceled_at = Some(at);
     m.next_action_at = None;
     m.dunning_failed_at = None;
@@ -197,7 +199,7 @@ pub async fn cancel(
 
 /// Writes a `Pending` attempt for `invoice` against the customer's current card. `None` when
 /// the customer has no card.
-async fn pending_charge(
+pub(super) async fn pending_charge(
     tx: &mut Tx,
     m: &Membership,
     invoice: &Invoice,
@@ -231,7 +233,7 @@ async fn pending_charge_with(
 }
 
 /// The attempt number `prior_attempts + 1` at `invoice` against the card `payment_method_id`;
-/// a recurring one carries the `chargeEmitterQueue` item of its ordinal.
+/// a recurring one carries the sandbox's directive for its ordinal ([`recurring_directive`]).
 pub fn new_charge<'a>(
     m: &'a Membership,
     invoice: &'a Invoice,
@@ -239,13 +241,7 @@ pub fn new_charge<'a>(
     payment_method_id: i64,
     prior_attempts: i64,
 ) -> NewCharge<'a> {
-    let directive = if kind.is_recurring() {
-        m.charge_emitter_queue.as_deref().and_then(|queue| {
-            directive_for(queue, u64::try_from(m.recurring_attempts).unwrap_or(0))
-        })
-    } else {
-        None
-    };
+    let directive = kind.is_recurring().then(|| recurring_directive(m));
     NewCharge {
         merchant_id: m.merchant_id,
         membership_id: m.id,
@@ -259,6 +255,16 @@ pub fn new_charge<'a>(
         payment_method_id,
         pending_update: None,
     }
+}
+
+/// What the sandbox makes of the membership's latest recurring attempt (its
+/// `recurring_attempts`-th): the `chargeEmitterQueue` item of that ordinal, or success past the
+/// queue's end and without one (DESIGN §4).
+pub fn recurring_directive(m: &Membership) -> &ChargeDirective {
+    directive_for(
+        m.charge_emitter_queue.as_deref().unwrap_or_default(),
+        u64::try_from(m.recurring_attempts).unwrap_or(0),
+    )
 }
 
 /// Which card pays.
@@ -282,8 +288,9 @@ pub async fn pay_first(
 }
 
 /// What a checkout page collects for a membership: the first invoice of an Incomplete one, or
-/// the oldest open invoice of a PastDue or Unpaid one (the pay-now link). Declines change
-/// nothing; paying a membership that has nothing due is a conflict.
+/// the oldest open invoice of a PastDue, Unpaid or Canceled one (pay-now,
+/// [`MembershipStatus::pays_open_invoice`]). Declines change nothing; paying a membership that
+/// has nothing due is a conflict.
 pub async fn pay_checkout(
     state: &AppState,
     merchant_id: i64,
@@ -310,7 +317,7 @@ async fn pay(
     }
     let (invoice, kind) = match m.status {
         MembershipStatus::Incomplete => (first_invoice(&mut tx, &m, at).await?, ChargeKind::First),
-        MembershipStatus::PastDue | MembershipStatus::Unpaid if pay_now_allowed => {
+        status if pay_now_allowed && status.pays_open_invoice() => {
             let invoice = invoices::oldest_open(&mut *tx, m.id)
                 .await?
                 .ok_or_else(|| {
@@ -414,10 +421,11 @@ pub fn first_payment_settled(
     }
 }
 
-/// The answer to a pay-now payment of a PastDue or Unpaid membership's open invoice: paid,
-/// Active again, dunning stopped. The calendar resumes where it stood; periods that ended while
+/// The answer to a pay-now payment of a membership's open invoice. PastDue or Unpaid: paid,
+/// Active again, dunning stopped; the calendar resumes where it stood (periods that ended while
 /// the membership was Unpaid are skipped, not billed, so the next renewal bills the period in
-/// progress. A decline changes nothing (dunning goes on as scheduled).
+/// progress). Canceled: the invoice is paid (with a receipt) and the membership stays as it is.
+/// A decline changes nothing (dunning goes on as scheduled).
 pub fn pay_now_settled(
     m: &mut Membership,
     invoice: &Invoice,
@@ -427,14 +435,17 @@ pub fn pay_now_settled(
     if !approved {
         return Settlement::default();
     }
-    let paid = Some(InvoiceChange::paid(invoice.amount_due));
     if !matches!(
         m.status,
         MembershipStatus::PastDue | MembershipStatus::Unpaid
     ) {
         return Settlement {
-            invoice: paid,
-            ..Settlement::default()
+            invoice: Some(InvoiceChange::paid(invoice.amount_due)),
+            membership_changed: false,
+            followups: Followups {
+                email: Some(EmailKind::Receipt),
+                ..Followups::default()
+            },
         };
     }
     let changed = apply(m, LifecycleEvent::RetrySucceeded);
@@ -451,220 +462,6 @@ pub fn pay_now_settled(
     }
     m.next_action_at = next_scheduled_action(m);
     Settlement::paid_with_receipt(invoice.amount_due, changed)
-}
-
-/// The invoice that renews an Active membership whose period ended: the next period at the
-/// current price, less credit. `None` when no period follows.
-pub fn next_renewal(m: &Membership) -> Option<(Period, InvoicePlan)> {
-    let period = m
-        .current_period
-        .and_then(|current| period_starting(current.end, &m.cycle()))?;
-    Some((
-        period,
-        period_invoice(&m.subscription_name, m.price(), m.credit_balance),
-    ))
-}
-
-/// The renewal invoice of `period`.
-pub fn renewal_invoice<'a>(
-    m: &'a Membership,
-    period: Period,
-    plan: &'a InvoicePlan,
-) -> NewInvoice<'a> {
-    invoice_for_period(
-        m,
-        InvoiceKind::Renewal,
-        format!("period:{}", period.start.timestamp_micros()),
-        period,
-        plan,
-    )
-}
-
-/// An invoice of `m` for `period` under `billing_key`: Paid at once when credit covers it, Open
-/// otherwise.
-pub fn invoice_for_period<'a>(
-    m: &'a Membership,
-    kind: InvoiceKind,
-    billing_key: String,
-    period: Period,
-    plan: &'a InvoicePlan,
-) -> NewInvoice<'a> {
-    NewInvoice {
-        merchant_id: m.merchant_id,
-        membership_id: m.id,
-        invoice_key: ids::invoice_key(),
-        billing_key,
-        kind,
-        status: if plan.amount_due == 0 {
-            InvoiceStatus::Paid
-        } else {
-            InvoiceStatus::Open
-        },
-        currency: &m.currency,
-        period: Some(period),
-        plan,
-    }
-}
-
-/// The membership once its renewal invoice is issued: the new period, the credit it used, and,
-/// when the card is to be charged, one more recurring attempt.
-pub fn renewal_issued(m: &mut Membership, period: Period, plan: &InvoicePlan) {
-    m.current_period = Some(period);
-    m.credit_balance = plan.credit_after;
-    if plan.amount_due > 0 {
-        m.recurring_attempts += 1;
-    }
-}
-
-/// Starts the renewal of an Active membership whose period ended: the next period's invoice,
-/// paid from credit or charged. Returns the attempt to run, if any, and what follows.
-pub async fn start_renewal(
-    tx: &mut Tx,
-    m: &mut Membership,
-    at: DateTime<Utc>,
-) -> Result<(Option<Charge>, Followups, Option<Invoice>), BillingError> {
-    let Some((period, plan)) = next_renewal(m) else {
-        return Ok((None, complete(tx, m, at).await?, None));
-    };
-    let invoice = invoices::insert(tx, renewal_invoice(m, period, &plan), at)
-        .await?
-        .ok_or_else(|| BillingError::Conflict("this period was already invoiced".into()))?;
-    renewal_issued(m, period, &plan);
-    if plan.amount_due == 0 {
-        m.next_action_at = next_scheduled_action(m);
-        save(tx, m, at).await?;
-        let followups = Followups {
-            email: Some(EmailKind::Receipt),
-            ..Followups::default()
-        };
-        return Ok((None, followups, Some(invoice)));
-    }
-    let charge = pending_charge(tx, m, &invoice, ChargeKind::Renewal, at).await?;
-    if charge.is_none() {
-        // No card to charge: the renewal fails as a decline would.
-        let followups = renewal_failed(m, at);
-        save(tx, m, at).await?;
-        return Ok((None, followups, Some(invoice)));
-    }
-    // The Pending attempt now owns the membership's next step.
-    m.next_action_at = None;
-    save(tx, m, at).await?;
-    Ok((charge, Followups::default(), Some(invoice)))
-}
-
-/// Starts a dunning retry of a PastDue membership's open invoice.
-pub async fn start_retry(
-    tx: &mut Tx,
-    m: &mut Membership,
-    at: DateTime<Utc>,
-) -> Result<(Option<Charge>, Followups), BillingError> {
-    let Some(invoice) = invoices::oldest_open(&mut **tx, m.id).await? else {
-        // Nothing is owed any more (paid another way): back in good standing.
-        let changed = apply(m, LifecycleEvent::RetrySucceeded);
-        m.dunning_failed_at = None;
-        m.dunning_retries = 0;
-        m.next_action_at = next_scheduled_action(m);
-        save(tx, m, at).await?;
-        return Ok((
-            None,
-            Followups {
-                status_changed: changed,
-                ..Followups::default()
-            },
-        ));
-    };
-    m.recurring_attempts += 1;
-    let charge = pending_charge(tx, m, &invoice, ChargeKind::Retry, at).await?;
-    if charge.is_none() {
-        let followups = retry_failed(m);
-        save(tx, m, at).await?;
-        return Ok((None, followups));
-    }
-    m.next_action_at = None;
-    save(tx, m, at).await?;
-    Ok((charge, Followups::default()))
-}
-
-/// A renewal charge was declined: PastDue, dunning starts.
-fn renewal_failed(m: &mut Membership, at: DateTime<Utc>) -> Followups {
-    let changed = apply(m, LifecycleEvent::RenewalFailed);
-    m.dunning_failed_at = Some(at);
-    m.dunning_retries = 0;
-    m.next_action_at = earliest(dunning_retry_at(at, 0), m.end_date);
-    Followups {
-        status_changed: changed,
-        updated: None,
-        email: Some(EmailKind::PaymentFailed),
-    }
-}
-
-/// A dunning retry was declined: the next retry, or Unpaid after the last.
-fn retry_failed(m: &mut Membership) -> Followups {
-    m.dunning_retries += 1;
-    let failed_at = m.dunning_failed_at.unwrap_or(m.updated_at);
-    let next_retry = dunning_retry_at(
-        failed_at,
-        u32::try_from(m.dunning_retries).unwrap_or(u32::MAX),
-    );
-    let changed = match next_retry {
-        Some(_) => false,
-        None => apply(m, LifecycleEvent::RetriesExhausted),
-    };
-    m.next_action_at = earliest(next_retry, m.end_date);
-    Followups {
-        status_changed: changed,
-        ..Followups::default()
-    }
-}
-
-fn earliest(a: Option<DateTime<Utc>>, b: Option<DateTime<Utc>>) -> Option<DateTime<Utc>> {
-    match (a, b) {
-        (Some(a), Some(b)) => Some(a.min(b)),
-        (a, b) => a.or(b),
-    }
-}
-
-/// The answer to a renewal or retry charge.
-pub fn recurring_settled(
-    m: &mut Membership,
-    charge: &Charge,
-    approved: bool,
-    at: DateTime<Utc>,
-) -> Settlement {
-    let in_good_standing = matches!(
-        m.status,
-        MembershipStatus::Active | MembershipStatus::PastDue | MembershipStatus::Unpaid
-    );
-    if approved {
-        let paid = Some(InvoiceChange::paid(charge.amount));
-        if !in_good_standing {
-            // Canceled or completed meanwhile: the money is recorded, the status stays.
-            return Settlement {
-                invoice: paid,
-                ..Settlement::default()
-            };
-        }
-        let changed = match charge.kind {
-            ChargeKind::Retry => apply(m, LifecycleEvent::RetrySucceeded),
-            _ => apply(m, LifecycleEvent::RenewalSucceeded),
-        };
-        m.dunning_failed_at = None;
-        m.dunning_retries = 0;
-        m.next_action_at = next_scheduled_action(m);
-        return Settlement::paid_with_receipt(charge.amount, changed);
-    }
-    if !in_good_standing {
-        return Settlement::default();
-    }
-    let followups = match charge.kind {
-        ChargeKind::Retry => retry_failed(m),
-        _ => renewal_failed(m, at),
-    };
-    Settlement {
-        invoice: None,
-        membership_changed: true,
-        followups,
-    }
 }
 
 /// A membership created at the merchant's time `now`: that time, and when it expires if it is

@@ -13,6 +13,7 @@ pub mod checkout;
 pub mod engine;
 pub mod lifecycle;
 pub mod notify;
+pub mod recurring;
 pub mod renewals;
 pub mod test_clock;
 pub mod update;

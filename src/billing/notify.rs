@@ -16,7 +16,7 @@ use crate::store::customers::Customer;
 use crate::store::invoices::Invoice;
 use crate::store::memberships::Membership;
 use crate::store::merchants::Merchant;
-use crate::store::outbox::{EmailKind, NewEmail, NewEvent};
+use crate::store::outbox::{EmailKind, NewEmail, NewEvent, LINK_MARKER};
 use crate::store::payment_methods::PaymentMethod;
 use crate::store::processors::PaymentProcessor;
 
@@ -238,7 +238,9 @@ pub async fn transaction<'a>(
     Ok(event(m, TRANSACTION, payload, at))
 }
 
-/// Renders a customer e-mail of `merchant` about `m` (and `invoice`, when there is one).
+/// Renders a customer e-mail of `merchant` about `m` (and `invoice`, when there is one). With
+/// `pay_link` (the session key of a pay-now link) the e-mail carries a "Pay now" button whose
+/// address the mailer fills in ([`LINK_MARKER`]).
 pub fn email(
     state: &AppState,
     kind: EmailKind,
@@ -246,6 +248,7 @@ pub fn email(
     m: &Membership,
     customer: &Customer,
     invoice: Option<&Invoice>,
+    pay_link: Option<String>,
 ) -> Result<NewEmail, BillingError> {
     let currency = m.currency();
     let money = |minor: i64| display_amount(minor, currency, "en");
@@ -260,7 +263,7 @@ pub fn email(
             format!("Your payment to {} failed", merchant.name),
             "Payment failed".to_string(),
             format!(
-                "We could not charge your card for {}. We will try again; you can also update your payment method.",
+                "We could not charge your card for {}. We will try again; you can also pay now, with your saved card or another one.",
                 m.subscription_name
             ),
             "Amount due",
@@ -302,8 +305,8 @@ pub fn email(
         lines => lines,
         total_label => total_label,
         total => total,
-        action_url => Value::Null,
-        action_label => Value::Null,
+        action_url => pay_link.as_ref().map(|_| LINK_MARKER),
+        action_label => pay_link.as_ref().map(|_| "Pay now"),
     };
     let render = |name: &str| -> Result<String, BillingError> {
         state
@@ -322,5 +325,6 @@ pub fn email(
         subject,
         text_body,
         html_body,
+        link_session: pay_link,
     })
 }

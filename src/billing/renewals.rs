@@ -11,8 +11,8 @@ use std::collections::HashMap;
 use chrono::{DateTime, Utc};
 
 use super::engine::act;
-use super::lifecycle;
 use super::{charging, BillingError};
+use super::{lifecycle, recurring};
 use crate::app::AppState;
 use crate::store::charges::{self, ChargeKind, NewCharge};
 use crate::store::invoices::{self, Invoice, NewInvoice};
@@ -43,7 +43,7 @@ pub async fn renew_due(
     let mut attempts = Vec::new();
     let mut plain = Vec::new();
     for mut m in claimed {
-        match (lifecycle::next_renewal(&m), cards.get(&m.customer_id)) {
+        match (recurring::next_renewal(&m), cards.get(&m.customer_id)) {
             (Some((period, plan)), Some(card)) if plan.amount_due > 0 => {
                 plain.push((m, card.id, period, plan));
             }
@@ -61,7 +61,7 @@ pub async fn renew_due(
     if !plain.is_empty() {
         let new_invoices: Vec<NewInvoice<'_>> = plain
             .iter()
-            .map(|(m, _, period, plan)| lifecycle::renewal_invoice(m, *period, plan))
+            .map(|(m, _, period, plan)| recurring::renewal_invoice(m, *period, plan))
             .collect();
         let issued: HashMap<i64, Invoice> = invoices::insert_many(&mut tx, &new_invoices, until)
             .await?
@@ -74,7 +74,7 @@ pub async fn renew_due(
             ));
         }
         for (m, _, period, plan) in &mut plain {
-            lifecycle::renewal_issued(m, *period, plan);
+            recurring::renewal_issued(m, *period, plan);
             // The Pending attempt now owns the membership's next step.
             m.next_action_at = None;
         }

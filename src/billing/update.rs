@@ -15,8 +15,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use super::charging::{self, Settled};
-use super::lifecycle::{self, save, Followups, InvoiceChange, Settlement};
-use super::{merchant_now, next_scheduled_action, BillingError};
+use super::lifecycle::{save, Followups, InvoiceChange, Settlement};
+use super::{merchant_now, next_scheduled_action, recurring, BillingError};
 use crate::api::format_utc;
 use crate::app::AppState;
 use crate::store::charges::{self, Charge, ChargeKind, NewCharge};
@@ -345,7 +345,7 @@ async fn proration_invoice(
     let count = invoices::count_of_kind(tx, m.id, InvoiceKind::Proration).await?;
     invoices::insert(
         tx,
-        lifecycle::invoice_for_period(
+        recurring::invoice_for_period(
             m,
             InvoiceKind::Proration,
             format!("proration:{}", count + 1),

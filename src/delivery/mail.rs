@@ -1,6 +1,7 @@
 //! The mailer: sends the `emails` outbox over SMTP (TLS, STARTTLS or plain, with authentication,
 //! as `RECUR_SMTP_URL` says), or without SMTP writes each message as an `.eml` file in
-//! `<data dir>/mail`. Failed sends are retried with backoff.
+//! `<data dir>/mail`. Failed sends are retried with backoff. A pay-now link is put into its
+//! e-mail here, as it is sent.
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -14,8 +15,10 @@ use recur_domain::schedule::email_retry_at;
 use tokio::task::JoinSet;
 
 use crate::app::AppState;
+use crate::billing::checkout;
 use crate::config::Config;
 use crate::store::emails::{self, OutgoingEmail};
+use crate::store::outbox::LINK_MARKER;
 
 /// Time-out of one SMTP conversation.
 const SMTP_TIMEOUT: Duration = Duration::from_secs(10);
@@ -33,6 +36,17 @@ enum Transport {
     Smtp(AsyncSmtpTransport<Tokio1Executor>),
     /// `.eml` files in a directory (no SMTP configured).
     Files(PathBuf),
+}
+
+/// The e-mail with its pay-now link in place of [`LINK_MARKER`]: the link's token is derived
+/// from the server key as the message goes out, so the outbox never holds it.
+fn with_link(state: &AppState, mut email: OutgoingEmail) -> OutgoingEmail {
+    if let Some(session_key) = &email.link_session {
+        let url = checkout::link_url(state, session_key);
+        email.text_body = email.text_body.replace(LINK_MARKER, &url);
+        email.html_body = email.html_body.replace(LINK_MARKER, &url);
+    }
+    email
 }
 
 /// Sends e-mails.
@@ -93,6 +107,7 @@ impl Mailer {
         }
         let mut sends = JoinSet::new();
         for email in leased {
+            let email = with_link(state, email);
             let state = state.clone();
             sends.spawn(async move {
                 let message_id = format!(

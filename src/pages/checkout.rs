@@ -1,6 +1,6 @@
 //! The hosted checkout behind a checkout session's link, `/checkout/{token}`: what is bought and
-//! charged today, the card form, the identity-confirmation step some cards ask for, and the
-//! confirmation. Paying twice (double click, reload, two tabs) never charges twice: the payment
+//! charged today, the card form (and the customer's saved card, paid with one button), the
+//! identity-confirmation step some cards ask for, and the confirmation. Paying twice (double click, reload, two tabs) never charges twice: the payment
 //! runs under the membership's lock, and a membership with nothing left to pay shows the
 //! confirmation instead of charging.
 
@@ -24,6 +24,7 @@ use crate::billing::{lifecycle, next_billing_date, BillingError};
 use crate::store::checkout_sessions::{self, SessionKind};
 use crate::store::memberships::{self, Membership};
 use crate::store::merchants::Mode;
+use crate::store::payment_methods;
 
 /// A checkout session with its membership.
 struct Checkout {
@@ -63,7 +64,7 @@ pub async fn show(
         return challenge_page(&state, t, &checkout).await;
     }
     match checkout::due_now(&state, &checkout.membership, checkout.page.now).await? {
-        Some(due) => form_page(&state, t, &checkout, &due, CardFormState::default()),
+        Some(due) => form_page(&state, t, &checkout, &due, CardFormState::default()).await,
         None => outcome_page(&state, t, &checkout),
     }
 }
@@ -95,12 +96,37 @@ pub async fn pay(
                 &due,
                 CardFormState::rejected(&form, errors),
             )
+            .await
             .map(|r| with_status(r, StatusCode::BAD_REQUEST));
         }
     };
     match session::enter_card(&state, &checkout.page, card).await? {
         EnteredCard::Ready(method) => charge(&state, t, &checkout, &due, method.id).await,
         EnteredCard::NeedsConfirmation => Ok(see_page(&token)),
+    }
+}
+
+/// `POST /checkout/{token}/saved`: pays with the customer's saved card (one button), after the
+/// identity-confirmation step when the card asks for one.
+pub async fn pay_saved(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    Path(token): Path<String>,
+    PageForm(form): PageForm<TokenForm>,
+) -> Result<Response, ApiError> {
+    let t = session::strings(&state, &headers);
+    let loaded = load(&state, &token).await?;
+    let checkout = match csrf::accept_post(&state, t, &headers, &token, &form.csrf_token, loaded)? {
+        Ok(checkout) => checkout,
+        Err(page) => return Ok(page),
+    };
+    let Some(due) = checkout::due_now(&state, &checkout.membership, checkout.page.now).await?
+    else {
+        return Ok(see_page(&token));
+    };
+    match session::saved_card(&state, &checkout.page).await? {
+        Some(EnteredCard::Ready(method)) => charge(&state, t, &checkout, &due, method.id).await,
+        Some(EnteredCard::NeedsConfirmation) | None => Ok(see_page(&token)),
     }
 }
 
@@ -127,12 +153,13 @@ pub async fn confirm(
     if form.action != "confirm" {
         let failed = CardFormState::with_message(t.get("challenge_failed").cloned());
         return form_page(&state, t, &checkout, &due, failed)
+            .await
             .map(|r| with_status(r, StatusCode::PAYMENT_REQUIRED));
     }
     charge(&state, t, &checkout, &due, method.id).await
 }
 
-/// Pays with the saved card and shows where that leads.
+/// Pays with the card `method_id` and shows where that leads.
 async fn charge(
     state: &AppState,
     t: &BTreeMap<String, String>,
@@ -158,6 +185,7 @@ async fn charge(
         Err(BillingError::Declined { code, .. }) => {
             let declined = CardFormState::with_message(Some(decline_message(t, &code)));
             form_page(state, t, checkout, due, declined)
+                .await
                 .map(|r| with_status(r, StatusCode::PAYMENT_REQUIRED))
         }
         // Paid meanwhile (another tab), or a payment in flight: the page tells which.
@@ -190,20 +218,28 @@ fn summary(t: &BTreeMap<String, String>, checkout: &Checkout, due: Option<&DueNo
         credit => due.filter(|d| d.credit_applied > 0).map(|d| money(-d.credit_applied)),
         next_charge => due.and_then(|d| d.next_charge).map(|at| display_date(at, lang)),
         pay_now => due.map(|d| d.purpose == Purpose::PayNow),
+        canceled => m.status == MembershipStatus::Canceled,
         email => checkout.page.customer.fields.email,
         end_date => m.end_date.map(|at| display_date(at, lang)),
     }
 }
 
-/// The card form. Its policy lets the form's answer redirect to the merchant's return link
-/// (browsers apply `form-action` to redirects too).
-fn form_page(
+/// The card form, with a one-button payment by the customer's saved card when they have one.
+/// Its policy lets the form's answer redirect to the merchant's return link (browsers apply
+/// `form-action` to redirects too).
+async fn form_page(
     state: &AppState,
     t: &BTreeMap<String, String>,
     checkout: &Checkout,
     due: &DueNow,
     form: CardFormState,
 ) -> Result<Response, ApiError> {
+    let saved = payment_methods::current(
+        state.store.pool(),
+        checkout.page.merchant.id,
+        checkout.page.customer.id,
+    )
+    .await?;
     page(
         state,
         StatusCode::OK,
@@ -212,6 +248,8 @@ fn form_page(
             t => t,
             plan => summary(t, checkout, Some(due)),
             action => format!("/checkout/{}", checkout.token),
+            saved_card => saved.map(|c| context! { brand => c.brand, last4 => c.last4 }),
+            saved_action => format!("/checkout/{}/saved", checkout.token),
             csrf_token => csrf::form_token(&state.keys, &checkout.token),
             errors => form.errors,
             message => form.message,
@@ -248,7 +286,8 @@ async fn challenge_page(
     .map(|r| allow_form_redirect(r, checkout.page.session.return_url.as_deref()))
 }
 
-/// The page of a checkout with nothing (left) to pay: paid, in progress, or no longer payable.
+/// The page of a checkout with nothing (left) to pay: paid (the membership Active, or this
+/// checkout paid an invoice of a Canceled one), in progress, or no longer payable.
 fn outcome_page(
     state: &AppState,
     t: &BTreeMap<String, String>,
@@ -256,7 +295,8 @@ fn outcome_page(
 ) -> Result<Response, ApiError> {
     let m = &checkout.membership;
     let lang = i18n::lang(t);
-    let paid = m.status == MembershipStatus::Active;
+    let active = m.status == MembershipStatus::Active;
+    let paid = active || checkout.page.session.completed_at.is_some();
     page(
         state,
         StatusCode::OK,
@@ -265,6 +305,7 @@ fn outcome_page(
             t => t,
             plan => summary(t, checkout, None),
             paid => paid,
+            active => active,
             status => m.status.as_str(),
             next_billing => next_billing_date(m).map(|at| display_date(at, lang)),
             return_url => checkout.page.session.return_url,

@@ -39,6 +39,7 @@ pub fn router(state: &AppState) -> Router<AppState> {
         .route("/cashier", get(cashier::show).post(cashier::pay))
         .route("/cashier/confirm", post(cashier::confirm))
         .route("/checkout/{token}", get(checkout::show).post(checkout::pay))
+        .route("/checkout/{token}/saved", post(checkout::pay_saved))
         .route("/checkout/{token}/confirm", post(checkout::confirm))
         .route("/portal/{token}", get(portal::show))
         .route(

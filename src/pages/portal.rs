@@ -9,6 +9,7 @@ use axum::extract::{Path, Query, State};
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Redirect, Response};
 use minijinja::context;
+use recur_domain::status::InvoiceStatus;
 use serde::Deserialize;
 
 use super::form::{decline_message, CardForm, CardFormState, PageForm, TokenForm};
@@ -134,7 +135,7 @@ fn membership_card(
         period_end => m.current_period.map(|p| display_date(p.end, lang)),
         canceled_at => m.canceled_at.map(|at| display_date(at, lang)),
         can_cancel => !m.status.is_terminal(),
-        can_pay => matches!(m.status, recur_domain::status::MembershipStatus::PastDue | recur_domain::status::MembershipStatus::Unpaid),
+        can_pay => m.status.pays_open_invoice() && invoices.iter().any(|i| i.status == InvoiceStatus::Open),
         cancel_url => format!("/portal/{token}/memberships/{}/cancel", m.membership_key),
         pay_url => format!("/portal/{token}/memberships/{}/pay", m.membership_key),
         invoices => invoices.iter().map(|i| {
@@ -432,8 +433,8 @@ pub async fn cancel_page(
     )
 }
 
-/// `POST /portal/{token}/memberships/{key}/cancel`: cancels at once (open invoices Void, no more
-/// charges), then back to the portal.
+/// `POST /portal/{token}/memberships/{key}/cancel`: cancels at once (no more charges; open
+/// invoices Void but a failed renewal's), then back to the portal.
 pub async fn cancel(
     State(state): State<AppState>,
     headers: HeaderMap,

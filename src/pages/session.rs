@@ -1,7 +1,7 @@
 //! Finding the checkout or portal session behind a page's link, and what every page of it needs:
 //! the merchant, the customer, the merchant's time and the visitor's language; and the card a
-//! customer enters on such a page, through the identity-confirmation step when the card asks for
-//! one.
+//! customer enters on such a page (or their saved card), through the identity-confirmation step
+//! when the card asks for one.
 
 use std::collections::BTreeMap;
 
@@ -70,7 +70,7 @@ pub fn strings<'s>(state: &'s AppState, headers: &HeaderMap) -> &'s BTreeMap<Str
     )
 }
 
-/// A card entered on a page, saved unattached.
+/// A card to pay with on a page: one just entered (saved unattached), or the saved card.
 pub enum EnteredCard {
     /// Ready to be charged or attached.
     Ready(PaymentMethod),
@@ -97,9 +97,34 @@ pub async fn enter_card(
     )
     .await?;
     drop(card);
+    ready_or_parked(state, page, method).await
+}
+
+/// The customer's saved card (the one renewals charge), to pay on a checkout page with one
+/// button: ready, or parked for the identity check as an entered card would be. `None` when the
+/// customer has no saved card.
+pub async fn saved_card(
+    state: &AppState,
+    page: &PageSession,
+) -> Result<Option<EnteredCard>, ApiError> {
+    let saved =
+        payment_methods::current(state.store.pool(), page.merchant.id, page.customer.id).await?;
+    match saved {
+        Some(method) => Ok(Some(ready_or_parked(state, page, method).await?)),
+        None => Ok(None),
+    }
+}
+
+/// `method` ready to pay, or, when the processor asks the customer to confirm their identity
+/// first, parked on the session for [`confirmed_card`].
+async fn ready_or_parked(
+    state: &AppState,
+    page: &PageSession,
+    method: PaymentMethod,
+) -> Result<EnteredCard, ApiError> {
     if state
         .processor
-        .requires_authentication(merchant_id, &method.processor_token)
+        .requires_authentication(page.merchant.id, &method.processor_token)
         .await?
     {
         checkout_sessions::set_challenge(state.store.pool(), &page.session, Some(method.id))

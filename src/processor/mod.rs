@@ -32,7 +32,10 @@ pub struct ChargeRequest<'a> {
     /// The merchant's card gateway (`PaymentProcessorId`) to route through; `None` lets the
     /// processor pick its default route (renewals).
     pub gateway: Option<i64>,
-    /// Sandbox only: the outcome a `chargeEmitterQueue` item forces. Live processors ignore it.
+    /// Sandbox only: the outcome of a recurring charge (renewal, dunning retry), which every
+    /// recurring charge carries: its `chargeEmitterQueue` item, or success past the queue's end
+    /// and without one, whatever the card. `None` for charges the card decides (first payment,
+    /// pay-now, proration). Live processors ignore it.
     pub directive: Option<&'a ChargeDirective>,
 }
 

@@ -1,7 +1,9 @@
 //! The built-in sandbox processor (DESIGN §7): test cards with fixed behaviours and the
-//! `chargeEmitterQueue` directive. It plays an outside processor, keeping its own vault (token →
-//! behaviour, never the card number) and its own ledger keyed by idempotency key, in tables of its
-//! own (`sandbox_cards`, `sandbox_charges`) that recur's billing code never reads.
+//! `chargeEmitterQueue` directive. A charge with a directive (every recurring charge has one)
+//! ends as the directive says, whatever the card; the card's behaviour decides the others. It
+//! plays an outside processor, keeping its own vault (token → behaviour, never the card number)
+//! and its own ledger keyed by idempotency key, in tables of its own (`sandbox_cards`,
+//! `sandbox_charges`) that recur's billing code never reads.
 
 use std::collections::HashMap;
 use std::sync::Arc;

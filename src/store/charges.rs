@@ -104,7 +104,8 @@ pub struct Charge {
     pub idempotency_key: String,
     /// Why.
     pub kind: ChargeKind,
-    /// The forced outcome of a `chargeEmitterQueue` item, when one applied.
+    /// The sandbox outcome of a recurring attempt (its `chargeEmitterQueue` item, or success
+    /// past the queue's end); `None` for attempts the card decides.
     pub directive: Option<ChargeDirective>,
     /// Amount in minor units.
     pub amount: i64,
@@ -143,7 +144,7 @@ pub struct NewCharge<'a> {
     pub kind: ChargeKind,
     /// Ordinal among the membership's recurring attempts.
     pub recurring_ordinal: Option<i64>,
-    /// Forced outcome.
+    /// The sandbox outcome of a recurring attempt; `None` for attempts the card decides.
     pub directive: Option<&'a ChargeDirective>,
     /// Amount in minor units.
     pub amount: i64,

@@ -381,6 +381,28 @@ pub async fn void(tx: &mut Tx, id: i64, now: DateTime<Utc>) -> Result<(), sqlx::
     Ok(())
 }
 
+/// Voids the Draft or Open invoices of a canceled membership except its renewal invoices;
+/// returns how many. A renewal invoice is Open only when its collection failed (its charge was
+/// declined, or could not be made): the transaction that settles a renewal's charge pays or
+/// fails it, and a cancel waits for a charge in flight. Such an invoice stays Open, to be
+/// collected by a pay-now checkout; a first invoice bills a period that never began, and is
+/// voided whatever checkout cards were declined on it.
+pub async fn void_open_except_renewals(
+    tx: &mut Tx,
+    membership_id: i64,
+    now: DateTime<Utc>,
+) -> Result<u64, sqlx::Error> {
+    Ok(sqlx::query(
+        "UPDATE invoices SET status = 'Void', voided_at = $1 \
+         WHERE membership_id = $2 AND status IN ('Draft', 'Open') AND kind <> 'renewal'",
+    )
+    .bind(to_micros(now))
+    .bind(membership_id)
+    .execute(&mut **tx)
+    .await?
+    .rows_affected())
+}
+
 /// Voids every Draft or Open invoice of a membership; returns how many.
 pub async fn void_open(
     tx: &mut Tx,

@@ -84,7 +84,7 @@ pub async fn insert_events(
 pub enum EmailKind {
     /// An invoice was paid.
     Receipt,
-    /// A renewal charge was declined; carries the amount due.
+    /// A renewal charge was declined; carries the amount due and a pay-now link.
     PaymentFailed,
     /// The membership was canceled.
     Canceled,
@@ -118,7 +118,13 @@ pub struct NewEmail {
     pub text_body: String,
     /// HTML body.
     pub html_body: String,
+    /// The session key of the pay-now link the bodies carry as [`LINK_MARKER`], if any.
+    pub link_session: Option<String>,
 }
+
+/// Stands in the stored bodies of an e-mail for its link (`emails.link_session`); the mailer
+/// puts the link there as it sends, so the link's token is never stored.
+pub const LINK_MARKER: &str = "[[recur-pay-now-link]]";
 
 /// Records e-mails written at `created_at` (the merchant's time, a test clock's for sandbox
 /// merchants that use one), due for sending at `due_at` (real time: mail is never held back by
@@ -134,8 +140,8 @@ pub async fn insert_emails(
     }
     let sql = format!(
         "INSERT INTO emails (merchant_id, customer_id, kind, to_address, subject, text_body, \
-         html_body, status, attempts, next_attempt_at, created_at) VALUES {}",
-        super::placeholders(emails.len(), 11, 1)
+         html_body, link_session, status, attempts, next_attempt_at, created_at) VALUES {}",
+        super::placeholders(emails.len(), 12, 1)
     );
     let mut query = sqlx::query(&sql);
     for email in emails {
@@ -147,6 +153,7 @@ pub async fn insert_emails(
             .bind(email.subject.clone())
             .bind(email.text_body.clone())
             .bind(email.html_body.clone())
+            .bind(email.link_session.clone())
             .bind("Pending")
             .bind(0_i64)
             .bind(to_micros(due_at))

@@ -1,6 +1,6 @@
 //! The engine end to end over HTTP, driven by the sandbox test clock: first payment, renewals on
-//! the calendar, dunning, expiry, completion, cancellation, proration, credit, and the
-//! guarantees against double charges.
+//! the calendar, dunning, expiry, completion, and the guarantees against double charges
+//! (cancellation: `cancel.rs`; proration and credit: `proration.rs`).
 
 use reqwest::Method;
 use serde_json::{json, Value};
@@ -8,28 +8,28 @@ use serde_json::{json, Value};
 use crate::backend_test;
 use crate::harness::TestServer;
 
-const MEMBERSHIP: &str = "/api/subscriptions/v1/membership";
+pub(crate) const MEMBERSHIP: &str = "/api/subscriptions/v1/membership";
 
 /// A customer (with the success card attached by `active_membership`) and a body for `order`.
-async fn body_for(server: &TestServer, token: &str, email: &str, order: &str) -> Value {
+pub(crate) async fn body_for(server: &TestServer, token: &str, email: &str, order: &str) -> Value {
     let customer = server.create_customer(token, email).await;
     server.membership_body(&customer, order)
 }
 
-fn key(record: &Value) -> String {
+pub(crate) fn key(record: &Value) -> String {
     record["membershipKey"]
         .as_str()
         .expect("membershipKey")
         .to_string()
 }
 
-async fn update(server: &TestServer, token: &str, body: Value) -> crate::harness::Reply {
+pub(crate) async fn update(server: &TestServer, token: &str, body: Value) -> crate::harness::Reply {
     server
         .call(Method::PUT, MEMBERSHIP, Some(token), Some(body))
         .await
 }
 
-fn actions(events: &[Value]) -> Vec<String> {
+pub(crate) fn actions(events: &[Value]) -> Vec<String> {
     events
         .iter()
         .map(|e| {
@@ -294,46 +294,6 @@ backend_test!(
 );
 
 backend_test!(
-    cancel_voids_open_invoices_and_stops_retries,
-    |server: TestServer| async move {
-        let token = server.token().await;
-        let mut body = body_for(&server, &token, "b6@example.com", "order-b6").await;
-        body["chargeEmitterQueue"] = json!([{"transactionStatus": "Rejected"}]);
-        let record = server
-            .active_membership(&token, "2027-03-01T00:00:00Z", body)
-            .await;
-        let key = key(&record);
-        server.advance(&token, "2027-04-01T00:00:00Z").await;
-        let canceled = server
-            .call(
-                Method::POST,
-                &format!("{MEMBERSHIP}/cancel/{key}"),
-                Some(&token),
-                None,
-            )
-            .await;
-        assert_eq!(canceled.status, 200);
-        assert_eq!(canceled.body["status"], "Canceled");
-        let invoices = canceled.body["invoices"].as_array().unwrap();
-        assert_eq!(invoices[0]["status"], "Void", "the open renewal invoice");
-        assert_eq!(invoices[1]["status"], "Paid", "paid invoices stay");
-        server.advance(&token, "2027-06-01T00:00:00Z").await;
-        let attempts = server
-        .count("SELECT COUNT(*) FROM charges c JOIN memberships m ON m.id = c.membership_id WHERE m.membership_key = $1", &key)
-        .await;
-        assert_eq!(attempts, 2, "no retries and no new cycles after cancel");
-        assert_eq!(server.invoice_periods(&key).await.len(), 2);
-        let notices = server
-            .count(
-                "SELECT COUNT(*) FROM emails WHERE kind = 'canceled' AND to_address = $1",
-                "b6@example.com",
-            )
-            .await;
-        assert_eq!(notices, 1);
-    }
-);
-
-backend_test!(
     incomplete_expires_after_23_hours,
     |server: TestServer| async move {
         let token = server.token().await;
@@ -388,171 +348,6 @@ backend_test!(
             server.invoice_periods(&key).await,
             ["2027-06-01", "2027-07-01", "2027-08-01"]
         );
-    }
-);
-
-backend_test!(
-    proration_rounds_half_up_in_jpy_and_bhd,
-    |server: TestServer| async move {
-        let token = server.token().await;
-        for (currency, price, up, cent, email, year) in [
-            ("JPY", "1000", "1001", "1", "b9@example.com", 2027),
-            ("BHD", "10.000", "10.001", "0.001", "b10@example.com", 2028),
-        ] {
-            let order = format!("order-{currency}");
-            let mut body = body_for(&server, &token, email, &order).await;
-            body["pricingInfo"] = json!({"currency": currency, "totalAmount": price, "pricePerUnit": price, "quantity": 1});
-            let start = format!("{year}-04-01T00:00:00Z");
-            let record = server.active_membership(&token, &start, body).await;
-            let key = key(&record);
-            // Half of the 30-day April period is left.
-            server
-                .advance(&token, &format!("{year}-04-16T00:00:00Z"))
-                .await;
-            let up_reply = update(
-                &server,
-                &token,
-                json!({"membershipKey": key, "pricePerUnit": up}),
-            )
-            .await;
-            assert_eq!(up_reply.status, 200, "{}", up_reply.body);
-            assert_eq!(
-                up_reply.body["proration"]["amount"], cent,
-                "{currency}: half a minor unit rounds up"
-            );
-            assert!(up_reply.body["proration"]["transactionId"].is_i64());
-            assert_eq!(
-                up_reply.body["membership"]["pricingInfo"]["pricePerUnit"],
-                up
-            );
-            let down = update(
-                &server,
-                &token,
-                json!({"membershipKey": key, "pricePerUnit": price}),
-            )
-            .await;
-            assert_eq!(down.status, 200, "{}", down.body);
-            assert_eq!(
-                down.body["proration"]["amount"],
-                format!("-{cent}"),
-                "{currency}: and down, away from zero"
-            );
-            assert_eq!(down.body["proration"]["transactionId"], Value::Null);
-            assert_eq!(down.body["membership"]["creditBalance"], cent);
-            let events = server.events(&order).await;
-            let updates: Vec<&Value> = events
-                .iter()
-                .filter(|e| e["Action"] == "SUBSCRIPTION_UPDATED")
-                .map(|e| &e["Membership"]["Updates"])
-                .collect();
-            assert_eq!(
-                updates,
-                [
-                    &json!({"PricePerUnit": up}),
-                    &json!({"PricePerUnit": price})
-                ]
-            );
-            if currency == "JPY" {
-                // Three seats: the difference for half a period, credit first, the rest charged.
-                let reply = update(
-                    &server,
-                    &token,
-                    json!({"membershipKey": key, "quantity": 3}),
-                )
-                .await;
-                assert_eq!(reply.status, 200, "{}", reply.body);
-                assert_eq!(reply.body["proration"]["amount"], "1000");
-                let invoice = &reply.body["membership"]["invoices"][0];
-                assert_eq!(invoice["kind"], "proration");
-                assert_eq!(invoice["creditApplied"], "1");
-                assert_eq!(invoice["amountPaid"], "999");
-                assert_eq!(reply.body["membership"]["creditBalance"], "0");
-                assert_eq!(
-                    reply.body["membership"]["pricingInfo"]["totalAmount"],
-                    "3000"
-                );
-            }
-        }
-    }
-);
-
-backend_test!(
-    interval_change_credit_covers_whole_cycles,
-    |server: TestServer| async move {
-        let token = server.token().await;
-        let mut body = body_for(&server, &token, "b11@example.com", "order-b11").await;
-        body["pricingInfo"] = json!({"currency": "USD", "totalAmount": "100.00"});
-        let record = server
-            .active_membership(&token, "2027-04-01T00:00:00Z", body)
-            .await;
-        let key = key(&record);
-        server.advance(&token, "2027-04-16T00:00:00Z").await;
-        let reply = update(
-            &server,
-            &token,
-            json!({"membershipKey": key, "intervalType": "Weekly", "pricePerUnit": "10.00"}),
-        )
-        .await;
-        assert_eq!(reply.status, 200, "{}", reply.body);
-        // Half of 100.00 unused, less a full new week of 10.00: 40.00 of credit, nothing charged.
-        assert_eq!(reply.body["proration"]["amount"], "-40.00");
-        let m = &reply.body["membership"];
-        assert_eq!(m["creditBalance"], "40.00");
-        assert_eq!(m["currentPeriodStart"], "2027-04-16T00:00:00Z");
-        assert_eq!(m["currentPeriodEnd"], "2027-04-23T00:00:00Z");
-        server.advance(&token, "2027-05-14T00:00:00Z").await;
-        let m = server.membership(&token, &key).await;
-        assert_eq!(m["creditBalance"], "0.00");
-        for invoice in m["invoices"].as_array().unwrap().iter().take(4) {
-            assert_eq!(invoice["status"], "Paid");
-            assert_eq!(invoice["creditApplied"], "10.00");
-            assert_eq!(invoice["amountPaid"], "0.00");
-            assert_eq!(invoice["lines"][1]["description"], "Credit applied");
-        }
-        let charges = server
-        .count("SELECT COUNT(*) FROM charges c JOIN memberships m ON m.id = c.membership_id WHERE m.membership_key = $1", &key)
-        .await;
-        assert_eq!(
-            charges, 1,
-            "credit paid four weeks without touching the card"
-        );
-        server.advance(&token, "2027-05-21T00:00:00Z").await;
-        let m = server.membership(&token, &key).await;
-        assert_eq!(m["invoices"][0]["amountPaid"], "10.00");
-    }
-);
-
-backend_test!(
-    declined_proration_changes_nothing,
-    |server: TestServer| async move {
-        let token = server.token().await;
-        let body = body_for(&server, &token, "b12@example.com", "order-b12").await;
-        let customer = body["customerKey"].as_str().unwrap().to_string();
-        let record = server
-            .active_membership(&token, "2027-04-01T00:00:00Z", body)
-            .await;
-        let key = key(&record);
-        server.advance(&token, "2027-04-16T00:00:00Z").await;
-        server
-            .attach_card(&token, &customer, "4000000000000002")
-            .await;
-        let reply = update(
-            &server,
-            &token,
-            json!({"membershipKey": key, "quantity": 5, "name": "Bigger"}),
-        )
-        .await;
-        reply.problem(402);
-        let m = server.membership(&token, &key).await;
-        assert_eq!(m["pricingInfo"]["totalAmount"], "29.97");
-        assert_eq!(m["subscriptionName"], "Gold plan");
-        assert_eq!(
-            m["invoices"][0]["status"], "Void",
-            "the proration invoice is voided"
-        );
-        let actions = actions(&server.events("order-b12").await);
-        assert_eq!(actions.last().map(String::as_str), Some("charge:Rejected"));
-        assert!(!actions.iter().any(|a| a == "SUBSCRIPTION_UPDATED"));
     }
 );
 
@@ -625,7 +420,7 @@ backend_test!(
 backend_test!(
     a_crash_after_the_processor_answered_never_charges_twice,
     |server: TestServer| async move {
-        use recur::billing::lifecycle;
+        use recur::billing::recurring;
         use recur::processor::{ChargeOutcome, ChargeRequest};
         use recur::store::{memberships, payment_methods};
 
@@ -645,7 +440,7 @@ backend_test!(
             .await
             .unwrap()
             .expect("the renewal is due");
-        let (charge, _, _) = lifecycle::start_renewal(&mut tx, &mut m, at).await.unwrap();
+        let (charge, _, _) = recurring::start_renewal(&mut tx, &mut m, at).await.unwrap();
         tx.commit().await.unwrap();
         let charge = charge.expect("the card is charged");
         // Step 2: the processor takes the money, and the process dies before recording it.

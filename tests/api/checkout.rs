@@ -6,90 +6,13 @@ use serde_json::{json, Value};
 
 use crate::backend_test;
 use crate::harness::TestServer;
+use crate::visitor::Visitor;
 
-const SESSIONS: &str = "/api/subscriptions/v1/checkout/session";
+pub(crate) const SESSIONS: &str = "/api/subscriptions/v1/checkout/session";
 const PORTAL: &str = "/api/subscriptions/v1/portal/session";
 
-/// A page visitor without a browser: follows no redirects, keeps no cookies.
-struct Visitor {
-    client: reqwest::Client,
-}
-
-/// A page's answer.
-struct Page {
-    status: StatusCode,
-    location: Option<String>,
-    csp: String,
-    text: String,
-}
-
-impl Page {
-    /// The form token on the page.
-    fn csrf(&self) -> String {
-        let start = self
-            .text
-            .find("name=\"csrfToken\" value=\"")
-            .expect("a form")
-            + 24;
-        self.text[start..start + 64].to_string()
-    }
-}
-
-impl Visitor {
-    fn new() -> Self {
-        Self {
-            client: reqwest::Client::builder()
-                .redirect(reqwest::redirect::Policy::none())
-                .build()
-                .unwrap(),
-        }
-    }
-
-    async fn answer(response: reqwest::Response) -> Page {
-        let header = |name: &str| {
-            response
-                .headers()
-                .get(name)
-                .map(|v| v.to_str().unwrap().to_string())
-        };
-        let status = response.status();
-        let location = header("location");
-        let csp = header("content-security-policy").unwrap_or_default();
-        Page {
-            status,
-            location,
-            csp,
-            text: response.text().await.unwrap(),
-        }
-    }
-
-    async fn get(&self, url: &str) -> Page {
-        Self::answer(self.client.get(url).send().await.unwrap()).await
-    }
-
-    async fn post(&self, url: &str, form: &[(&str, &str)]) -> Page {
-        Self::answer(self.client.post(url).form(form).send().await.unwrap()).await
-    }
-
-    /// Posts the card form of the page at `url`.
-    async fn pay(&self, url: &str, card: &str) -> Page {
-        let csrf = self.get(url).await.csrf();
-        self.post(
-            url,
-            &[
-                ("csrfToken", csrf.as_str()),
-                ("cardNumber", card),
-                ("expiry", "12/34"),
-                ("cvc", "123"),
-                ("holder", "Ada Lovelace"),
-            ],
-        )
-        .await
-    }
-}
-
 /// Opens a session; returns the reply body (expects 201).
-async fn open(server: &TestServer, token: &str, path: &str, body: Value) -> Value {
+pub(crate) async fn open(server: &TestServer, token: &str, path: &str, body: Value) -> Value {
     let reply = server
         .call(Method::POST, path, Some(token), Some(body))
         .await;
@@ -118,7 +41,7 @@ async fn checkout_link(server: &TestServer, token: &str, email: &str) -> (String
     (customer, membership, url)
 }
 
-async fn charges(server: &TestServer, membership: &str) -> i64 {
+pub(crate) async fn charges(server: &TestServer, membership: &str) -> i64 {
     server
         .count(
             "SELECT COUNT(*) FROM charges c JOIN memberships m ON m.id = c.membership_id \
@@ -547,56 +470,6 @@ backend_test!(
 );
 
 backend_test!(
-    the_pay_now_link_settles_a_past_due_membership,
-    |server: TestServer| async move {
-        let token = server.token().await;
-        let customer = server.create_customer(&token, "a@example.com").await;
-        let mut body = server.membership_body(&customer, "order-1");
-        body["chargeEmitterQueue"] = json!([{"transactionStatus": "Rejected"}]);
-        let active = server
-            .active_membership(&token, "2027-01-10T09:00:00Z", body)
-            .await;
-        let key = active["membershipKey"].as_str().unwrap().to_string();
-        server.advance(&token, "2027-02-10T10:00:00Z").await;
-        assert_eq!(server.membership(&token, &key).await["status"], "PastDue");
-        let session = open(
-            &server,
-            &token,
-            SESSIONS,
-            json!({"customerKey": customer, "membershipKey": key}),
-        )
-        .await;
-        let url = session["checkoutRedirectUrl"].as_str().unwrap();
-        let visitor = Visitor::new();
-        let page = visitor.get(url).await;
-        assert!(page.text.contains("Pay your overdue invoice"));
-        let paid = visitor.pay(url, "5555 5555 5555 4444").await;
-        assert_eq!(paid.status, StatusCode::SEE_OTHER);
-        let record = server.membership(&token, &key).await;
-        assert_eq!(record["status"], "Active");
-        assert_eq!(record["invoices"][0]["status"], "Paid");
-        let before = charges(&server, &key).await;
-        // Dunning stopped: no retry runs on the old schedule.
-        server.advance(&token, "2027-02-17T10:00:00Z").await;
-        assert_eq!(charges(&server, &key).await, before);
-        // The next renewal charges the new card.
-        server.advance(&token, "2027-03-10T10:00:00Z").await;
-        assert_eq!(
-            server
-                .count(
-                    "SELECT COUNT(*) FROM charges c JOIN memberships m ON m.id = c.membership_id \
-                     JOIN payment_methods p ON p.id = c.payment_method_id \
-                     WHERE m.membership_key = $1 AND c.kind = 'renewal' AND p.last4 = '4444' \
-                     AND c.status = 'Success'",
-                    &key,
-                )
-                .await,
-            1
-        );
-    }
-);
-
-backend_test!(
     the_portal_shows_invoices_replaces_the_card_and_cancels,
     |server: TestServer| async move {
         let token = server.token().await;
@@ -717,69 +590,5 @@ backend_test!(
             server.membership(&token, their_key).await["status"],
             "Active"
         );
-    }
-);
-
-backend_test!(
-    pay_now_posts_racing_a_dunning_retry_charge_once,
-    |server: TestServer| async move {
-        let token = server.token().await;
-        let customer = server.create_customer(&token, "a@example.com").await;
-        let mut body = server.membership_body(&customer, "order-1");
-        body["chargeEmitterQueue"] = json!([{"transactionStatus": "Rejected"}]);
-        let active = server
-            .active_membership(&token, "2027-01-10T09:00:00Z", body)
-            .await;
-        let key = active["membershipKey"].as_str().unwrap().to_string();
-        server.advance(&token, "2027-02-10T10:00:00Z").await;
-        assert_eq!(server.membership(&token, &key).await["status"], "PastDue");
-        // Opened after the failure so that the link outlives the retry a day later.
-        server.advance(&token, "2027-02-10T12:00:00Z").await;
-        let session = open(
-            &server,
-            &token,
-            SESSIONS,
-            json!({"customerKey": customer, "membershipKey": key}),
-        )
-        .await;
-        let url = session["checkoutRedirectUrl"].as_str().unwrap();
-        let visitor = Visitor::new();
-        let csrf = visitor.get(url).await.csrf();
-        let form = [
-            ("csrfToken", csrf.as_str()),
-            ("cardNumber", "5555 5555 5555 4444"),
-            ("expiry", "12/34"),
-            ("cvc", "123"),
-            ("holder", "Ada Lovelace"),
-        ];
-        // Eight submissions of the pay-now form while the first dunning retry falls due.
-        let posts = futures::future::join_all((0..8).map(|_| visitor.post(url, &form)));
-        let retry = server.call(
-            Method::POST,
-            "/api/subscriptions/v1/test-clock/advance",
-            Some(&token),
-            Some(json!({"to": "2027-02-11T10:00:00Z"})),
-        );
-        let (pages, advanced) = tokio::join!(posts, retry);
-        assert_eq!(advanced.status, StatusCode::OK, "{}", advanced.body);
-        for page in &pages {
-            assert!(
-                page.status == StatusCode::SEE_OTHER || page.status == StatusCode::OK,
-                "{}: {}",
-                page.status,
-                page.text
-            );
-        }
-        let record = server.membership(&token, &key).await;
-        assert_eq!(record["status"], "Active");
-        assert_eq!(record["creditBalance"], "0.00");
-        let paid = server
-            .count(
-                "SELECT COUNT(*) FROM charges c JOIN memberships m ON m.id = c.membership_id \
-                 WHERE m.membership_key = $1 AND c.status = 'Success' AND c.kind <> 'first'",
-                &key,
-            )
-            .await;
-        assert_eq!(paid, 1, "the open invoice was paid once");
     }
 );

@@ -2,17 +2,19 @@
 
 mod harness;
 mod receivers;
-mod redirects;
+mod visitor;
 
 mod auth;
 mod billing;
 mod bounds;
+mod cancel;
 mod cashier;
 mod cashier_frame;
 mod checkout;
 mod cli;
 mod coalescing;
 mod customers;
+mod emitter;
 mod end_dates;
 mod errors;
 mod faults;
@@ -26,12 +28,15 @@ mod memberships;
 mod metrics_access;
 mod nosniff;
 mod operations;
+mod paynow;
 mod pool;
 mod price_parts;
 mod process;
 mod processor;
+mod proration;
 mod proxies;
 mod races;
+mod redirects;
 mod renewals;
 mod secrets;
 mod soak;

@@ -1,6 +1,7 @@
 //! Real-time renewals, which the engine runs in batches: one batch holding plain renewals, a
-//! rejected charge, a membership without a card, one paid from credit and one whose end date
-//! came must leave every membership exactly where the one-by-one rules put it.
+//! rejected charge, memberships without a card (the sandbox's queue decides them: success, or a
+//! Rejected item), one paid from credit and one whose end date came must leave every membership
+//! exactly where the one-by-one rules put it.
 
 use recur::billing::engine::{self, Scope};
 use recur::billing::renewals;
@@ -90,17 +91,26 @@ backend_test!(
         )
         .await;
         let cardless = active(&server, &token, "cardless", None).await;
+        let cardless_rejected = active(
+            &server,
+            &token,
+            "cardless-rejected",
+            Some(json!([{"transactionStatus": "Rejected"}])),
+        )
+        .await;
         let credited = active(&server, &token, "credited", None).await;
         let ending = active(&server, &token, "ending", None).await;
 
         // Every period ends in an hour (out of the background worker's reach, so the passes
         // below are the ones that act); the cardless customer's card is gone, the credited
         // membership holds more credit than a period costs, the ending one reaches its end date.
+        // In the sandbox a customer without a card renews as the queue says (DESIGN §4).
         let due = chrono::Utc::now() + chrono::TimeDelta::hours(1);
         let now = due.timestamp_micros();
-        for key in plain
-            .iter()
-            .chain([&rejected, &cardless, &credited, &ending])
+        for key in
+            plain
+                .iter()
+                .chain([&rejected, &cardless, &cardless_rejected, &credited, &ending])
         {
             on_membership(
                 &server,
@@ -111,14 +121,16 @@ backend_test!(
             )
             .await;
         }
-        on_membership(
-            &server,
-            "UPDATE payment_methods SET detached_at = $1 WHERE customer_id = \
-             (SELECT customer_id FROM memberships WHERE membership_key = $2)",
-            &cardless,
-            now,
-        )
-        .await;
+        for key in [&cardless, &cardless_rejected] {
+            on_membership(
+                &server,
+                "UPDATE payment_methods SET detached_at = $1 WHERE customer_id = \
+                 (SELECT customer_id FROM memberships WHERE membership_key = $2)",
+                key,
+                now,
+            )
+            .await;
+        }
         on_membership(
             &server,
             "UPDATE memberships SET credit_balance = 10000 + 0 * $1 WHERE membership_key = $2",
@@ -139,7 +151,7 @@ backend_test!(
         let state = &server.server.state;
         let at = due + chrono::TimeDelta::seconds(1);
         let due_text = recur::api::format_utc(due);
-        assert_eq!(renewals::renew_due(state, at, 100).await.unwrap(), 8);
+        assert_eq!(renewals::renew_due(state, at, 100).await.unwrap(), 9);
         assert_eq!(renewals::renew_due(state, at, 100).await.unwrap(), 0);
         assert!(engine::run_next_due(state, Scope::RealTime, at)
             .await
@@ -183,10 +195,24 @@ backend_test!(
         let status = last_action(&events, "SUBSCRIPTION_STATUS_CHANGED");
         assert_eq!(status["Membership"]["Status"], "PastDue");
 
+        // No processor is asked without a card: no attempt, the invoice paid as the queue says.
         let m = server.membership(&token, &cardless).await;
-        assert_eq!(m["status"], "PastDue", "{m}");
+        assert_eq!(m["status"], "Active", "{m}");
+        assert_eq!(m["currentPeriodStart"], due_text, "{m}");
+        assert_eq!(m["invoices"][0]["amountPaid"], "29.97", "{m}");
+        assert_eq!(count(&server, RENEWAL_INVOICES, &cardless).await, 1);
         assert_eq!(count(&server, RENEWAL_CHARGES, &cardless).await, 0);
-        assert_eq!(emails(&server, &cardless, "payment_failed").await, 1);
+        assert_eq!(emails(&server, &cardless, "receipt").await, 2);
+        assert_eq!(emails(&server, &cardless, "payment_failed").await, 0);
+
+        let m = server.membership(&token, &cardless_rejected).await;
+        assert_eq!(m["status"], "PastDue", "{m}");
+        assert_eq!(m["invoices"][0]["status"], "Open", "{m}");
+        assert_eq!(count(&server, RENEWAL_CHARGES, &cardless_rejected).await, 0);
+        assert_eq!(
+            emails(&server, &cardless_rejected, "payment_failed").await,
+            1
+        );
 
         let m = server.membership(&token, &credited).await;
         assert_eq!(m["status"], "Active", "{m}");

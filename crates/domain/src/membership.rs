@@ -113,11 +113,24 @@ pub fn charge_directive(
     })
 }
 
-/// The directive for the `ordinal`-th recurring attempt (1-based): item N decides attempt N;
-/// past the end of the queue, or without one, there is none (the charge runs normally).
-pub fn directive_for(queue: &[ChargeDirective], ordinal: u64) -> Option<&ChargeDirective> {
-    let index = usize::try_from(ordinal.checked_sub(1)?).ok()?;
-    queue.get(index)
+/// The outcome of a recurring attempt past the end of the queue, or of one without a queue:
+/// success (the spec's `chargeEmitterQueue` rules 2 and 3).
+pub static SUCCEED: ChargeDirective = ChargeDirective {
+    succeed: true,
+    description: String::new(),
+};
+
+/// The sandbox outcome of the `ordinal`-th recurring attempt (1-based; renewals and dunning
+/// retries count alike): item N decides attempt N; past the end of the queue, or with an empty
+/// one, the attempt succeeds ([`SUCCEED`]) whatever test card the customer has. Only
+/// recurring attempts have a directive: the card decides first payments, pay-now and proration
+/// charges.
+pub fn directive_for(queue: &[ChargeDirective], ordinal: u64) -> &ChargeDirective {
+    ordinal
+        .checked_sub(1)
+        .and_then(|index| usize::try_from(index).ok())
+        .and_then(|index| queue.get(index))
+        .unwrap_or(&SUCCEED)
 }
 
 #[cfg(test)]
@@ -196,10 +209,25 @@ mod tests {
         assert!(charge_directive("success", None).unwrap().succeed);
         assert!(charge_directive("declined", None).is_err());
         let queue = vec![rejected.clone(), custom.clone()];
-        assert_eq!(directive_for(&queue, 0), None);
-        assert_eq!(directive_for(&queue, 1), Some(&rejected));
-        assert_eq!(directive_for(&queue, 2), Some(&custom));
-        assert_eq!(directive_for(&queue, 3), None);
+        assert_eq!(directive_for(&queue, 1), &rejected);
+        assert_eq!(directive_for(&queue, 2), &custom);
+    }
+
+    #[test]
+    fn past_the_queue_every_recurring_attempt_succeeds() {
+        let rejected = charge_directive("Rejected", None).unwrap();
+        let queue = vec![rejected.clone()];
+        assert_eq!(directive_for(&queue, 1), &rejected);
+        for ordinal in [2, 3, 100, u64::MAX] {
+            assert!(directive_for(&queue, ordinal).succeed, "attempt {ordinal}");
+        }
+        for ordinal in [1, 2, 7] {
+            assert!(
+                directive_for(&[], ordinal).succeed,
+                "no queue, attempt {ordinal}"
+            );
+        }
+        assert!(directive_for(&queue, 0).succeed, "ordinals start at 1");
     }
 
     proptest! {

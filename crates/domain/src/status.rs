@@ -85,6 +85,16 @@ impl MembershipStatus {
         !self.is_terminal()
     }
 
+    /// Whether a pay-now checkout collects the membership's oldest open invoice: PastDue and
+    /// Unpaid (their failed renewal; paying it makes them Active), and Canceled (a renewal whose
+    /// charge failed before the cancel stays Open; paying it leaves the membership Canceled).
+    pub fn pays_open_invoice(&self) -> bool {
+        matches!(
+            self,
+            MembershipStatus::PastDue | MembershipStatus::Unpaid | MembershipStatus::Canceled
+        )
+    }
+
     /// Whether a cancel request is accepted: every non-terminal status, and Canceled itself,
     /// where a repeated cancel is an idempotent no-op. Completed and Expired cannot be canceled.
     pub fn can_cancel(&self) -> bool {
@@ -254,6 +264,12 @@ mod tests {
         (S::Unpaid, E::Canceled, S::Canceled),
         (S::Canceled, E::Canceled, S::Canceled),
     ];
+
+    #[test]
+    fn pay_now_collects_past_due_unpaid_and_canceled_memberships() {
+        let paying: Vec<S> = S::ALL.into_iter().filter(S::pays_open_invoice).collect();
+        assert_eq!(paying, [S::PastDue, S::Unpaid, S::Canceled]);
+    }
 
     #[test]
     fn every_row_of_the_table() {
