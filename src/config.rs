@@ -44,7 +44,8 @@ pub struct Config {
     /// Base URL `cashier.js` is loaded from (`RECUR_CDN_URL`); recur serves it itself under
     /// `/cdn/` when unset.
     pub cdn_url: Option<String>,
-    /// USD per unit of each currency, for `UsdAmount` (`RECUR_USD_RATES`).
+    /// USD per unit of every accepted currency, for `UsdAmount`: the reference table with the
+    /// rates of `RECUR_USD_RATES` in place.
     pub usd_rates: UsdRates,
     /// Who may read `/metrics`, and where.
     pub metrics: MetricsConfig,
@@ -257,12 +258,9 @@ impl Config {
             from: pick("RECUR_MAIL_FROM", file_config.mail_from)
                 .unwrap_or_else(|| "recur <billing@localhost>".into()),
         };
-        let usd_rates = match pick("RECUR_USD_RATES", file_config.usd_rates) {
-            Some(text) => {
-                UsdRates::parse(&text).map_err(|why| anyhow::anyhow!("RECUR_USD_RATES: {why}"))?
-            }
-            None => UsdRates::builtin(),
-        };
+        let usd_rates =
+            UsdRates::parse(&pick("RECUR_USD_RATES", file_config.usd_rates).unwrap_or_default())
+                .map_err(|why| anyhow::anyhow!("RECUR_USD_RATES: {why}"))?;
         let cdn_url = pick("RECUR_CDN_URL", file_config.cdn_url)
             .map(|url| url.trim_end_matches('/').to_string());
         let metrics = metrics_config(
@@ -497,5 +495,24 @@ mod tests {
         let config = load(&[("RECUR_JWT_KEYS", "new:AAAA,old:BBBB")], None).unwrap();
         let kids: Vec<_> = config.jwt.keys.iter().map(|k| k.kid.as_str()).collect();
         assert_eq!(kids, ["new", "old"]);
+    }
+
+    #[test]
+    fn usd_rates_replace_reference_rates_and_a_bad_table_stops_the_start() {
+        use recur_domain::money::Currency;
+        let rates = load(&[("RECUR_USD_RATES", "EUR=2")], None)
+            .unwrap()
+            .usd_rates;
+        let eur = Currency::parse("EUR").unwrap();
+        let thb = Currency::parse("THB").unwrap();
+        assert_eq!(rates.to_usd(150, eur).to_string(), "3.00");
+        assert_eq!(rates.to_usd(10_000, thb).to_string(), "2.80");
+        for bad in ["XAU=2300", "EUR=0", "EUR"] {
+            let error = load(&[("RECUR_USD_RATES", bad)], None).unwrap_err();
+            assert!(
+                error.to_string().starts_with("RECUR_USD_RATES: "),
+                "{error}"
+            );
+        }
     }
 }

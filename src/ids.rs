@@ -6,6 +6,7 @@
 //! call per character (about 25 per key).
 
 use rand::distributions::{Alphanumeric, DistString};
+use sha2::{Digest, Sha256};
 
 /// Length of the random part of a resource key.
 const KEY_RANDOM_CHARS: usize = 24;
@@ -38,6 +39,21 @@ pub fn prefixed(prefix: &str, len: usize) -> String {
     key
 }
 
+/// A UUID named by `name`: the same name always gives the same UUID, different names different
+/// ones (the first 16 bytes of the name's SHA-256, as a version 8 UUID). For the identifiers the
+/// interface types as UUIDs of things recur names otherwise (`Membership.Id` of a membership
+/// key, `CascadingInfo.SessionId` of a checkout session key). Names carry no secret: the UUID
+/// reveals nothing its name does not.
+pub fn named_uuid(name: &str) -> String {
+    let digest = Sha256::digest(name.as_bytes());
+    let mut bytes = [0u8; 16];
+    bytes.copy_from_slice(&digest[..16]);
+    uuid::Builder::from_custom_bytes(bytes)
+        .into_uuid()
+        .hyphenated()
+        .to_string()
+}
+
 /// A new merchant password: 32 base62 characters (about 190 bits).
 pub fn password() -> String {
     prefixed("", 32)
@@ -60,5 +76,15 @@ mod tests {
         let random = a.strip_prefix("cstmr_").unwrap();
         assert_eq!(random.len(), 24);
         assert!(random.chars().all(|c| c.is_ascii_alphanumeric()));
+    }
+
+    #[test]
+    fn named_uuids_are_stable_per_name_and_distinct_between_names() {
+        let a = named_uuid("membership:mmbrshp_a");
+        assert_eq!(a, named_uuid("membership:mmbrshp_a"));
+        assert_ne!(a, named_uuid("membership:mmbrshp_b"));
+        let parsed = uuid::Uuid::parse_str(&a).unwrap();
+        assert_eq!(parsed.get_version_num(), 8);
+        assert_eq!(parsed.hyphenated().to_string(), a);
     }
 }

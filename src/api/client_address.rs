@@ -1,7 +1,8 @@
 //! The client address of a request, resolved once by [`resolve`]: the connection's peer, or,
 //! when the peer is a trusted proxy (`RECUR_TRUSTED_PROXIES`), the address its forwarding
 //! header names ([`crate::net::proxies::TrustedProxies::client_address`]). The login limiter,
-//! the cashier's `ClientIP` and the request log all use this one address.
+//! the `ClientIP` of cashier and checkout-page payments and the request log all use this one
+//! address.
 
 use std::fmt;
 use std::net::{IpAddr, SocketAddr};

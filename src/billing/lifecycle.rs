@@ -14,7 +14,7 @@ use super::charging::{self, Settled};
 use super::{merchant_now, next_scheduled_action, BillingError};
 use crate::app::AppState;
 use crate::ids;
-use crate::store::charges::{self, Charge, ChargeKind, NewCharge};
+use crate::store::charges::{self, Charge, ChargeKind, NewCharge, PagePayment};
 use crate::store::invoices::{self, Invoice, InvoiceKind, NewInvoice};
 use crate::store::memberships::{self, CreatedAt, Membership};
 use crate::store::outbox::EmailKind;
@@ -210,23 +210,27 @@ pub(super) async fn pending_charge(
     else {
         return Ok(None);
     };
-    pending_charge_with(tx, m, invoice, kind, card.id, at)
+    pending_charge_with(tx, m, invoice, kind, card.id, None, at)
         .await
         .map(Some)
 }
 
-/// Writes a `Pending` attempt for `invoice` against the card `payment_method_id`; a conflict
-/// when the membership already has one in flight.
+/// Writes a `Pending` attempt for `invoice` against the card `payment_method_id` (made on a
+/// checkout `page`, or not); a conflict when the membership already has one in flight.
 async fn pending_charge_with(
     tx: &mut Tx,
     m: &Membership,
     invoice: &Invoice,
     kind: ChargeKind,
     payment_method_id: i64,
+    page: Option<PagePayment>,
     at: DateTime<Utc>,
 ) -> Result<Charge, BillingError> {
     let attempts = charges::attempts_for_invoice(tx, invoice.id).await?;
-    let new = new_charge(m, invoice, kind, payment_method_id, attempts);
+    let new = NewCharge {
+        page,
+        ..new_charge(m, invoice, kind, payment_method_id, attempts)
+    };
     charges::insert_pending(tx, new, at)
         .await?
         .ok_or(BillingError::PaymentInProgress)
@@ -254,6 +258,7 @@ pub fn new_charge<'a>(
         currency: &invoice.currency,
         payment_method_id,
         pending_update: None,
+        page: None,
     }
 }
 
@@ -268,13 +273,13 @@ pub fn recurring_directive(m: &Membership) -> &ChargeDirective {
 }
 
 /// Which card pays.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 enum PayWith {
     /// The customer's saved payment method (the sandbox pay helper).
     SavedCard,
     /// A card the customer just entered on a checkout page; it becomes the saved payment method
     /// once it has paid.
-    Card(i64),
+    Card(i64, PagePayment),
 }
 
 /// Charges the first invoice of an Incomplete membership with the customer's saved card (the
@@ -290,14 +295,16 @@ pub async fn pay_first(
 /// What a checkout page collects for a membership: the first invoice of an Incomplete one, or
 /// the oldest open invoice of a PastDue, Unpaid or Canceled one (pay-now,
 /// [`MembershipStatus::pays_open_invoice`]). Declines change nothing; paying a membership that
-/// has nothing due is a conflict.
+/// has nothing due is a conflict. `page` says where the customer paid (the notification's
+/// `SessionId` and `ClientIP`).
 pub async fn pay_checkout(
     state: &AppState,
     merchant_id: i64,
     key: &str,
     card: i64,
+    page: PagePayment,
 ) -> Result<Membership, BillingError> {
-    pay(state, merchant_id, key, PayWith::Card(card), true).await
+    pay(state, merchant_id, key, PayWith::Card(card, page), true).await
 }
 
 async fn pay(
@@ -332,8 +339,8 @@ async fn pay(
         }
     };
     let charge = match with {
-        PayWith::Card(card) => {
-            Some(pending_charge_with(&mut tx, &m, &invoice, kind, card, at).await?)
+        PayWith::Card(card, page) => {
+            Some(pending_charge_with(&mut tx, &m, &invoice, kind, card, Some(page), at).await?)
         }
         PayWith::SavedCard => pending_charge(&mut tx, &m, &invoice, kind, at).await?,
     }

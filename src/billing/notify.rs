@@ -8,8 +8,10 @@ use serde_json::{json, Map, Value};
 use super::BillingError;
 use crate::api::format_utc;
 use crate::app::AppState;
+use crate::ids;
 use crate::pages::format::display_amount;
 use crate::payments::notification::{AccountDetails, TransactionPayload, CRM_CARD};
+use crate::payments::payer::account_id;
 use crate::store::cashier_transactions::{Attempt, CardFacts, TransactionKind, TransactionStatus};
 use crate::store::charges::{Charge, ChargeKind, ChargeStatus};
 use crate::store::customers::Customer;
@@ -58,12 +60,19 @@ fn invoice_json(invoice: &Invoice) -> Value {
     })
 }
 
+/// `Membership.Id`: a UUID named by the membership key ([`ids::named_uuid`]). The interface
+/// names `Id` and `Key` apart and types its other `…Id` fields as UUIDs; internal row ids are
+/// never exposed, so `Id` is the membership's stable UUID and `Key` its `mmbrshp_…` key.
+fn membership_id(membership_key: &str) -> String {
+    ids::named_uuid(&format!("membership:{membership_key}"))
+}
+
 /// The `Membership` object of every membership payload, with its `recent` invoices (newest
 /// first, at most [`RECENT_INVOICES`](crate::store::invoices::RECENT_INVOICES)).
 fn membership_json(m: &Membership, recent: &[Invoice]) -> Value {
     let currency = m.currency();
     json!({
-        "Id": m.membership_key,
+        "Id": membership_id(&m.membership_key),
         "Key": m.membership_key,
         "CustomerKey": m.customer_key,
         "Metadata": m.metadata,
@@ -176,7 +185,7 @@ pub async fn transaction<'a>(
     let payload = TransactionPayload {
         organization_id: m.merchant_id,
         merchant_order_id: m.order_id.clone(),
-        account_id: customer.customer_key.clone(),
+        account_id: account_id(&state.keys, m.merchant_id, &f.email),
         account: AccountDetails {
             merchant_id: m.merchant_id,
             created: Some(customer.created_at),
@@ -214,7 +223,7 @@ pub async fn transaction<'a>(
             issuer: bin.issuer,
             country: bin.country,
         }),
-        cascade_id: None,
+        cascade_id: charge.page.as_ref().map(|p| p.session_id.clone()),
         attempts: vec![Attempt {
             processor_id,
             processor_key,
@@ -226,7 +235,7 @@ pub async fn transaction<'a>(
             at: charge.completed_at.unwrap_or(at),
         }],
         issued_at: at,
-        client_ip: None,
+        client_ip: charge.page.as_ref().map(|p| p.client_ip.clone()),
         crm_payment_type: CRM_CARD,
         plan_key: Some(m.membership_key.clone()),
         is_subscription: true,

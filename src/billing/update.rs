@@ -386,6 +386,7 @@ async fn proration_charge(
             currency: &invoice.currency,
             payment_method_id: card.id,
             pending_update: Some(pending_update),
+            page: None,
         },
         at,
     )

@@ -17,10 +17,13 @@ use super::format::{display_amount, display_date, interval_phrase};
 use super::render::{allow_form_redirect, page, see_other, with_status, Framing};
 use super::session::{self, EnteredCard, PageSession};
 use super::{csrf, expired, i18n};
+use crate::api::client_address::ClientAddress;
 use crate::api::problem::ApiError;
 use crate::app::AppState;
 use crate::billing::checkout::{self, DueNow, Purpose};
 use crate::billing::{lifecycle, next_billing_date, BillingError};
+use crate::ids;
+use crate::store::charges::PagePayment;
 use crate::store::checkout_sessions::{self, SessionKind};
 use crate::store::memberships::{self, Membership};
 use crate::store::merchants::Mode;
@@ -72,6 +75,7 @@ pub async fn show(
 /// `POST /checkout/{token}`: checks the card, then asks for identity confirmation or pays.
 pub async fn pay(
     State(state): State<AppState>,
+    client: ClientAddress,
     headers: HeaderMap,
     Path(token): Path<String>,
     PageForm(form): PageForm<CardForm>,
@@ -101,7 +105,7 @@ pub async fn pay(
         }
     };
     match session::enter_card(&state, &checkout.page, card).await? {
-        EnteredCard::Ready(method) => charge(&state, t, &checkout, &due, method.id).await,
+        EnteredCard::Ready(method) => charge(&state, t, &checkout, &due, method.id, client).await,
         EnteredCard::NeedsConfirmation => Ok(see_page(&token)),
     }
 }
@@ -110,6 +114,7 @@ pub async fn pay(
 /// identity-confirmation step when the card asks for one.
 pub async fn pay_saved(
     State(state): State<AppState>,
+    client: ClientAddress,
     headers: HeaderMap,
     Path(token): Path<String>,
     PageForm(form): PageForm<TokenForm>,
@@ -125,7 +130,9 @@ pub async fn pay_saved(
         return Ok(see_page(&token));
     };
     match session::saved_card(&state, &checkout.page).await? {
-        Some(EnteredCard::Ready(method)) => charge(&state, t, &checkout, &due, method.id).await,
+        Some(EnteredCard::Ready(method)) => {
+            charge(&state, t, &checkout, &due, method.id, client).await
+        }
         Some(EnteredCard::NeedsConfirmation) | None => Ok(see_page(&token)),
     }
 }
@@ -133,6 +140,7 @@ pub async fn pay_saved(
 /// `POST /checkout/{token}/confirm`: the outcome of the identity-confirmation step.
 pub async fn confirm(
     State(state): State<AppState>,
+    client: ClientAddress,
     headers: HeaderMap,
     Path(token): Path<String>,
     PageForm(form): PageForm<TokenForm>,
@@ -156,20 +164,28 @@ pub async fn confirm(
             .await
             .map(|r| with_status(r, StatusCode::PAYMENT_REQUIRED));
     }
-    charge(&state, t, &checkout, &due, method.id).await
+    charge(&state, t, &checkout, &due, method.id, client).await
 }
 
-/// Pays with the card `method_id` and shows where that leads.
+/// Pays with the card `method_id`, for the customer at `client`, and shows where that leads.
 async fn charge(
     state: &AppState,
     t: &BTreeMap<String, String>,
     checkout: &Checkout,
     due: &DueNow,
     method_id: i64,
+    client: ClientAddress,
 ) -> Result<Response, ApiError> {
     let merchant_id = checkout.page.merchant.id;
     let key = &checkout.membership.membership_key;
-    match lifecycle::pay_checkout(state, merchant_id, key, method_id).await {
+    let page = PagePayment {
+        session_id: ids::named_uuid(&format!(
+            "checkout-session:{}",
+            checkout.page.session.session_key
+        )),
+        client_ip: client.to_string(),
+    };
+    match lifecycle::pay_checkout(state, merchant_id, key, method_id, page).await {
         Ok(_) => {
             checkout_sessions::complete(
                 state.store.pool(),

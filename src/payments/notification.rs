@@ -57,8 +57,8 @@ pub struct TransactionPayload {
     pub account_id: String,
     /// `AccountDetails`.
     pub account: AccountDetails,
-    /// `UsdAmount`; `None` when the rate table lacks the currency.
-    pub usd_amount: Option<Decimal>,
+    /// `UsdAmount` (the rate table has every accepted currency, so there always is one).
+    pub usd_amount: Decimal,
     /// `TransactionType`: `PayIn`, `PayOut` or `Refund`.
     pub kind: &'static str,
     /// `TransactionStatus`: `Success`, `Rejected` or `Failed`.
@@ -162,10 +162,7 @@ impl TransactionPayload {
             }),
         );
         put("BinType", card.and_then(|c| c.bin_type.clone()).into());
-        put(
-            "UsdAmount",
-            self.usd_amount.map_or(Value::Null, decimal_number),
-        );
+        put("UsdAmount", decimal_number(self.usd_amount));
         put("TransactionType", self.kind.into());
         put("TransactionStatus", self.status.into());
         put("Amount", self.amount);

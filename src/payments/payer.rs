@@ -39,21 +39,9 @@ impl Payer {
         Ok(serde_json::from_str(&session.fields.billing_details)?)
     }
 
-    /// `AccountId`: a UUID derived from the merchant and the payer's e-mail with the server key,
-    /// so every order of one payer carries the same account and the e-mail cannot be read back.
+    /// `AccountId` of this payer ([`account_id`]).
     pub fn account_id(&self, keys: &ServerKeys, merchant_id: i64) -> String {
-        let digest = keys.lookup_digest(&format!(
-            "cashier-account:{merchant_id}:{}",
-            self.email.to_lowercase()
-        ));
-        let mut bytes = [0u8; 16];
-        if let Ok(decoded) = hex::decode(&digest[..32.min(digest.len())]) {
-            bytes[..decoded.len()].copy_from_slice(&decoded);
-        }
-        uuid::Builder::from_custom_bytes(bytes)
-            .into_uuid()
-            .hyphenated()
-            .to_string()
+        account_id(keys, merchant_id, &self.email)
     }
 
     /// `AccountDetails` of a notification about `session`.
@@ -74,6 +62,25 @@ impl Payer {
             phone: Some(self.phone.clone()),
         }
     }
+}
+
+/// `AccountId` of the payer with `email` at a merchant: a UUID derived from the merchant and the
+/// e-mail with the server key, so every payment of one payer carries the same account (a cashier
+/// order and a subscription charge of a customer with that e-mail alike) and the e-mail cannot be
+/// read back.
+pub fn account_id(keys: &ServerKeys, merchant_id: i64, email: &str) -> String {
+    let digest = keys.lookup_digest(&format!(
+        "cashier-account:{merchant_id}:{}",
+        email.to_lowercase()
+    ));
+    let mut bytes = [0u8; 16];
+    if let Ok(decoded) = hex::decode(&digest[..32.min(digest.len())]) {
+        bytes[..decoded.len()].copy_from_slice(&decoded);
+    }
+    uuid::Builder::from_custom_bytes(bytes)
+        .into_uuid()
+        .hyphenated()
+        .to_string()
 }
 
 /// `YYYY-MM-dd` as the spec's month/day/year text (`03/15/1990`).

@@ -89,6 +89,16 @@ impl ChargeStatus {
     }
 }
 
+/// Where the customer paid in person: a hosted checkout page (first payment or pay-now).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PagePayment {
+    /// `CascadingInfo.SessionId`: the UUID of the checkout session
+    /// ([`crate::ids::named_uuid`] of its `cs_…` key), the same for every attempt on that link.
+    pub session_id: String,
+    /// `ClientIP`: the customer's address as the page saw it.
+    pub client_ip: String,
+}
+
 /// A stored charge attempt.
 #[derive(Debug, Clone)]
 pub struct Charge {
@@ -123,6 +133,8 @@ pub struct Charge {
     pub processor_reference: Option<String>,
     /// For proration charges: the change to apply once the charge succeeds (JSON).
     pub pending_update: Option<String>,
+    /// The checkout page it was made on; `None` for attempts the engine or the API starts.
+    pub page: Option<PagePayment>,
     /// When the attempt was written.
     pub created_at: DateTime<Utc>,
     /// When the answer was recorded.
@@ -154,11 +166,13 @@ pub struct NewCharge<'a> {
     pub payment_method_id: i64,
     /// Change to apply on success (proration).
     pub pending_update: Option<String>,
+    /// The checkout page it is made on.
+    pub page: Option<PagePayment>,
 }
 
 const COLUMNS: &str = "id, merchant_id, membership_id, invoice_id, idempotency_key, kind, \
     directive, amount, currency, payment_method_id, status, decline_code, decline_reason, \
-    processor_reference, pending_update, created_at, completed_at";
+    processor_reference, pending_update, page_session_id, client_ip, created_at, completed_at";
 
 /// [`COLUMNS`] qualified by the table, for the `RETURNING` of an `UPDATE … FROM`.
 static QUALIFIED_COLUMNS: LazyLock<String> =
@@ -166,6 +180,8 @@ static QUALIFIED_COLUMNS: LazyLock<String> =
 
 fn decode(row: &AnyRow) -> Result<Charge, sqlx::Error> {
     let directive: Option<String> = row.try_get("directive")?;
+    let page_session_id: Option<String> = row.try_get("page_session_id")?;
+    let client_ip: Option<String> = row.try_get("client_ip")?;
     Ok(Charge {
         id: row.try_get("id")?,
         merchant_id: row.try_get("merchant_id")?,
@@ -185,6 +201,12 @@ fn decode(row: &AnyRow) -> Result<Charge, sqlx::Error> {
         decline_reason: row.try_get("decline_reason")?,
         processor_reference: row.try_get("processor_reference")?,
         pending_update: row.try_get("pending_update")?,
+        page: page_session_id
+            .zip(client_ip)
+            .map(|(session_id, client_ip)| PagePayment {
+                session_id,
+                client_ip,
+            }),
         created_at: from_micros(row.try_get("created_at")?),
         completed_at: row
             .try_get::<Option<i64>, _>("completed_at")?
@@ -214,9 +236,9 @@ pub async fn insert_pending_many(
     let sql = format!(
         "INSERT INTO charges (merchant_id, membership_id, invoice_id, idempotency_key, kind, \
          recurring_ordinal, directive, amount, currency, payment_method_id, status, \
-         pending_update, created_at) VALUES {} \
+         pending_update, page_session_id, client_ip, created_at) VALUES {} \
          ON CONFLICT (membership_id) WHERE status = 'Pending' DO NOTHING RETURNING {COLUMNS}",
-        super::placeholders(new.len(), 13, 1)
+        super::placeholders(new.len(), 15, 1)
     );
     let mut query = sqlx::query(&sql);
     for charge in new {
@@ -238,6 +260,8 @@ pub async fn insert_pending_many(
             .bind(charge.payment_method_id)
             .bind(ChargeStatus::Pending.as_str())
             .bind(charge.pending_update.clone())
+            .bind(charge.page.as_ref().map(|p| p.session_id.clone()))
+            .bind(charge.page.as_ref().map(|p| p.client_ip.clone()))
             .bind(to_micros(now));
     }
     let rows = query.fetch_all(&mut **tx).await?;

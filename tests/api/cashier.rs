@@ -11,6 +11,7 @@ use sha2::{Digest, Sha256};
 use crate::backend_matrix;
 use crate::harness::{Reply, TestServer};
 use crate::receivers::{eventually, WebhookReceiver};
+use crate::spec::keys;
 
 fn sha256_hex(text: &str) -> String {
     hex::encode(Sha256::digest(text.as_bytes()))
@@ -175,51 +176,6 @@ async fn server_with(backend: crate::harness::Backend, receiver: &WebhookReceive
     TestServer::start_with_owned(backend, &receiver.settings()).await
 }
 
-/// Field names of a table row's "Notes" list: `MerchantId (integer), CreatedDate (…), FirstName`.
-fn listed_names(notes: &str) -> BTreeSet<String> {
-    notes
-        .trim_end_matches('.')
-        .split(", ")
-        .map(|item| item.split_whitespace().next().unwrap().to_string())
-        .collect()
-}
-
-/// The notification table of the spec (vendored in `docs/spec/`): top-level field names, the
-/// `AccountDetails` names and the `AttemptsVector` item names.
-fn spec_fields() -> (BTreeSet<String>, BTreeSet<String>, BTreeSet<String>) {
-    let spec = include_str!("../../docs/spec/hosted-payment-page.md");
-    let table = spec
-        .split("### Transaction notification payload")
-        .nth(1)
-        .unwrap()
-        .split("\n## ")
-        .next()
-        .unwrap();
-    let (mut top, mut account, mut attempt) = (BTreeSet::new(), BTreeSet::new(), BTreeSet::new());
-    for row in table
-        .lines()
-        .filter(|l| l.starts_with("| ") && !l.starts_with("| Field"))
-    {
-        let cells: Vec<&str> = row.split('|').map(str::trim).collect();
-        let (name, notes) = (cells[1], cells[3]);
-        match name {
-            "CascadingInfo.AttemptsVector[]" => attempt = listed_names(notes),
-            "AccountDetails" => {
-                account = listed_names(notes);
-                top.insert(name.to_string());
-            }
-            _ => {
-                top.insert(name.to_string());
-            }
-        }
-    }
-    (top, account, attempt)
-}
-
-fn keys(value: &Value) -> BTreeSet<String> {
-    value.as_object().unwrap().keys().cloned().collect()
-}
-
 backend_matrix!(
     a_card_payment_notifies_every_spec_field,
     |backend| async move {
@@ -242,8 +198,8 @@ backend_matrix!(
             sha256_hex(&format!("{secret}:hp-order-1")).as_str()
         );
 
-        // One to one with the spec's table, nested objects included.
-        let (top, account, attempt) = spec_fields();
+        // One to one with the spec's table, nested objects included, each of its type.
+        let (top, account, attempt) = crate::spec::notification_fields();
         assert_eq!(keys(&body), top, "payload fields = spec table");
         assert_eq!(keys(&body["AccountDetails"]), account);
         assert_eq!(
@@ -251,6 +207,7 @@ backend_matrix!(
             BTreeSet::from(["SessionId".into(), "AttemptsVector".into()])
         );
         assert_eq!(keys(&body["CascadingInfo"]["AttemptsVector"][0]), attempt);
+        crate::spec::assert_documented_types(&body, &[]);
 
         // Filled from real data.
         assert_eq!(body["Action"], "TRANSACTION_DATA_UPDATE");

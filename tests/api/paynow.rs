@@ -112,6 +112,21 @@ backend_test!(
         assert_eq!(m["status"], "Active", "{m}");
         assert_eq!(m["invoices"][0]["status"], "Paid", "{m}");
         assert_eq!(pay_now_charges(&server, &key, "4242").await, 1);
+        // Paid on the page: the notification names the checkout session and the customer's
+        // address; the rejected renewal before it had no customer present.
+        let notices: Vec<Value> = server
+            .events("pn1@example.com")
+            .await
+            .into_iter()
+            .filter(|e| e["Action"] == "TRANSACTION_DATA_UPDATE")
+            .collect();
+        let (renewal, pay_now) = (&notices[notices.len() - 2], &notices[notices.len() - 1]);
+        let session_id = pay_now["CascadingInfo"]["SessionId"].as_str().unwrap();
+        assert!(uuid::Uuid::parse_str(session_id).is_ok(), "{session_id}");
+        assert_eq!(pay_now["ClientIP"], "127.0.0.1");
+        assert_eq!(renewal["TransactionStatus"], "Rejected");
+        assert_eq!(renewal["CascadingInfo"]["SessionId"], Value::Null);
+        assert_eq!(renewal["ClientIP"], Value::Null);
         let done = visitor.get(&link).await;
         assert!(done.text.contains("Payment successful"), "{}", done.text);
 

@@ -41,6 +41,17 @@ impl Currency {
         Ok(Currency(inner))
     }
 
+    /// Every currency [`Currency::parse`] accepts, in code order.
+    pub fn accepted() -> impl Iterator<Item = Currency> {
+        (0..26u32.pow(3)).filter_map(|n| {
+            let letter = |place: u32| b'A' + (n / 26u32.pow(place) % 26) as u8;
+            let code = [letter(2), letter(1), letter(0)];
+            std::str::from_utf8(&code)
+                .ok()
+                .and_then(|code| Currency::parse(code).ok())
+        })
+    }
+
     /// The uppercase ISO 4217 code, for example `"USD"`.
     pub fn code(&self) -> &'static str {
         self.0.code()
@@ -261,6 +272,18 @@ mod tests {
 
     fn dec(s: &str) -> Decimal {
         Decimal::from_str(s).expect("test decimal literal is valid")
+    }
+
+    #[test]
+    fn accepted_lists_exactly_the_parsable_currencies_in_order() {
+        let codes: Vec<&str> = Currency::accepted().map(|c| c.code()).collect();
+        assert!(codes.windows(2).all(|pair| pair[0] < pair[1]));
+        for code in ["USD", "EUR", "JPY", "BHD", "XCG", "ZWG"] {
+            assert!(codes.contains(&code), "{code}");
+        }
+        for refused in ["XXX", "XAU", "XDR", "CLF", "USN"] {
+            assert!(!codes.contains(&refused), "{refused}");
+        }
     }
 
     #[test]
