@@ -81,14 +81,9 @@ pub async fn pay(
     PageForm(form): PageForm<CardForm>,
 ) -> Result<Response, ApiError> {
     let t = session::strings(&state, &headers);
-    let loaded = load(&state, &token).await?;
-    let checkout = match csrf::accept_post(&state, t, &headers, &token, &form.csrf_token, loaded)? {
-        Ok(checkout) => checkout,
+    let (checkout, due) = match payable_post(&state, t, &headers, &token, &form.csrf_token).await? {
+        Ok(accepted) => accepted,
         Err(page) => return Ok(page),
-    };
-    let Some(due) = checkout::due_now(&state, &checkout.membership, checkout.page.now).await?
-    else {
-        return Ok(see_page(&token));
     };
     let card = match form.check(checkout.page.now, t) {
         Ok(card) => card,
@@ -120,14 +115,9 @@ pub async fn pay_saved(
     PageForm(form): PageForm<TokenForm>,
 ) -> Result<Response, ApiError> {
     let t = session::strings(&state, &headers);
-    let loaded = load(&state, &token).await?;
-    let checkout = match csrf::accept_post(&state, t, &headers, &token, &form.csrf_token, loaded)? {
-        Ok(checkout) => checkout,
+    let (checkout, due) = match payable_post(&state, t, &headers, &token, &form.csrf_token).await? {
+        Ok(accepted) => accepted,
         Err(page) => return Ok(page),
-    };
-    let Some(due) = checkout::due_now(&state, &checkout.membership, checkout.page.now).await?
-    else {
-        return Ok(see_page(&token));
     };
     match session::saved_card(&state, &checkout.page).await? {
         Some(EnteredCard::Ready(method)) => {
@@ -135,6 +125,28 @@ pub async fn pay_saved(
         }
         Some(EnteredCard::NeedsConfirmation) | None => Ok(see_page(&token)),
     }
+}
+
+/// A card post's checkout, once its form token is accepted, and what it collects now; `Err`
+/// holds the page to answer instead (a refused form or a gone link, or nothing left to pay).
+async fn payable_post(
+    state: &AppState,
+    t: &BTreeMap<String, String>,
+    headers: &HeaderMap,
+    token: &str,
+    csrf_token: &str,
+) -> Result<Result<(Checkout, DueNow), Response>, ApiError> {
+    let loaded = load(state, token).await?;
+    let checkout = match csrf::accept_post(state, t, headers, token, csrf_token, loaded)? {
+        Ok(checkout) => checkout,
+        Err(page) => return Ok(Err(page)),
+    };
+    Ok(
+        match checkout::due_now(state, &checkout.membership, checkout.page.now).await? {
+            Some(due) => Ok((checkout, due)),
+            None => Err(see_page(token)),
+        },
+    )
 }
 
 /// `POST /checkout/{token}/confirm`: the outcome of the identity-confirmation step.
