@@ -105,6 +105,21 @@ pub(super) async fn act(
     Ok(charge)
 }
 
+/// How long work may stay unanswered before another pass or process takes it over: a `Pending`
+/// attempt, or a test-clock catch-up whose process fell silent (`RECUR_BILLING_RECOVERY_SECONDS`).
+pub(super) fn recovery_grace(state: &AppState) -> TimeDelta {
+    i64::try_from(state.config.billing_recovery_seconds)
+        .ok()
+        .and_then(TimeDelta::try_seconds)
+        .unwrap_or(TimeDelta::MAX)
+}
+
+/// At `now`, the time before which unanswered work counts as abandoned ([`recovery_grace`]).
+pub(super) fn abandoned_before(state: &AppState, now: DateTime<Utc>) -> DateTime<Utc> {
+    now.checked_sub_signed(recovery_grace(state))
+        .unwrap_or(DateTime::<Utc>::MIN_UTC)
+}
+
 /// How many renewals one batch claims, invoices, charges and settles together.
 pub const RENEWAL_BATCH: u32 = 250;
 
@@ -113,10 +128,7 @@ pub const RENEWAL_BATCH: u32 = 250;
 /// leaves them so) first, then up to `batch` due actions. Returns how many actions ran.
 pub async fn tick(state: &AppState, batch: u32) -> Result<u32, BillingError> {
     let now = state.clock.now();
-    let grace = TimeDelta::seconds(
-        i64::try_from(state.config.billing_recovery_seconds).unwrap_or(i64::MAX / 1_000_000),
-    );
-    charging::recover_pending(state, None, now - grace, now).await?;
+    charging::recover_pending(state, None, abandoned_before(state, now), now).await?;
     // A test-clock advance whose process died mid-way.
     super::test_clock::resume_stalled(state).await?;
     // Renewals of Active memberships, the bulk of the work, go in batches; everything else

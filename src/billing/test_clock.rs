@@ -6,9 +6,9 @@
 //! recovery grace. Every action is claimed under its membership's lock and every charge has an
 //! idempotency key, so two catch-ups of one clock never charge a period twice.
 
-use chrono::{DateTime, TimeDelta, Utc};
+use chrono::{DateTime, Utc};
 
-use super::engine::{run_next_due, Scope};
+use super::engine::{abandoned_before, recovery_grace, run_next_due, Scope};
 use super::{charging, merchant_now, BillingError};
 use crate::app::AppState;
 use crate::delivery::webhooks::Dispatcher;
@@ -42,7 +42,7 @@ pub async fn advance(
 pub async fn resume_stalled(state: &AppState) -> Result<bool, BillingError> {
     let now = state.clock.now();
     let Some((merchant_id, to)) =
-        test_clocks::claim_stalled(state.store.pool(), now - grace(state), now).await?
+        test_clocks::claim_stalled(state.store.pool(), abandoned_before(state, now), now).await?
     else {
         return Ok(false);
     };
@@ -95,11 +95,6 @@ async fn lease_run(
     ))
 }
 
-/// How long a catch-up's owner may stay silent before another process takes it over.
-fn grace(state: &AppState) -> TimeDelta {
-    TimeDelta::seconds(i64::try_from(state.config.billing_recovery_seconds).unwrap_or(i64::MAX))
-}
-
 /// A process's ownership of an unfinished catch-up.
 struct Lease {
     merchant_id: i64,
@@ -121,7 +116,7 @@ impl Lease {
     /// Renews the stamp once half the grace has passed since it was written.
     async fn keep(&mut self, state: &AppState) -> Result<(), BillingError> {
         let now = state.clock.now();
-        if !self.owned || now - self.stamp < grace(state) / 2 {
+        if !self.owned || now - self.stamp < recovery_grace(state) / 2 {
             return Ok(());
         }
         self.owned =
