@@ -12,12 +12,18 @@ use crate::harness::{fresh_postgres_database, Backend};
 use crate::process::{until, MerchantApi, Recur};
 use crate::receivers::{SmtpSink, WebhookReceiver};
 
-/// Memberships in the burst.
-const MEMBERSHIPS: usize = 24;
+/// A `recur` on a fresh database of `backend`, delivering to a webhook receiver and an SMTP sink.
+struct Fixture {
+    /// The data directory, kept until the test ends.
+    _data: tempfile::TempDir,
+    receiver: WebhookReceiver,
+    sink: SmtpSink,
+    database_url: String,
+    recur: Recur,
+}
 
-backend_matrix!(
-    kill_9_loses_nothing_and_charges_once,
-    |backend| async move {
+impl Fixture {
+    async fn new(backend: Backend) -> Self {
         let data = tempfile::tempdir().unwrap();
         let receiver = WebhookReceiver::start().await;
         let sink = SmtpSink::start().await;
@@ -26,6 +32,29 @@ backend_matrix!(
             Backend::Sqlite => format!("sqlite://{}/recur.sqlite3?mode=rwc", data.path().display()),
         };
         let recur = Recur::delivering_to(data.path(), &database_url, &receiver, &sink);
+        Self {
+            _data: data,
+            receiver,
+            sink,
+            database_url,
+            recur,
+        }
+    }
+}
+
+/// Memberships in the burst.
+const MEMBERSHIPS: usize = 24;
+
+backend_matrix!(
+    kill_9_loses_nothing_and_charges_once,
+    |backend| async move {
+        let Fixture {
+            _data,
+            receiver,
+            sink,
+            database_url,
+            recur,
+        } = Fixture::new(backend).await;
         let merchant = recur.create_merchant("Kill Test");
 
         // A slow endpoint keeps deliveries in flight while the memberships are made.
@@ -109,14 +138,13 @@ const CLOCK_DAYS: i64 = 150;
 backend_matrix!(
     a_test_clock_advance_killed_mid_way_is_resumed_by_the_workers,
     |backend| async move {
-        let data = tempfile::tempdir().unwrap();
-        let receiver = WebhookReceiver::start().await;
-        let sink = SmtpSink::start().await;
-        let database_url = match backend {
-            Backend::Postgres => fresh_postgres_database().await,
-            Backend::Sqlite => format!("sqlite://{}/recur.sqlite3?mode=rwc", data.path().display()),
-        };
-        let recur = Recur::delivering_to(data.path(), &database_url, &receiver, &sink);
+        let Fixture {
+            _data,
+            receiver,
+            sink: _sink,
+            database_url,
+            recur,
+        } = Fixture::new(backend).await;
         let merchant = recur.create_merchant("Clock Kill Test");
         let (mut first, base) = recur.serve();
         let api = MerchantApi::login(&base, &merchant).await;
