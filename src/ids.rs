@@ -26,6 +26,11 @@ pub fn invoice_key() -> String {
     prefixed("in_", KEY_RANDOM_CHARS)
 }
 
+/// A new refund key: `rfnd_` + 24 random base62 characters.
+pub fn refund_key() -> String {
+    prefixed("rfnd_", KEY_RANDOM_CHARS)
+}
+
 /// A new payment method key: `pm_` + 24 random base62 characters.
 pub fn payment_method_key() -> String {
     prefixed("pm_", KEY_RANDOM_CHARS)

@@ -49,6 +49,35 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for JsonBody<T> {
     }
 }
 
+/// A JSON object body that may be left out: an empty body (with or without a JSON content
+/// type) is `T::default()`; anything else is read as [`JsonBody`] reads it.
+#[derive(Debug)]
+pub struct OptionalJsonBody<T>(pub T);
+
+impl<S: Send + Sync, T: DeserializeOwned + Default> FromRequest<S> for OptionalJsonBody<T> {
+    type Rejection = ApiError;
+
+    async fn from_request(request: Request, state: &S) -> Result<Self, Self::Rejection> {
+        let (parts, body) = request.into_parts();
+        let bytes = Bytes::from_request(Request::from_parts(parts.clone(), body), state)
+            .await
+            .map_err(|rejection| {
+                if rejection.status() == axum::http::StatusCode::PAYLOAD_TOO_LARGE {
+                    ApiError::PayloadTooLarge
+                } else {
+                    ApiError::MalformedBody(rejection.body_text())
+                }
+            })?;
+        if bytes.iter().all(u8::is_ascii_whitespace) {
+            return Ok(OptionalJsonBody(T::default()));
+        }
+        let request = Request::from_parts(parts, axum::body::Body::from(bytes));
+        JsonBody::from_request(request, state)
+            .await
+            .map(|JsonBody(value)| OptionalJsonBody(value))
+    }
+}
+
 fn is_json(content_type: Option<&header::HeaderValue>) -> bool {
     let Some(value) = content_type.and_then(|v| v.to_str().ok()) else {
         return false;

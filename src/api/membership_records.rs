@@ -89,6 +89,8 @@ pub struct InvoiceRecord {
     pub amount_due: String,
     /// Paid by the payment method.
     pub amount_paid: String,
+    /// Given back by succeeded refunds.
+    pub amount_refunded: String,
     /// Lines, credit last.
     pub lines: Vec<InvoiceLineRecord>,
     /// Creation time.
@@ -115,6 +117,7 @@ impl From<&Invoice> for InvoiceRecord {
             credit_applied: money(invoice.credit_applied),
             amount_due: money(invoice.amount_due),
             amount_paid: money(invoice.amount_paid),
+            amount_refunded: money(invoice.amount_refunded),
             lines: invoice
                 .lines
                 .iter()

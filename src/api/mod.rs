@@ -11,6 +11,7 @@ pub mod health;
 pub mod hosted_page;
 pub mod idempotency;
 pub mod input;
+pub mod invoices;
 pub mod membership_fields;
 pub mod membership_records;
 pub mod membership_update;
@@ -60,6 +61,11 @@ pub fn router(state: AppState) -> Router {
             get(events::list_events),
         )
         .route("/events/{action_id}/resend", post(events::resend_event))
+        .route("/invoice/{invoice_key}", get(invoices::get_invoice))
+        .route(
+            "/invoice/{invoice_key}/refund",
+            post(invoices::refund_invoice),
+        )
         .route(
             "/membership/cancel/{membership_key}",
             post(memberships::cancel_membership),

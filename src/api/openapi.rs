@@ -14,8 +14,8 @@ use utoipa::{Modify, OpenApi};
 
 use super::problem::ApiError;
 use super::{
-    auth, customers, events, health, hosted_page, membership_update, memberships, payments,
-    sessions, test_helpers,
+    auth, customers, events, health, hosted_page, invoices, membership_update, memberships,
+    payments, sessions, test_helpers,
 };
 use crate::app::AppState;
 
@@ -39,6 +39,8 @@ use crate::app::AppState;
         sessions::create_portal_session,
         events::list_events,
         events::resend_event,
+        invoices::get_invoice,
+        invoices::refund_invoice,
         test_helpers::attach_card,
         test_helpers::pay_membership,
         test_helpers::advance_clock,
@@ -56,6 +58,7 @@ use crate::app::AppState;
         (name = "customers", description = "Customers of a merchant"),
         (name = "memberships", description = "Subscriptions: create, read, update with proration, cancel"),
         (name = "sessions", description = "Links to the hosted checkout and the customer portal"),
+        (name = "invoices", description = "Invoices and refunds of their payments"),
         (name = "events", description = "Webhook events and their delivery attempts"),
         (name = "sandbox", description = "Test cards and test clocks for sandbox merchants"),
         (name = "hosted page", description = "Cashier sessions for single orders"),

@@ -7,7 +7,7 @@ use std::collections::{HashMap, HashSet};
 use chrono::{DateTime, Utc};
 
 use super::lifecycle::{self, Followups, InvoiceChange, Settlement};
-use super::notify::{self, TransactionFacts};
+use super::notify::{self, Movement, TransactionFacts};
 use super::{checkout, recurring, update, BillingError};
 use crate::app::AppState;
 use crate::processor::{ChargeOutcome, ChargeRequest};
@@ -202,7 +202,7 @@ async fn finish(
                 TransactionFacts {
                     membership: m,
                     customer: reporting.customer,
-                    charge,
+                    movement: Movement::Charge(charge),
                     invoice,
                     payment_method: card,
                     recent: reporting.recent,

@@ -6,7 +6,7 @@ use chrono::{DateTime, TimeDelta, Utc};
 use recur_domain::status::MembershipStatus;
 
 use super::lifecycle::{self, Followups};
-use super::{charging, recurring, renewals, BillingError};
+use super::{charging, recurring, refunds, renewals, BillingError};
 use crate::app::AppState;
 use crate::store::charges::Charge;
 use crate::store::memberships::{self, Membership};
@@ -129,6 +129,7 @@ pub const RENEWAL_BATCH: u32 = 250;
 pub async fn tick(state: &AppState, batch: u32) -> Result<u32, BillingError> {
     let now = state.clock.now();
     charging::recover_pending(state, None, abandoned_before(state, now), now).await?;
+    refunds::recover_pending(state, None, abandoned_before(state, now), now).await?;
     // A test-clock advance whose process died mid-way.
     super::test_clock::resume_stalled(state).await?;
     // Renewals of Active memberships, the bulk of the work, go in batches; everything else

@@ -14,6 +14,7 @@ pub mod engine;
 pub mod lifecycle;
 pub mod notify;
 pub mod recurring;
+pub mod refunds;
 pub mod renewals;
 pub mod test_clock;
 pub mod update;
@@ -48,6 +49,15 @@ pub enum BillingError {
         /// Human-readable reason.
         reason: String,
     },
+    /// A field of the request is out of bounds for the state it meets (answered as a 400 on
+    /// that field).
+    #[error("{field}: {message}")]
+    Invalid {
+        /// The field's JSON name.
+        field: &'static str,
+        /// What is wrong with it.
+        message: String,
+    },
     /// A database failure.
     #[error("database: {0}")]
     Database(#[from] sqlx::Error),
@@ -63,6 +73,11 @@ impl From<BillingError> for ApiError {
             BillingError::Conflict(why) => ApiError::Conflict(why),
             BillingError::PaymentInProgress => ApiError::Conflict(error.to_string()),
             BillingError::Declined { code, reason } => ApiError::PaymentDeclined { code, reason },
+            BillingError::Invalid { field, message } => {
+                let mut errors = recur_domain::validation::FieldErrors::new();
+                errors.add(field, message);
+                ApiError::Validation(errors)
+            }
             BillingError::Database(e) => ApiError::Internal(e.into()),
             BillingError::Internal(e) => ApiError::Internal(e),
         }

@@ -21,6 +21,7 @@ use crate::store::merchants::Merchant;
 use crate::store::outbox::{EmailKind, NewEmail, NewEvent, LINK_MARKER};
 use crate::store::payment_methods::PaymentMethod;
 use crate::store::processors::PaymentProcessor;
+use crate::store::refunds::{Refund, RefundStatus};
 
 /// `Action` of a membership status change.
 pub const STATUS_CHANGED: &str = "SUBSCRIPTION_STATUS_CHANGED";
@@ -53,6 +54,7 @@ fn invoice_json(invoice: &Invoice) -> Value {
         "CreditApplied": money(invoice.credit_applied),
         "AmountDue": money(invoice.amount_due),
         "AmountPaid": money(invoice.amount_paid),
+        "AmountRefunded": money(invoice.amount_refunded),
         "PeriodStart": time(invoice.period.map(|p| p.start)),
         "PeriodEnd": time(invoice.period.map(|p| p.end)),
         "CreatedAt": format_utc(invoice.created_at),
@@ -142,11 +144,11 @@ pub struct TransactionFacts<'a> {
     pub membership: &'a Membership,
     /// Its customer.
     pub customer: &'a Customer,
-    /// The completed attempt.
-    pub charge: &'a Charge,
-    /// The invoice it paid (or tried to).
+    /// The money that moved (or did not).
+    pub movement: Movement<'a>,
+    /// The invoice it paid or refunded (or tried to).
     pub invoice: &'a Invoice,
-    /// The card charged.
+    /// The card charged or refunded.
     pub payment_method: &'a PaymentMethod,
     /// The membership's latest invoices, newest first (after the charge was recorded).
     pub recent: &'a [Invoice],
@@ -154,8 +156,73 @@ pub struct TransactionFacts<'a> {
     pub processor: Option<&'a PaymentProcessor>,
 }
 
-/// The `TRANSACTION_DATA_UPDATE` event of a completed charge attempt, with the fields of the
-/// hosted-payment-page notification table filled for a subscription charge.
+/// What a subscription transaction notification reports.
+#[derive(Debug, Clone, Copy)]
+pub enum Movement<'a> {
+    /// A completed charge attempt (`TransactionType: "PayIn"`).
+    Charge(&'a Charge),
+    /// A completed refund of an invoice's charge (`TransactionType: "Refund"`).
+    Refund(&'a Refund),
+}
+
+/// The fields a notification takes from its [`Movement`].
+struct MovementFacts {
+    kind: TransactionKind,
+    status: TransactionStatus,
+    id: i64,
+    amount: i64,
+    reference: String,
+    decline: Option<(String, String)>,
+    completed_at: Option<DateTime<Utc>>,
+    page: Option<(String, String)>,
+    retried: bool,
+}
+
+impl Movement<'_> {
+    fn facts(self) -> MovementFacts {
+        match self {
+            Movement::Charge(charge) => MovementFacts {
+                kind: TransactionKind::PayIn,
+                status: match charge.status {
+                    ChargeStatus::Success => TransactionStatus::Success,
+                    ChargeStatus::Rejected => TransactionStatus::Rejected,
+                    ChargeStatus::Pending => TransactionStatus::Failed,
+                },
+                id: charge.id,
+                amount: charge.amount,
+                reference: charge.processor_reference.clone().unwrap_or_default(),
+                decline: charge
+                    .decline_code
+                    .clone()
+                    .map(|code| (code, charge.decline_reason.clone().unwrap_or_default())),
+                completed_at: charge.completed_at,
+                page: charge
+                    .page
+                    .as_ref()
+                    .map(|p| (p.session_id.clone(), p.client_ip.clone())),
+                retried: charge.kind == ChargeKind::Retry,
+            },
+            Movement::Refund(refund) => MovementFacts {
+                kind: TransactionKind::Refund,
+                status: match refund.status {
+                    RefundStatus::Succeeded => TransactionStatus::Success,
+                    RefundStatus::Failed => TransactionStatus::Rejected,
+                    RefundStatus::Pending => TransactionStatus::Failed,
+                },
+                id: refund.id,
+                amount: refund.amount,
+                reference: refund.processor_reference.clone().unwrap_or_default(),
+                decline: refund.decline.clone(),
+                completed_at: refund.completed_at,
+                page: None,
+                retried: false,
+            },
+        }
+    }
+}
+
+/// The `TRANSACTION_DATA_UPDATE` event of a completed charge attempt or refund, with the fields
+/// of the hosted-payment-page notification table filled for a subscription transaction.
 pub async fn transaction<'a>(
     state: &AppState,
     facts: TransactionFacts<'a>,
@@ -164,7 +231,7 @@ pub async fn transaction<'a>(
     let TransactionFacts {
         membership: m,
         customer,
-        charge,
+        movement,
         invoice,
         payment_method: card,
         recent,
@@ -174,12 +241,10 @@ pub async fn transaction<'a>(
     let (processor_id, processor_name, processor_key) = processor
         .map(|p| (p.processor_id, p.name.clone(), p.processor_key.clone()))
         .unwrap_or((0, "Sandbox".into(), String::new()));
-    let status = match charge.status {
-        ChargeStatus::Success => TransactionStatus::Success,
-        ChargeStatus::Rejected => TransactionStatus::Rejected,
-        ChargeStatus::Pending => TransactionStatus::Failed,
-    };
-    let reference = charge.processor_reference.clone().unwrap_or_default();
+    let moved = movement.facts();
+    let status = moved.status;
+    let reference = moved.reference.clone();
+    let (decline_code, decline_reason) = moved.decline.clone().unzip();
     let bin = state.processor.bin_info(&card.bin).await?;
     let f = &customer.fields;
     let payload = TransactionPayload {
@@ -201,18 +266,18 @@ pub async fn transaction<'a>(
             street: f.address1.clone(),
             phone: Some(f.phone.clone()),
         },
-        usd_amount: state.config.usd_rates.to_usd(charge.amount, currency),
-        kind: TransactionKind::PayIn.as_str(),
+        usd_amount: state.config.usd_rates.to_usd(moved.amount, currency),
+        kind: moved.kind.as_str(),
         status: status.as_str(),
-        amount: amount_number(charge.amount, currency),
+        amount: amount_number(moved.amount, currency),
         initial_amount: amount_number(invoice.subtotal.max(0), currency),
         currency: m.currency.clone(),
-        transaction_id: charge.id,
+        transaction_id: moved.id,
         reference: reference.clone(),
         processor_id,
         processor_name: processor_name.clone(),
-        decline_code: charge.decline_code.clone(),
-        decline_reason: charge.decline_reason.clone(),
+        decline_code: decline_code.clone(),
+        decline_reason: decline_reason.clone(),
         card: Some(CardFacts {
             token: String::new(),
             brand: card.brand.clone(),
@@ -223,24 +288,24 @@ pub async fn transaction<'a>(
             issuer: bin.issuer,
             country: bin.country,
         }),
-        cascade_id: charge.page.as_ref().map(|p| p.session_id.clone()),
+        cascade_id: moved.page.as_ref().map(|p| p.0.clone()),
         attempts: vec![Attempt {
             processor_id,
             processor_key,
             processor_name,
             reference,
-            decline_code: charge.decline_code.clone(),
-            decline_reason: charge.decline_reason.clone(),
+            decline_code,
+            decline_reason,
             status: status.as_str().into(),
-            at: charge.completed_at.unwrap_or(at),
+            at: moved.completed_at.unwrap_or(at),
         }],
         issued_at: at,
-        client_ip: charge.page.as_ref().map(|p| p.client_ip.clone()),
+        client_ip: moved.page.map(|p| p.1),
         crm_payment_type: CRM_CARD,
         plan_key: Some(m.membership_key.clone()),
         is_subscription: true,
         subscription_invoice_id: Some(invoice.invoice_key.clone()),
-        retried: charge.kind == ChargeKind::Retry,
+        retried: moved.retried,
     };
     let mut payload = payload.into_json();
     payload.insert("Membership".into(), membership_json(m, recent));

@@ -9,7 +9,7 @@
 use chrono::{DateTime, Utc};
 
 use super::engine::{abandoned_before, recovery_grace, run_next_due, Scope};
-use super::{charging, merchant_now, BillingError};
+use super::{charging, merchant_now, refunds, BillingError};
 use crate::app::AppState;
 use crate::delivery::webhooks::Dispatcher;
 use crate::store::{memberships, test_clocks};
@@ -81,6 +81,7 @@ async fn lease_run(
     let mut actions = 0;
     for _ in 0..MAX_BLOCKED_ROUNDS {
         charging::recover_pending(state, Some(merchant_id), until, until).await?;
+        refunds::recover_pending(state, Some(merchant_id), until, until).await?;
         while run_next_due(state, Scope::TestClock(merchant_id), until).await? {
             actions += 1;
             lease.keep(state).await?;

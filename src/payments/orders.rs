@@ -14,12 +14,14 @@ use super::payer::Payer;
 use crate::api::problem::ApiError;
 use crate::app::AppState;
 use crate::billing::notify::{amount_number, TRANSACTION};
+use crate::ids;
 use crate::store::cashier_transactions::{
     self, CardFacts, CashierTransaction, NewTransaction, TransactionKind, TransactionStatus,
 };
 use crate::store::hosted_sessions::{self, HostedSession};
 use crate::store::outbox::{self, NewEvent};
 use crate::store::processors::{self, PaymentProcessor, ProcessorKind};
+use crate::store::refunds::{self, Answer, NewRefund, RefundStatus, Refunded};
 use crate::store::{events, Tx};
 
 /// A payment or payout the customer asked for on the cashier page.
@@ -190,7 +192,7 @@ pub async fn refund(
     else {
         return Err(invalid("orderId", "has no successful payment to refund"));
     };
-    let (count, refunded) = cashier_transactions::refunds_of(pool, merchant_id, payin.id).await?;
+    let (count, refunded) = refunds::of_cashier_payment(pool, merchant_id, payin.id).await?;
     let left = payin.amount - refunded;
     if left <= 0 {
         return Err(ApiError::Conflict("the payment is fully refunded".into()));
@@ -398,6 +400,9 @@ async fn record(
     let transaction = cashier_transactions::by_id(&mut *tx, session.merchant_id, id)
         .await?
         .ok_or(ApiError::NotFound)?;
+    if let (TransactionKind::Refund, Some(payment_id)) = (r.kind, r.parent_id) {
+        ledger_refund(&mut tx, &transaction, payment_id, now).await?;
+    }
     notify(&mut tx, state, session, r.payer, &transaction, now).await?;
     if matches!(r.kind, TransactionKind::PayIn | TransactionKind::PayOut) {
         hosted_sessions::release(
@@ -409,6 +414,39 @@ async fn record(
     }
     tx.commit().await?;
     Ok(transaction)
+}
+
+/// Writes cashier refund `t` of pay-in `payment_id` into the refund ledger, under its own id.
+async fn ledger_refund(
+    tx: &mut Tx,
+    t: &CashierTransaction,
+    payment_id: i64,
+    now: DateTime<Utc>,
+) -> Result<(), ApiError> {
+    let refund_key = ids::refund_key();
+    let new = NewRefund {
+        merchant_id: t.merchant_id,
+        refund_key: &refund_key,
+        refunded: Refunded::CashierPayment { payment_id },
+        idempotency_key: &format!("cashier:{}", t.id),
+        amount: t.amount,
+        currency: &t.currency,
+        reason: None,
+    };
+    let answer = Answer {
+        status: if t.status == TransactionStatus::Success {
+            RefundStatus::Succeeded
+        } else {
+            RefundStatus::Failed
+        },
+        reference: t.external_id.as_deref(),
+        decline: t
+            .decline_code
+            .as_deref()
+            .map(|code| (code, t.decline_reason.as_deref().unwrap_or_default())),
+    };
+    refunds::insert_cashier(tx, t.id, &new, answer, now).await?;
+    Ok(())
 }
 
 /// Records the transaction's `TRANSACTION_DATA_UPDATE` for the session's `webhookUrl` (nothing

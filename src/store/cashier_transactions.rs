@@ -264,43 +264,44 @@ pub async fn insert(
     let attempts =
         serde_json::to_string(new.attempts).map_err(|e| sqlx::Error::Encode(Box::new(e)))?;
     let card = new.card;
-    let result = sqlx::query_scalar(
-        "INSERT INTO cashier_transactions (merchant_id, session_id, order_id, idempotency_key, \
-         kind, status, amount, initial_amount, currency, processor_id, external_id, decline_code, \
-         decline_reason, card_token, card_brand, card_bin, card_last4, card_fingerprint, bin_type, \
-         card_issuer, card_country, client_ip, cascade_id, attempts, parent_id, retried, created_at) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, \
-         $19, $20, $21, $22, $23, $24, $25, $26, $27) RETURNING id",
-    )
-    .bind(new.merchant_id)
-    .bind(new.session_id)
-    .bind(new.order_id)
-    .bind(new.idempotency_key)
-    .bind(new.kind.as_str())
-    .bind(new.status.as_str())
-    .bind(new.amount)
-    .bind(new.initial_amount)
-    .bind(new.currency)
-    .bind(new.processor_id)
-    .bind(new.external_id)
-    .bind(new.decline_code)
-    .bind(new.decline_reason)
-    .bind(card.map(|c| c.token.as_str()))
-    .bind(card.map(|c| c.brand.as_str()))
-    .bind(card.map(|c| c.bin.as_str()))
-    .bind(card.map(|c| c.last4.as_str()))
-    .bind(card.map(|c| c.fingerprint.as_str()))
-    .bind(card.and_then(|c| c.bin_type.as_deref()))
-    .bind(card.and_then(|c| c.issuer.as_deref()))
-    .bind(card.and_then(|c| c.country.as_deref()))
-    .bind(new.client_ip)
-    .bind(new.cascade_id)
-    .bind(attempts)
-    .bind(new.parent_id)
-    .bind(i64::from(new.retried))
-    .bind(to_micros(now))
-    .fetch_one(&mut **tx)
-    .await;
+    let sql = format!(
+        "INSERT INTO cashier_transactions (id, merchant_id, session_id, order_id, \
+         idempotency_key, kind, status, amount, initial_amount, currency, processor_id, \
+         external_id, decline_code, decline_reason, card_token, card_brand, card_bin, card_last4, \
+         card_fingerprint, bin_type, card_issuer, card_country, client_ip, cascade_id, attempts, \
+         parent_id, retried, created_at) VALUES {} RETURNING id",
+        super::transaction_ids::values_with_ids(tx, 1, 27, 1)
+    );
+    let result = sqlx::query_scalar(&sql)
+        .bind(new.merchant_id)
+        .bind(new.session_id)
+        .bind(new.order_id)
+        .bind(new.idempotency_key)
+        .bind(new.kind.as_str())
+        .bind(new.status.as_str())
+        .bind(new.amount)
+        .bind(new.initial_amount)
+        .bind(new.currency)
+        .bind(new.processor_id)
+        .bind(new.external_id)
+        .bind(new.decline_code)
+        .bind(new.decline_reason)
+        .bind(card.map(|c| c.token.as_str()))
+        .bind(card.map(|c| c.brand.as_str()))
+        .bind(card.map(|c| c.bin.as_str()))
+        .bind(card.map(|c| c.last4.as_str()))
+        .bind(card.map(|c| c.fingerprint.as_str()))
+        .bind(card.and_then(|c| c.bin_type.as_deref()))
+        .bind(card.and_then(|c| c.issuer.as_deref()))
+        .bind(card.and_then(|c| c.country.as_deref()))
+        .bind(new.client_ip)
+        .bind(new.cascade_id)
+        .bind(attempts)
+        .bind(new.parent_id)
+        .bind(i64::from(new.retried))
+        .bind(to_micros(now))
+        .fetch_one(&mut **tx)
+        .await;
     match result {
         Ok(id) => Ok(Some(id)),
         Err(e) if is_unique_violation(&e) => Ok(None),
@@ -377,23 +378,6 @@ pub async fn count_for_session<'c, E: Executor<'c, Database = Any>>(
         .bind(session_id)
         .fetch_one(executor)
         .await
-}
-
-/// Refunds recorded against `parent_id`: (how many, total of the successful ones).
-pub async fn refunds_of<'c, E: Executor<'c, Database = Any>>(
-    executor: E,
-    merchant_id: i64,
-    parent_id: i64,
-) -> Result<(i64, i64), sqlx::Error> {
-    sqlx::query_as(
-        "SELECT COUNT(*), CAST(COALESCE(SUM(CASE WHEN status = 'Success' THEN amount ELSE 0 END), 0) \
-         AS BIGINT) FROM cashier_transactions \
-         WHERE merchant_id = $1 AND parent_id = $2 AND kind = 'Refund'",
-    )
-    .bind(merchant_id)
-    .bind(parent_id)
-    .fetch_one(executor)
-    .await
 }
 
 /// Transactions of the order of `kind` (payout numbering).

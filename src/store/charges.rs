@@ -14,7 +14,7 @@ use recur_domain::membership::ChargeDirective;
 use sqlx::any::AnyRow;
 use sqlx::{Any, Executor, Row};
 
-use super::{from_micros, to_micros, Tx};
+use super::{from_micros, to_micros, transaction_ids, Tx};
 
 /// Why money is being taken.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -234,11 +234,11 @@ pub async fn insert_pending_many(
         return Ok(Vec::new());
     }
     let sql = format!(
-        "INSERT INTO charges (merchant_id, membership_id, invoice_id, idempotency_key, kind, \
+        "INSERT INTO charges (id, merchant_id, membership_id, invoice_id, idempotency_key, kind, \
          recurring_ordinal, directive, amount, currency, payment_method_id, status, \
          pending_update, page_session_id, client_ip, created_at) VALUES {} \
          ON CONFLICT (membership_id) WHERE status = 'Pending' DO NOTHING RETURNING {COLUMNS}",
-        super::placeholders(new.len(), 15, 1)
+        transaction_ids::values_with_ids(tx, new.len(), 15, 1)
     );
     let mut query = sqlx::query(&sql);
     for charge in new {
@@ -329,6 +329,23 @@ pub async fn pending<'c, E: Executor<'c, Database = Any>>(
         .fetch_all(executor)
         .await?;
     rows.iter().map(decode).collect()
+}
+
+/// The approved attempt that paid invoice `invoice_id`, if one did (a charge fully covered by
+/// credit has none).
+pub async fn approved_for_invoice<'c, E: Executor<'c, Database = Any>>(
+    executor: E,
+    invoice_id: i64,
+) -> Result<Option<Charge>, sqlx::Error> {
+    let sql = format!(
+        "SELECT {COLUMNS} FROM charges WHERE invoice_id = $1 AND status = 'Success' \
+         ORDER BY id DESC LIMIT 1"
+    );
+    let row = sqlx::query(&sql)
+        .bind(invoice_id)
+        .fetch_optional(executor)
+        .await?;
+    row.as_ref().map(decode).transpose()
 }
 
 /// How many attempts an invoice has had.

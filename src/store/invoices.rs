@@ -13,7 +13,7 @@ use recur_domain::status::InvoiceStatus;
 use sqlx::any::AnyRow;
 use sqlx::{Any, Executor, Row};
 
-use super::{from_micros, is_unique_violation, to_micros, Tx};
+use super::{from_micros, is_unique_violation, to_micros, Backend, Tx};
 
 /// How many invoices a membership record and a membership payload carry, newest first.
 pub const RECENT_INVOICES: i64 = 10;
@@ -73,6 +73,8 @@ pub struct Invoice {
     pub amount_due: i64,
     /// Paid by the payment method.
     pub amount_paid: i64,
+    /// Given back by succeeded refunds.
+    pub amount_refunded: i64,
     /// The lines, credit last.
     pub lines: Vec<InvoiceLine>,
     /// Creation time.
@@ -107,8 +109,8 @@ pub struct NewInvoice<'a> {
 }
 
 const COLUMNS: &str = "id, membership_id, invoice_key, kind, status, currency, period_start, \
-    period_end, subtotal, credit_applied, amount_due, amount_paid, lines, created_at, paid_at, \
-    voided_at";
+    period_end, subtotal, credit_applied, amount_due, amount_paid, amount_refunded, lines, \
+    created_at, paid_at, voided_at";
 
 fn decode(row: &AnyRow) -> Result<Invoice, sqlx::Error> {
     decode_prefixed(row, "")
@@ -160,6 +162,7 @@ fn decode_prefixed(row: &AnyRow, prefix: &str) -> Result<Invoice, sqlx::Error> {
         credit_applied: row.try_get(&*column("credit_applied"))?,
         amount_due: row.try_get(&*column("amount_due"))?,
         amount_paid: row.try_get(&*column("amount_paid"))?,
+        amount_refunded: row.try_get(&*column("amount_refunded"))?,
         lines: serde_json::from_str(&lines).map_err(|e| sqlx::Error::Decode(Box::new(e)))?,
         created_at: from_micros(row.try_get(&*column("created_at"))?),
         paid_at: time(column("paid_at"))?,
@@ -311,6 +314,38 @@ pub async fn by_key<'c, E: Executor<'c, Database = Any>>(
         .fetch_optional(executor)
         .await?;
     row.as_ref().map(decode).transpose()
+}
+
+/// The invoice `invoice_key` of `merchant_id`, locked for the rest of the transaction (on
+/// SQLite the write transaction holds the database lock already).
+pub async fn lock_by_key(
+    tx: &mut Tx,
+    backend: Backend,
+    merchant_id: i64,
+    invoice_key: &str,
+) -> Result<Option<Invoice>, sqlx::Error> {
+    let lock = match backend {
+        Backend::Postgres => " FOR UPDATE",
+        Backend::Sqlite => "",
+    };
+    let sql =
+        format!("SELECT {COLUMNS} FROM invoices WHERE merchant_id = $1 AND invoice_key = $2{lock}");
+    let row = sqlx::query(&sql)
+        .bind(merchant_id)
+        .bind(invoice_key)
+        .fetch_optional(&mut **tx)
+        .await?;
+    row.as_ref().map(decode).transpose()
+}
+
+/// Adds a succeeded refund's `amount` to the invoice's `amount_refunded`.
+pub async fn add_refunded(tx: &mut Tx, id: i64, amount: i64) -> Result<(), sqlx::Error> {
+    sqlx::query("UPDATE invoices SET amount_refunded = amount_refunded + $1 WHERE id = $2")
+        .bind(amount)
+        .bind(id)
+        .execute(&mut **tx)
+        .await?;
+    Ok(())
 }
 
 /// The membership's oldest Open invoice: the one a retry or a pay-now link pays.

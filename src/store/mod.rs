@@ -20,7 +20,9 @@ pub mod outbox;
 pub mod payment_methods;
 pub mod pool;
 pub mod processors;
+pub mod refunds;
 pub mod test_clocks;
+pub mod transaction_ids;
 
 use anyhow::Context;
 use chrono::{DateTime, Utc};

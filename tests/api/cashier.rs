@@ -59,7 +59,7 @@ pub async fn open(server: &TestServer, body: &Value) -> String {
     reply.body["redirectUrl"].as_str().unwrap().to_string()
 }
 
-async fn secret_post(server: &TestServer, path: &str, body: &Value) -> Reply {
+pub async fn secret_post(server: &TestServer, path: &str, body: &Value) -> Reply {
     let response = server
         .client
         .post(format!("{}{path}", server.base_url))

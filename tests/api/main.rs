@@ -38,6 +38,7 @@ mod proration;
 mod proxies;
 mod races;
 mod redirects;
+mod refunds;
 mod renewals;
 mod secrets;
 mod soak;

@@ -1,0 +1,239 @@
+//! Refunds of subscription invoices (DESIGN §9), in the engine's three steps: a transaction
+//! checks the invoice under its lock and writes a `Pending` refund that reserves the amount; the
+//! processor is asked with the refund's idempotency key; a second transaction records the answer,
+//! the invoice's `amountRefunded` and the `TRANSACTION_DATA_UPDATE`. A crash between the steps
+//! leaves a `Pending` refund that [`recover_pending`] completes by asking again with the same
+//! key, so money is never given back twice. The membership's status does not change.
+
+use chrono::{DateTime, Utc};
+use recur_domain::money::{decimal_to_minor, format_amount, Currency};
+use recur_domain::status::InvoiceStatus;
+use rust_decimal::Decimal;
+
+use super::notify::{self, Movement, TransactionFacts};
+use super::{merchant_now, BillingError};
+use crate::app::AppState;
+use crate::ids;
+use crate::processor::{ChargeOutcome, RefundRequest};
+use crate::store::charges;
+use crate::store::customers;
+use crate::store::invoices::{self, Invoice, RECENT_INVOICES};
+use crate::store::memberships;
+use crate::store::outbox;
+use crate::store::payment_methods;
+use crate::store::processors::{self, ProcessorKind};
+use crate::store::refunds::{self, Answer, NewRefund, Refund, RefundStatus, Refunded};
+
+/// What the merchant asks for.
+#[derive(Debug, Clone)]
+pub struct RefundAsk {
+    /// In the invoice's currency; everything still refundable when `None`. An error holds why
+    /// the amount given could not be read: it is answered once the invoice is known refundable.
+    pub amount: Result<Option<Decimal>, String>,
+    /// The merchant's reason, kept with the refund.
+    pub reason: Option<String>,
+}
+
+/// Refunds (part of) the card payment of the merchant's Paid invoice `invoice_key` and returns
+/// the refund as recorded: `Succeeded` or `Failed` (the processor refused).
+///
+/// Conflict when the invoice is not Paid or nothing of it is left to refund (checked before the
+/// amount); `Invalid` on `amount` when it is not positive or more than what is left.
+pub async fn refund_invoice(
+    state: &AppState,
+    merchant_id: i64,
+    invoice_key: &str,
+    ask: RefundAsk,
+) -> Result<Refund, BillingError> {
+    let now = merchant_now(state, merchant_id).await?;
+    let mut tx = state.store.begin().await?;
+    let invoice = invoices::lock_by_key(&mut tx, state.store.backend(), merchant_id, invoice_key)
+        .await?
+        .ok_or(BillingError::NotFound)?;
+    if invoice.status != InvoiceStatus::Paid {
+        return Err(BillingError::Conflict(format!(
+            "the invoice is {}: only a Paid invoice can be refunded",
+            invoice.status
+        )));
+    }
+    let reserved: i64 = refunds::of_invoice(&mut *tx, invoice.id)
+        .await?
+        .iter()
+        .filter(|r| r.status != RefundStatus::Failed)
+        .map(|r| r.amount)
+        .sum();
+    let left = invoice.amount_paid - reserved;
+    let charge = match charges::approved_for_invoice(&mut *tx, invoice.id).await? {
+        Some(charge) if left > 0 => charge,
+        _ if invoice.amount_paid == 0 => {
+            return Err(BillingError::Conflict(
+                "the invoice was paid entirely by credit: no card payment to refund".into(),
+            ))
+        }
+        _ => {
+            return Err(BillingError::Conflict(
+                "the invoice is fully refunded".into(),
+            ))
+        }
+    };
+    let currency = Currency::parse(&invoice.currency).map_err(anyhow::Error::from)?;
+    let amount = refund_amount(ask.amount, left, currency)?;
+    let refund_key = ids::refund_key();
+    let new = NewRefund {
+        merchant_id,
+        refund_key: &refund_key,
+        refunded: Refunded::Invoice {
+            invoice_id: invoice.id,
+            charge_id: charge.id,
+        },
+        idempotency_key: &format!("refund:{refund_key}"),
+        amount,
+        currency: &invoice.currency,
+        reason: ask.reason.as_deref(),
+    };
+    let refund = refunds::insert_pending(&mut tx, &new, now).await?;
+    tx.commit().await?;
+    execute(state, &refund, now).await
+}
+
+/// The amount to refund in minor units: `asked`, or everything `left` when not asked.
+fn refund_amount(
+    asked: Result<Option<Decimal>, String>,
+    left: i64,
+    currency: Currency,
+) -> Result<i64, BillingError> {
+    let invalid = |message: String| BillingError::Invalid {
+        field: "amount",
+        message,
+    };
+    let Some(asked) = asked.map_err(invalid)? else {
+        return Ok(left);
+    };
+    let amount = decimal_to_minor(asked, currency).map_err(|e| invalid(e.to_string()))?;
+    if amount <= 0 || amount > left {
+        return Err(invalid(format!(
+            "must be greater than 0 and at most {} (what is left to refund)",
+            format_amount(left, currency)
+        )));
+    }
+    Ok(amount)
+}
+
+/// Asks the processor to run a `Pending` invoice refund (again: the idempotency key makes a
+/// repeat harmless) and records the answer. Returns the refund as recorded, by this process or
+/// by another that answered first.
+pub async fn execute(
+    state: &AppState,
+    refund: &Refund,
+    at: DateTime<Utc>,
+) -> Result<Refund, BillingError> {
+    let Refunded::Invoice {
+        invoice_id,
+        charge_id,
+    } = refund.refunded
+    else {
+        return Err(BillingError::Internal(anyhow::anyhow!(
+            "refund {} is not an invoice refund",
+            refund.id
+        )));
+    };
+    let pool = state.store.pool();
+    let invoice = invoices::get(pool, refund.merchant_id, invoice_id)
+        .await?
+        .ok_or(BillingError::NotFound)?;
+    let charge = charges::approved_for_invoice(pool, invoice_id)
+        .await?
+        .filter(|c| c.id == charge_id)
+        .ok_or(BillingError::NotFound)?;
+    let outcome = state
+        .processor
+        .refund(RefundRequest {
+            merchant_id: refund.merchant_id,
+            idempotency_key: &refund.idempotency_key,
+            charge_reference: charge.processor_reference.as_deref().unwrap_or_default(),
+            amount: refund.amount,
+            currency: &refund.currency,
+        })
+        .await?;
+    let answer = match &outcome {
+        ChargeOutcome::Approved { reference } => Answer {
+            status: RefundStatus::Succeeded,
+            reference: Some(reference),
+            decline: None,
+        },
+        ChargeOutcome::Declined {
+            reference,
+            code,
+            reason,
+        } => Answer {
+            status: RefundStatus::Failed,
+            reference: Some(reference),
+            decline: Some((code, reason)),
+        },
+    };
+    let mut tx = state.store.begin().await?;
+    let Some(done) = refunds::complete(&mut tx, refund.id, answer, at).await? else {
+        tx.rollback().await?;
+        return refunds::by_id(pool, refund.merchant_id, refund.id)
+            .await?
+            .ok_or(BillingError::NotFound);
+    };
+    if done.status == RefundStatus::Succeeded {
+        invoices::add_refunded(&mut tx, invoice.id, done.amount).await?;
+    }
+    let invoice = Invoice {
+        amount_refunded: invoice.amount_refunded
+            + if done.status == RefundStatus::Succeeded {
+                done.amount
+            } else {
+                0
+            },
+        ..invoice
+    };
+    let m = memberships::by_id(&mut *tx, done.merchant_id, invoice.membership_id)
+        .await?
+        .ok_or(BillingError::NotFound)?;
+    let customer = customers::by_id(&mut *tx, m.merchant_id, m.customer_id)
+        .await?
+        .ok_or(BillingError::NotFound)?;
+    let card = payment_methods::get(&mut *tx, m.merchant_id, charge.payment_method_id)
+        .await?
+        .ok_or(BillingError::NotFound)?;
+    let recent = invoices::recent(&mut *tx, m.id, RECENT_INVOICES).await?;
+    let processor = processors::list(&mut *tx, m.merchant_id)
+        .await?
+        .into_iter()
+        .find(|p| p.kind == ProcessorKind::Card);
+    let event = notify::transaction(
+        state,
+        TransactionFacts {
+            membership: &m,
+            customer: &customer,
+            movement: Movement::Refund(&done),
+            invoice: &invoice,
+            payment_method: &card,
+            recent: &recent,
+            processor: processor.as_ref(),
+        },
+        at,
+    )
+    .await?;
+    outbox::insert_event(&mut tx, event, at).await?;
+    tx.commit().await?;
+    Ok(done)
+}
+
+/// Completes invoice refunds left `Pending` at or before `before` (a crash, or a processor that
+/// did not answer): of one merchant, or of all. Returns how many there were.
+pub async fn recover_pending(
+    state: &AppState,
+    merchant_id: Option<i64>,
+    before: DateTime<Utc>,
+    at: DateTime<Utc>,
+) -> Result<usize, BillingError> {
+    let pending = refunds::pending(state.store.pool(), merchant_id, before).await?;
+    for refund in &pending {
+        execute(state, refund, at).await?;
+    }
+    Ok(pending.len())
+}
