@@ -50,7 +50,7 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for JsonBody<T> {
 }
 
 /// A JSON object body that may be left out: an empty body (with or without a JSON content
-/// type) is `T::default()`; anything else is read as [`JsonBody`] reads it.
+/// type) or a JSON `null` is `T::default()`; anything else is read as [`JsonBody`] reads it.
 #[derive(Debug)]
 pub struct OptionalJsonBody<T>(pub T);
 
@@ -68,7 +68,8 @@ impl<S: Send + Sync, T: DeserializeOwned + Default> FromRequest<S> for OptionalJ
                     ApiError::MalformedBody(rejection.body_text())
                 }
             })?;
-        if bytes.iter().all(u8::is_ascii_whitespace) {
+        let text = std::str::from_utf8(&bytes).unwrap_or_default().trim();
+        if bytes.iter().all(u8::is_ascii_whitespace) || text == "null" {
             return Ok(OptionalJsonBody(T::default()));
         }
         let request = Request::from_parts(parts, axum::body::Body::from(bytes));

@@ -205,6 +205,10 @@ backend_test!(
             .await
             .problem(409);
         refund(&server, &token, open, None).await.problem(409);
+        // A JSON `null` body is no body (the document describes the body as optional).
+        refund(&server, &token, open, Some(Value::Null))
+            .await
+            .problem(409);
 
         // Unknown and another merchant's invoices are 404 for reading and refunding.
         let paid = m["invoices"][1]["invoiceKey"].as_str().unwrap();
