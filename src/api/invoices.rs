@@ -143,10 +143,7 @@ pub async fn get_invoice(
     post,
     path = "/api/subscriptions/v1/invoice/{invoiceKey}/refund",
     tag = "invoices",
-    params(
-        ("invoiceKey" = String, Path, description = "Key of the invoice (in_…)"),
-        ("Idempotency-Key" = Option<String>, Header, description = "Repeats with the same key answer the first response"),
-    ),
+    params(("invoiceKey" = String, Path, description = "Key of the invoice (in_…)")),
     request_body(content = Option<InvoiceRefundRequest>, description = "Optional: without it, everything left is refunded"),
     security(("bearer" = [])),
     responses(
