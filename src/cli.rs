@@ -4,8 +4,8 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use clap::{Parser, Subcommand};
+use recur_domain::time::format_utc;
 
-use crate::api::format_utc;
 use crate::api::test_helpers::parse_instant;
 use crate::app::{self, AppState};
 use crate::billing::test_clock;

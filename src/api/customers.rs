@@ -3,13 +3,13 @@
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::Json;
+use recur_domain::time::format_utc;
 use recur_domain::validation::{self as rules, FieldErrors};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 use super::extract::{AuthMerchant, JsonBody};
 use super::field_schemas::{CountryCode, PersonName};
-use super::format_utc;
 use super::input::{required_text, Field};
 use super::problem::{ApiError, Problem};
 use crate::app::AppState;

@@ -3,11 +3,11 @@
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::Json;
+use recur_domain::time::format_utc;
 use serde::Serialize;
 use utoipa::ToSchema;
 
 use super::extract::AuthMerchant;
-use super::format_utc;
 use super::problem::{ApiError, Problem};
 use crate::app::AppState;
 use crate::billing::merchant_now;

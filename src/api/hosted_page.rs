@@ -9,6 +9,7 @@ use axum::Json;
 use chrono::{DateTime, Duration, Utc};
 use recur_domain::money::{self, Currency};
 use recur_domain::signature::{constant_time_eq, hosted_page_signature};
+use recur_domain::time::format_utc;
 use recur_domain::validation::{self as rules, FieldErrors};
 use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};
@@ -16,7 +17,6 @@ use utoipa::ToSchema;
 
 use super::extract::JsonBody;
 use super::field_schemas::{CountryCode, CurrencyCode, HttpsUrl, WebUrl};
-use super::format_utc;
 use super::input::{optional_text, required_text, Field};
 use super::merchant_secret::SecretMerchant;
 use super::problem::{ApiError, Problem};

@@ -5,13 +5,13 @@ use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::Json;
 use recur_domain::money::{format_amount, Currency};
+use recur_domain::time::format_utc;
 use recur_domain::validation::FieldErrors;
 use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 use super::extract::{AuthMerchant, OptionalJsonBody};
-use super::format_utc;
 use super::input::Field;
 use super::membership_records::InvoiceRecord;
 use super::problem::{ApiError, Problem};

@@ -1,10 +1,10 @@
 //! The membership record every membership operation answers with, and its invoices.
 
 use recur_domain::money::{format_amount, Currency};
+use recur_domain::time::format_utc;
 use serde::Serialize;
 use utoipa::ToSchema;
 
-use super::format_utc;
 use super::problem::ApiError;
 use crate::app::AppState;
 use crate::billing::next_billing_date;

@@ -30,16 +30,10 @@ pub mod trace;
 use axum::extract::DefaultBodyLimit;
 use axum::routing::{get, post, put};
 use axum::{middleware, Router};
-use chrono::{DateTime, SecondsFormat, Utc};
 use tower_http::catch_panic::CatchPanicLayer;
 
 use crate::app::AppState;
 use problem::ApiError;
-
-/// A UTC instant as the API writes it: ISO-8601 with `Z`, whole seconds.
-pub fn format_utc(at: DateTime<Utc>) -> String {
-    at.to_rfc3339_opts(SecondsFormat::Secs, true)
-}
 
 /// Every route recur serves, with its middleware.
 pub fn router(state: AppState) -> Router {

@@ -6,13 +6,13 @@ use axum::extract::{Query, State};
 use axum::http::StatusCode;
 use axum::Json;
 use recur_domain::money::{format_amount, Currency};
+use recur_domain::time::format_utc;
 use recur_domain::validation::FieldErrors;
 use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
 use super::extract::JsonBody;
-use super::format_utc;
 use super::input::Field;
 use super::merchant_secret::SecretMerchant;
 use super::problem::{ApiError, Problem};

@@ -9,13 +9,13 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use axum::Json;
 use recur_domain::status::MembershipStatus;
+use recur_domain::time::format_utc;
 use recur_domain::validation::{self as field_rules, FieldErrors};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 use super::extract::{AuthMerchant, JsonBody};
 use super::field_schemas::HttpsUrl;
-use super::format_utc;
 use super::input::{optional_text, prefixed, required_text, Field};
 use super::problem::{ApiError, Problem};
 use crate::app::AppState;

@@ -7,12 +7,12 @@ use axum::Json;
 use chrono::{DateTime, NaiveDateTime, Utc};
 use recur_domain::card::CardNumber;
 use recur_domain::schedule::test_clock_refusal;
+use recur_domain::time::format_utc;
 use recur_domain::validation::FieldErrors;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 use super::extract::{AuthMerchant, JsonBody};
-use super::format_utc;
 use super::input::{required_text, Field};
 use super::membership_records::{record_of, MembershipRecord};
 use super::problem::{ApiError, Problem};

@@ -2,14 +2,13 @@
 //! the change: webhook payloads in the spec's PascalCase shape (DESIGN §5) and customer e-mails.
 
 use chrono::{DateTime, Utc};
-use recur_domain::money::{format_amount, Currency};
+use recur_domain::money::{display_amount, format_amount, Currency};
+use recur_domain::time::format_utc;
 use serde_json::{json, Map, Value};
 
 use super::BillingError;
-use crate::api::format_utc;
 use crate::app::AppState;
 use crate::ids;
-use crate::pages::format::display_amount;
 use crate::payments::notification::{AccountDetails, TransactionPayload, CRM_CARD};
 use crate::payments::payer::account_id;
 use crate::store::cashier_transactions::{Attempt, CardFacts, TransactionKind, TransactionStatus};

@@ -11,13 +11,13 @@ use recur_domain::invoice::{interval_change_invoice, price_change_invoice, Invoi
 use recur_domain::money::format_amount;
 use recur_domain::schedule::dunning_retry_at;
 use recur_domain::status::MembershipStatus;
+use recur_domain::time::format_utc;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use super::charging::{self, Settled};
 use super::lifecycle::{save, Followups, InvoiceChange, Settlement};
 use super::{merchant_now, next_scheduled_action, recurring, BillingError};
-use crate::api::format_utc;
 use crate::app::AppState;
 use crate::store::charges::{self, Charge, ChargeKind, NewCharge};
 use crate::store::invoices::{self, Invoice, InvoiceKind};

@@ -10,10 +10,11 @@ use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Redirect, Response};
 use minijinja::{context, Value};
+use recur_domain::money::display_amount;
 use recur_domain::status::MembershipStatus;
 
 use super::form::{decline_message, CardForm, CardFormState, PageForm, TokenForm};
-use super::format::{display_amount, display_date, interval_phrase};
+use super::format::{display_date, interval_phrase};
 use super::render::{allow_form_redirect, page, see_other, with_status, Framing};
 use super::session::{self, EnteredCard, PageSession};
 use super::{csrf, expired, i18n};

@@ -4,10 +4,10 @@
 use std::collections::BTreeMap;
 
 use recur_domain::invoice::CREDIT_LINE;
-use recur_domain::money::Currency;
+use recur_domain::money::{display_amount, Currency};
 use serde::Serialize;
 
-use super::format::{display_amount, display_date};
+use super::format::display_date;
 use super::i18n;
 use crate::store::customers::Customer;
 use crate::store::invoices::Invoice;

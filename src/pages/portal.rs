@@ -9,11 +9,12 @@ use axum::extract::{Path, Query, State};
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Redirect, Response};
 use minijinja::context;
+use recur_domain::money::display_amount;
 use recur_domain::status::InvoiceStatus;
 use serde::Deserialize;
 
 use super::form::{decline_message, CardForm, CardFormState, PageForm, TokenForm};
-use super::format::{display_amount, display_date, interval_phrase};
+use super::format::{display_date, interval_phrase};
 use super::invoice_view::invoice_view;
 use super::render::{page, with_status, Framing};
 use super::session::{self, EnteredCard, PageSession};

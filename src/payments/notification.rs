@@ -4,10 +4,10 @@
 //! merchant secret, which the database never holds in the clear).
 
 use chrono::{DateTime, Utc};
+use recur_domain::time::format_utc;
 use rust_decimal::Decimal;
 use serde_json::{json, Map, Value};
 
-use crate::api::format_utc;
 use crate::store::cashier_transactions::{Attempt, CardFacts};
 
 /// `CrmPaymentType` of a card payment.

@@ -150,7 +150,7 @@ backend_test!(
         // the one-by-one pass.
         let state = &server.server.state;
         let at = due + chrono::TimeDelta::seconds(1);
-        let due_text = recur::api::format_utc(due);
+        let due_text = recur::domain::time::format_utc(due);
         assert_eq!(renewals::renew_due(state, at, 100).await.unwrap(), 9);
         assert_eq!(renewals::renew_due(state, at, 100).await.unwrap(), 0);
         assert!(engine::run_next_due(state, Scope::RealTime, at)

@@ -18,4 +18,5 @@ pub mod proration;
 pub mod schedule;
 pub mod signature;
 pub mod status;
+pub mod time;
 pub mod validation;

@@ -237,6 +237,38 @@ pub fn format_amount(minor: i64, currency: Currency) -> String {
     minor_to_decimal(minor, currency).to_string()
 }
 
+/// `minor` units of `currency` as people read them in `lang`: currency symbol, digit grouping
+/// and decimal mark, exact to the minor unit: `€1,234.50` (en), `1.234,50 €` (de).
+pub fn display_amount(minor: i64, currency: Currency, lang: &str) -> String {
+    let plain = format_amount(minor, currency);
+    let (sign, digits) = match plain.strip_prefix('-') {
+        Some(rest) => ("-", rest),
+        None => ("", plain.as_str()),
+    };
+    let (whole, fraction) = digits.split_once('.').unwrap_or((digits, ""));
+    let (group, decimal) = if lang == "de" { ('.', ',') } else { (',', '.') };
+    let mut grouped = String::new();
+    for (i, c) in whole.chars().enumerate() {
+        if i > 0 && (whole.len() - i) % 3 == 0 {
+            grouped.push(group);
+        }
+        grouped.push(c);
+    }
+    let number = if fraction.is_empty() {
+        grouped
+    } else {
+        format!("{grouped}{decimal}{fraction}")
+    };
+    let symbol = currency.symbol();
+    if lang == "de" {
+        format!("{sign}{number} {symbol}")
+    } else if symbol.chars().count() > 1 {
+        format!("{sign}{symbol} {number}")
+    } else {
+        format!("{sign}{symbol}{number}")
+    }
+}
+
 /// Rounds a decimal amount to whole minor units of `currency`, halves away from zero
 /// (`0.005` USD becomes 1 cent, `-0.005` becomes -1 cent), which is "half-up" on magnitudes.
 ///
@@ -428,6 +460,16 @@ mod tests {
         assert_eq!(format_amount(-5, cur("USD")), "-0.05");
         assert_eq!(format_amount(0, cur("USD")), "0.00");
         assert_eq!(format_amount(i64::MIN, cur("USD")), "-92233720368547758.08");
+    }
+
+    #[test]
+    fn displays_amounts_in_the_language_of_the_reader() {
+        assert_eq!(display_amount(123_450, cur("EUR"), "en"), "€1,234.50");
+        assert_eq!(display_amount(123_450, cur("EUR"), "de"), "1.234,50 €");
+        assert_eq!(display_amount(1_000_000, cur("JPY"), "en"), "¥1,000,000");
+        assert!(display_amount(1_234, cur("BHD"), "en").ends_with("1.234"));
+        assert_eq!(display_amount(-5, cur("USD"), "en"), "-$0.05");
+        assert_eq!(display_amount(99, cur("USD"), "en"), "$0.99");
     }
 
     #[test]

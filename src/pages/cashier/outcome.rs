@@ -7,12 +7,12 @@ use std::collections::BTreeMap;
 use axum::http::StatusCode;
 use axum::response::Response;
 use minijinja::context;
+use recur_domain::money::display_amount;
 
 use super::Cashier;
 use crate::api::problem::ApiError;
 use crate::app::AppState;
 use crate::pages::form::decline_message;
-use crate::pages::format::display_amount;
 use crate::pages::i18n;
 use crate::pages::render::{page as render, Framing};
 use crate::store::cashier_transactions::{self, CashierTransaction, TransactionStatus};

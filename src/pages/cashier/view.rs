@@ -6,13 +6,12 @@ use std::collections::BTreeMap;
 use axum::http::StatusCode;
 use axum::response::Response;
 use minijinja::context;
-use recur_domain::money::Currency;
+use recur_domain::money::{display_amount, Currency};
 
 use super::Cashier;
 use crate::api::problem::ApiError;
 use crate::app::AppState;
 use crate::pages::form::FormErrors;
-use crate::pages::format::display_amount;
 use crate::pages::render::{allow_form_redirect, page, Framing};
 use crate::pages::{csrf, i18n};
 use crate::payments::payer::Payer;
