@@ -10,6 +10,8 @@ use serde::Serialize;
 use utoipa::ToSchema;
 
 use super::trace::current_trace_id;
+use crate::billing::BillingError;
+use crate::payments::PaymentError;
 
 /// The problem document (RFC 9457) recur answers every failure with.
 #[derive(Debug, Serialize, ToSchema)]
@@ -89,7 +91,40 @@ impl From<sqlx::Error> for ApiError {
     }
 }
 
+impl From<BillingError> for ApiError {
+    fn from(error: BillingError) -> Self {
+        match error {
+            BillingError::NotFound => ApiError::NotFound,
+            BillingError::Conflict(why) => ApiError::Conflict(why),
+            BillingError::PaymentInProgress => ApiError::Conflict(error.to_string()),
+            BillingError::Declined { code, reason } => ApiError::PaymentDeclined { code, reason },
+            BillingError::Invalid { field, message } => ApiError::invalid(field, message),
+            BillingError::Database(e) => ApiError::Internal(e.into()),
+            BillingError::Internal(e) => ApiError::Internal(e),
+        }
+    }
+}
+
+impl From<PaymentError> for ApiError {
+    fn from(error: PaymentError) -> Self {
+        match error {
+            PaymentError::NotFound => ApiError::NotFound,
+            PaymentError::Conflict(why) => ApiError::Conflict(why),
+            PaymentError::Invalid { field, message } => ApiError::invalid(field, message),
+            PaymentError::Database(e) => ApiError::Internal(e.into()),
+            PaymentError::Internal(e) => ApiError::Internal(e),
+        }
+    }
+}
+
 impl ApiError {
+    /// A 400 naming one failing field.
+    pub fn invalid(field: &str, message: impl Into<String>) -> Self {
+        let mut errors = FieldErrors::new();
+        errors.add(field, message);
+        ApiError::Validation(errors)
+    }
+
     fn status(&self) -> StatusCode {
         match self {
             ApiError::Validation(_) | ApiError::MalformedBody(_) => StatusCode::BAD_REQUEST,

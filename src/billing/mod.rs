@@ -22,7 +22,6 @@ pub mod update;
 use chrono::{DateTime, Utc};
 use recur_domain::status::MembershipStatus;
 
-use crate::api::problem::ApiError;
 use crate::app::AppState;
 use crate::store::customers::{self, Customer};
 use crate::store::memberships::Membership;
@@ -64,24 +63,6 @@ pub enum BillingError {
     /// Anything else unexpected (the processor unreachable, a template failing).
     #[error(transparent)]
     Internal(#[from] anyhow::Error),
-}
-
-impl From<BillingError> for ApiError {
-    fn from(error: BillingError) -> Self {
-        match error {
-            BillingError::NotFound => ApiError::NotFound,
-            BillingError::Conflict(why) => ApiError::Conflict(why),
-            BillingError::PaymentInProgress => ApiError::Conflict(error.to_string()),
-            BillingError::Declined { code, reason } => ApiError::PaymentDeclined { code, reason },
-            BillingError::Invalid { field, message } => {
-                let mut errors = recur_domain::validation::FieldErrors::new();
-                errors.add(field, message);
-                ApiError::Validation(errors)
-            }
-            BillingError::Database(e) => ApiError::Internal(e.into()),
-            BillingError::Internal(e) => ApiError::Internal(e),
-        }
-    }
 }
 
 /// The merchant's current time: its test clock when it has one (sandbox), otherwise the

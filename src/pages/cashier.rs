@@ -385,7 +385,7 @@ async fn settle(
             let mut tx = state.store.begin().await?;
             hosted_sessions::release(&mut tx, cashier.session.id, false).await?;
             tx.commit().await?;
-            return Err(error);
+            return Err(error.into());
         }
     };
     let framed = headers

@@ -6,3 +6,40 @@ pub mod cascade;
 pub mod notification;
 pub mod orders;
 pub mod payer;
+
+/// Why a cashier operation did not happen. The messages read as the API's, so that the command
+/// line says what the API would.
+#[derive(Debug, thiserror::Error)]
+pub enum PaymentError {
+    /// No such order, session or processor for this merchant.
+    #[error("not found")]
+    NotFound,
+    /// The order's state does not allow the operation.
+    #[error("conflict: {0}")]
+    Conflict(String),
+    /// A field of the request is out of bounds for the order it meets (answered as a 400 on
+    /// that field).
+    #[error("{field}: {message}")]
+    Invalid {
+        /// The field's JSON name.
+        field: &'static str,
+        /// What is wrong with it.
+        message: String,
+    },
+    /// A database failure.
+    #[error("internal error: {0}")]
+    Database(#[from] sqlx::Error),
+    /// Anything else unexpected (an unreadable session, a currency no longer accepted).
+    #[error("internal error: {0}")]
+    Internal(#[from] anyhow::Error),
+}
+
+impl PaymentError {
+    /// A failure on one field.
+    pub(crate) fn invalid(field: &'static str, message: impl Into<String>) -> Self {
+        PaymentError::Invalid {
+            field,
+            message: message.into(),
+        }
+    }
+}

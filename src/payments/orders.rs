@@ -5,13 +5,12 @@
 use chrono::{DateTime, Utc};
 use recur_domain::cascade::route;
 use recur_domain::money::{decimal_to_minor, Currency};
-use recur_domain::validation::FieldErrors;
 use rust_decimal::Decimal;
 
 use super::cascade::{self, Cascade, Operation};
 use super::notification::{TransactionPayload, CRM_ALTERNATIVE, CRM_CARD};
 use super::payer::Payer;
-use crate::api::problem::ApiError;
+use super::PaymentError;
 use crate::app::AppState;
 use crate::billing::notify::{amount_number, TRANSACTION};
 use crate::ids;
@@ -46,7 +45,7 @@ pub struct CashierPayment<'a> {
 pub async fn pay(
     state: &AppState,
     payment: CashierPayment<'_>,
-) -> Result<CashierTransaction, ApiError> {
+) -> Result<CashierTransaction, PaymentError> {
     let session = payment.session;
     let route: Vec<PaymentProcessor> = route(
         payment.offered,
@@ -58,7 +57,10 @@ pub async fn pay(
     .cloned()
     .collect();
     let Some(first) = route.first() else {
-        return Err(invalid("processorId", "is not offered in this cashier"));
+        return Err(PaymentError::invalid(
+            "processorId",
+            "is not offered in this cashier",
+        ));
     };
     let payer = Payer::of(session)?;
     let kind = if session.fields.is_payout {
@@ -74,7 +76,7 @@ pub async fn pay(
         (_, ProcessorKind::Alternative) if kind == TransactionKind::PayIn => Operation::Collect {
             account: &payer.email,
         },
-        _ => return Err(invalid("cardNumber", "is required")),
+        _ => return Err(PaymentError::invalid("cardNumber", "is required")),
     };
     let card = match first.kind {
         ProcessorKind::Card => payment.card.clone(),
@@ -112,10 +114,10 @@ pub async fn retry(
     state: &AppState,
     merchant_id: i64,
     order_id: &str,
-) -> Result<CashierTransaction, ApiError> {
+) -> Result<CashierTransaction, PaymentError> {
     let pool = state.store.pool();
     let Some(last) = cashier_transactions::latest(pool, merchant_id, order_id, None).await? else {
-        return Err(ApiError::NotFound);
+        return Err(PaymentError::NotFound);
     };
     let original = match last.kind {
         TransactionKind::Refund => None,
@@ -123,13 +125,13 @@ pub async fn retry(
         _ => Some(last),
     }
     .ok_or_else(|| {
-        ApiError::Conflict(
+        PaymentError::Conflict(
             "only an order whose latest transaction was rejected can be retried".into(),
         )
     })?;
     let session = hosted_sessions::by_id(pool, merchant_id, original.session_id)
         .await?
-        .ok_or(ApiError::NotFound)?;
+        .ok_or(PaymentError::NotFound)?;
     let payer = Payer::of(&session)?;
     let all = processors::list(pool, merchant_id).await?;
     let route: Vec<PaymentProcessor> = match &original.card {
@@ -143,7 +145,7 @@ pub async fn retry(
             .collect(),
     };
     if route.is_empty() {
-        return Err(ApiError::Conflict(
+        return Err(PaymentError::Conflict(
             "the merchant has no processor to retry with".into(),
         ));
     }
@@ -184,18 +186,23 @@ pub async fn refund(
     merchant_id: i64,
     order_id: &str,
     amount: Option<Decimal>,
-) -> Result<CashierTransaction, ApiError> {
+) -> Result<CashierTransaction, PaymentError> {
     let pool = state.store.pool();
     let Some(payin) =
         cashier_transactions::latest_success(pool, merchant_id, order_id, TransactionKind::PayIn)
             .await?
     else {
-        return Err(invalid("orderId", "has no successful payment to refund"));
+        return Err(PaymentError::invalid(
+            "orderId",
+            "has no successful payment to refund",
+        ));
     };
     let (count, refunded) = refunds::of_cashier_payment(pool, merchant_id, payin.id).await?;
     let left = payin.amount - refunded;
     if left <= 0 {
-        return Err(ApiError::Conflict("the payment is fully refunded".into()));
+        return Err(PaymentError::Conflict(
+            "the payment is fully refunded".into(),
+        ));
     }
     let currency = Currency::parse(&payin.currency).map_err(anyhow::Error::from)?;
     let amount = match amount {
@@ -203,7 +210,7 @@ pub async fn refund(
         None => left,
     };
     if amount <= 0 || amount > left {
-        return Err(invalid(
+        return Err(PaymentError::invalid(
             "amount",
             format!(
                 "must be greater than 0 and at most {} (what is left to refund)",
@@ -213,13 +220,13 @@ pub async fn refund(
     }
     let session = hosted_sessions::by_id(pool, merchant_id, payin.session_id)
         .await?
-        .ok_or(ApiError::NotFound)?;
+        .ok_or(PaymentError::NotFound)?;
     let payer = Payer::of(&session)?;
     let processor = processors::list(pool, merchant_id)
         .await?
         .into_iter()
         .find(|p| p.processor_id == payin.processor_id)
-        .ok_or(ApiError::NotFound)?;
+        .ok_or(PaymentError::NotFound)?;
     let cascade = cascade::run(
         state,
         merchant_id,
@@ -253,7 +260,7 @@ pub async fn payout(
     merchant_id: i64,
     order_id: &str,
     amount: Decimal,
-) -> Result<CashierTransaction, ApiError> {
+) -> Result<CashierTransaction, PaymentError> {
     let pool = state.store.pool();
     let mut sources = Vec::new();
     for kind in [TransactionKind::PayIn, TransactionKind::PayOut] {
@@ -268,7 +275,7 @@ pub async fn payout(
         .filter(|t| t.card.is_some())
         .max_by_key(|t| t.id)
     else {
-        return Err(invalid(
+        return Err(PaymentError::invalid(
             "orderId",
             "has no successful card payment or payout whose card could receive money",
         ));
@@ -278,11 +285,11 @@ pub async fn payout(
         Currency::parse(&source.currency).map_err(anyhow::Error::from)?,
     )?;
     if amount <= 0 {
-        return Err(invalid("amount", "must be greater than 0"));
+        return Err(PaymentError::invalid("amount", "must be greater than 0"));
     }
     let session = hosted_sessions::by_id(pool, merchant_id, source.session_id)
         .await?
-        .ok_or(ApiError::NotFound)?;
+        .ok_or(PaymentError::NotFound)?;
     let payer = Payer::of(&session)?;
     let cards: Vec<PaymentProcessor> = processors::list(pool, merchant_id)
         .await?
@@ -295,7 +302,7 @@ pub async fn payout(
             .cloned()
             .collect();
     if route.is_empty() {
-        return Err(ApiError::Conflict(
+        return Err(PaymentError::Conflict(
             "the merchant has no card processor".into(),
         ));
     }
@@ -329,7 +336,11 @@ pub async fn payout(
 
 /// Schedules the order's newest transaction notification for delivery again. `Ok(false)` when
 /// the order has none.
-pub async fn resync(state: &AppState, merchant_id: i64, order_id: &str) -> Result<bool, ApiError> {
+pub async fn resync(
+    state: &AppState,
+    merchant_id: i64,
+    order_id: &str,
+) -> Result<bool, PaymentError> {
     let mut tx = state.store.begin().await?;
     let Some(action_id) =
         events::latest_for_order(&mut *tx, merchant_id, order_id, TRANSACTION).await?
@@ -362,7 +373,7 @@ async fn record(
     state: &AppState,
     r: Recorded<'_>,
     cascade: Cascade,
-) -> Result<CashierTransaction, ApiError> {
+) -> Result<CashierTransaction, PaymentError> {
     let session = r.session;
     let now = state.clock.now();
     let last = cascade
@@ -393,13 +404,13 @@ async fn record(
         retried: r.retried,
     };
     let Some(id) = cashier_transactions::insert(&mut tx, &new, now).await? else {
-        return Err(ApiError::Conflict(
+        return Err(PaymentError::Conflict(
             "this operation was recorded by a concurrent request".into(),
         ));
     };
     let transaction = cashier_transactions::by_id(&mut *tx, session.merchant_id, id)
         .await?
-        .ok_or(ApiError::NotFound)?;
+        .ok_or(PaymentError::NotFound)?;
     if let (TransactionKind::Refund, Some(payment_id)) = (r.kind, r.parent_id) {
         ledger_refund(&mut tx, &transaction, payment_id, now).await?;
     }
@@ -422,7 +433,7 @@ async fn ledger_refund(
     t: &CashierTransaction,
     payment_id: i64,
     now: DateTime<Utc>,
-) -> Result<(), ApiError> {
+) -> Result<(), PaymentError> {
     let refund_key = ids::refund_key();
     let new = NewRefund {
         merchant_id: t.merchant_id,
@@ -458,7 +469,7 @@ async fn notify(
     payer: &Payer,
     t: &CashierTransaction,
     now: DateTime<Utc>,
-) -> Result<(), ApiError> {
+) -> Result<(), PaymentError> {
     let Some(webhook_url) = session.fields.webhook_url.as_deref() else {
         return Ok(());
     };
@@ -517,12 +528,6 @@ async fn notify(
 }
 
 /// `amount` in minor units of `currency`: 400 on `amount` with more decimals than it has.
-fn minor(amount: Decimal, currency: Currency) -> Result<i64, ApiError> {
-    decimal_to_minor(amount, currency).map_err(|e| invalid("amount", e.to_string()))
-}
-
-fn invalid(field: &str, message: impl Into<String>) -> ApiError {
-    let mut errors = FieldErrors::new();
-    errors.add(field, message);
-    ApiError::Validation(errors)
+fn minor(amount: Decimal, currency: Currency) -> Result<i64, PaymentError> {
+    decimal_to_minor(amount, currency).map_err(|e| PaymentError::invalid("amount", e.to_string()))
 }
