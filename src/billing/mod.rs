@@ -20,7 +20,6 @@ pub mod test_clock;
 pub mod update;
 
 use chrono::{DateTime, Utc};
-use recur_domain::status::MembershipStatus;
 
 use crate::app::AppState;
 use crate::store::customers::{self, Customer};
@@ -99,18 +98,13 @@ pub fn next_scheduled_action(m: &Membership) -> Option<DateTime<Utc>> {
     }
 }
 
-/// The date of the next charge attempt, as the membership record shows it: the next renewal of
-/// an Active membership (none once `endDate` stops the cycles), the next dunning retry of a
-/// PastDue one, and none otherwise.
+/// The date of the next charge attempt, as the membership record shows it
+/// ([`recur_domain::status::next_billing_date`]).
 pub fn next_billing_date(m: &Membership) -> Option<DateTime<Utc>> {
-    match m.status {
-        MembershipStatus::Active => m
-            .current_period
-            .map(|p| p.end)
-            .filter(|end| m.end_date.is_none_or(|e| *end < e)),
-        MembershipStatus::PastDue => m
-            .next_action_at
-            .filter(|at| m.end_date.is_none_or(|e| *at < e)),
-        _ => None,
-    }
+    recur_domain::status::next_billing_date(
+        m.status,
+        m.current_period.map(|p| p.end),
+        m.next_action_at,
+        m.end_date,
+    )
 }

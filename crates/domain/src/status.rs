@@ -18,6 +18,7 @@
 
 use std::fmt;
 
+use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
 /// The status of a membership. Serialized as its PascalCase name (`"PastDue"`).
@@ -240,11 +241,51 @@ pub fn transition(
     }
 }
 
+/// The date of a membership's next charge attempt, as its record shows it: the end of the
+/// current period (`period_end`) of an Active membership, unless its `end_date` stops the
+/// cycles first; the next dunning retry (`next_action_at`) of a PastDue one, unless the
+/// `end_date` comes first; none otherwise.
+pub fn next_billing_date(
+    status: MembershipStatus,
+    period_end: Option<DateTime<Utc>>,
+    next_action_at: Option<DateTime<Utc>>,
+    end_date: Option<DateTime<Utc>>,
+) -> Option<DateTime<Utc>> {
+    let before_end = |at: &DateTime<Utc>| end_date.is_none_or(|end| *at < end);
+    match status {
+        MembershipStatus::Active => period_end.filter(before_end),
+        MembershipStatus::PastDue => next_action_at.filter(before_end),
+        _ => None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use LifecycleEvent as E;
     use MembershipStatus as S;
+
+    #[test]
+    fn the_next_billing_date_is_the_next_charge_before_the_end_date() {
+        let at =
+            |day: u32| chrono::TimeZone::with_ymd_and_hms(&Utc, 2026, 3, day, 0, 0, 0).single();
+        let (period_end, retry) = (at(10), at(5));
+        let date = |status, end| next_billing_date(status, period_end, retry, end);
+        assert_eq!(date(S::Active, None), period_end);
+        assert_eq!(date(S::Active, at(20)), period_end);
+        assert_eq!(date(S::Active, at(10)), None);
+        assert_eq!(date(S::PastDue, None), retry);
+        assert_eq!(date(S::PastDue, at(5)), None);
+        for status in [
+            S::Incomplete,
+            S::Unpaid,
+            S::Canceled,
+            S::Completed,
+            S::Expired,
+        ] {
+            assert_eq!(date(status, None), None);
+        }
+    }
 
     /// Every allowed (from, event, next) triple; everything else must be rejected.
     const ALLOWED: [(S, E, S); 15] = [
