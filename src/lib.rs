@@ -13,6 +13,7 @@ pub mod cli;
 pub mod clock;
 pub mod config;
 pub mod delivery;
+pub mod events;
 pub mod ids;
 pub mod keys;
 pub mod merchants;

@@ -7,16 +7,19 @@ use std::collections::{HashMap, HashSet};
 use chrono::{DateTime, Utc};
 
 use super::lifecycle::{self, Followups, InvoiceChange, Settlement};
-use super::notify::{self, Movement, TransactionFacts};
+use super::notify;
 use super::{checkout, recurring, update, BillingError};
 use crate::app::AppState;
+use crate::delivery::compose;
+use crate::events::subscription::{Movement, TransactionFacts};
+use crate::events::{self, Event};
 use crate::processor::{ChargeOutcome, ChargeRequest};
 use crate::store::charges::{self, Charge, ChargeKind, ChargeStatus, Completion};
 use crate::store::customers::{self, Customer};
 use crate::store::invoices::{self, Invoice, RECENT_INVOICES};
 use crate::store::memberships::{self, Membership};
 use crate::store::merchants::{self, Merchant};
-use crate::store::outbox::{self, EmailKind, NewEmail, NewEvent};
+use crate::store::outbox::{self, EmailKind, NewEmail};
 use crate::store::payment_methods::{self, PaymentMethod};
 use crate::store::processors::{self, PaymentProcessor, ProcessorKind};
 use crate::store::Tx;
@@ -208,7 +211,6 @@ async fn finish(
                     recent: reporting.recent,
                     processor: context.card_processor(m.merchant_id),
                 },
-                at,
             )
             .await?,
         );
@@ -216,7 +218,7 @@ async fn finish(
         events.extend(more);
         emails.extend(email);
     }
-    outbox::insert_events(&mut tx, events, at).await?;
+    events::record(&mut tx, events, at).await?;
     outbox::insert_emails(&mut tx, &emails, at, state.clock.now()).await?;
     tx.commit().await?;
     Ok(answered
@@ -354,14 +356,22 @@ impl Followups {
         state: &AppState,
         reporting: Reporting<'a>,
         at: DateTime<Utc>,
-    ) -> Result<(Vec<NewEvent<'a>>, Option<NewEmail>), BillingError> {
+    ) -> Result<(Vec<Event<'a>>, Option<NewEmail>), BillingError> {
         let m = reporting.membership;
+        let recent = reporting.recent;
         let mut events = Vec::new();
         if self.status_changed {
-            events.push(notify::status_changed(m, reporting.recent, at));
+            events.push(Event::MembershipStatusChanged {
+                membership: m,
+                recent,
+            });
         }
         if let Some(updates) = self.updated {
-            events.push(notify::updated(m, reporting.recent, updates, at));
+            events.push(Event::MembershipUpdated {
+                membership: m,
+                recent,
+                updates,
+            });
         }
         let email = match (self.email, reporting.merchant) {
             (Some(kind), Some(merchant)) => {
@@ -371,7 +381,7 @@ impl Followups {
                     }
                     EmailKind::Receipt | EmailKind::Canceled => None,
                 };
-                Some(notify::email(
+                Some(compose::email(
                     state,
                     kind,
                     merchant,
@@ -427,7 +437,7 @@ impl Followups {
                 at,
             )
             .await?;
-        outbox::insert_events(tx, events, at).await?;
+        events::record(tx, events, at).await?;
         if let Some(email) = email {
             outbox::insert_emails(tx, &[email], at, state.clock.now()).await?;
         }

@@ -10,16 +10,17 @@ use recur_domain::money::{decimal_to_minor, format_amount, Currency};
 use recur_domain::status::InvoiceStatus;
 use rust_decimal::Decimal;
 
-use super::notify::{self, Movement, TransactionFacts};
+use super::notify;
 use super::{merchant_now, BillingError};
 use crate::app::AppState;
+use crate::events;
+use crate::events::subscription::{Movement, TransactionFacts};
 use crate::ids;
 use crate::processor::{ChargeOutcome, RefundRequest};
 use crate::store::charges;
 use crate::store::customers;
 use crate::store::invoices::{self, Invoice, RECENT_INVOICES};
 use crate::store::memberships;
-use crate::store::outbox;
 use crate::store::payment_methods;
 use crate::store::processors::{self, ProcessorKind};
 use crate::store::refunds::{self, Answer, NewRefund, Refund, RefundStatus, Refunded};
@@ -215,10 +216,9 @@ pub async fn execute(
             recent: &recent,
             processor: processor.as_ref(),
         },
-        at,
     )
     .await?;
-    outbox::insert_event(&mut tx, event, at).await?;
+    events::record(&mut tx, vec![event], at).await?;
     tx.commit().await?;
     Ok(done)
 }

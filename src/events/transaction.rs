@@ -1,13 +1,16 @@
 //! The `TRANSACTION_DATA_UPDATE` payload of the hosted-payment-page spec, one field per row of
-//! its table, shared by cashier transactions and subscription charges. `Action`, `ActionId` and
-//! `OrderId` are added when the event is recorded, `Signature` at delivery (it derives from the
-//! merchant secret, which the database never holds in the clear).
+//! its table, shared by cashier transactions ([`super::cashier`]) and subscription charges and
+//! refunds ([`super::subscription`]). `Action`, `ActionId` and `OrderId` are added when the
+//! event is recorded, `Signature` at delivery (it derives from the merchant secret, which the
+//! database never holds in the clear).
 
 use chrono::{DateTime, Utc};
+use recur_domain::money::{format_amount, Currency};
 use recur_domain::time::format_utc;
 use rust_decimal::Decimal;
 use serde_json::{json, Map, Value};
 
+use crate::keys::ServerKeys;
 use crate::store::cashier_transactions::{Attempt, CardFacts};
 
 /// `CrmPaymentType` of a card payment.
@@ -102,6 +105,14 @@ pub struct TransactionPayload {
     pub subscription_invoice_id: Option<String>,
     /// `Retried`.
     pub retried: bool,
+}
+
+/// A money amount as a JSON number carrying the exact decimal (`12.5`, `1000`, `0.125`).
+pub fn amount_number(minor: i64, currency: Currency) -> Value {
+    format_amount(minor, currency)
+        .parse::<serde_json::Number>()
+        .map(Value::Number)
+        .unwrap_or(Value::Null)
 }
 
 /// A decimal as a JSON number carrying its exact digits.
@@ -202,4 +213,23 @@ impl TransactionPayload {
         put("Retried", self.retried.into());
         out
     }
+}
+
+/// `AccountId` of the payer with `email` at a merchant: a UUID derived from the merchant and the
+/// e-mail with the server key, so every payment of one payer carries the same account (a cashier
+/// order and a subscription charge of a customer with that e-mail alike) and the e-mail cannot be
+/// read back.
+pub fn account_id(keys: &ServerKeys, merchant_id: i64, email: &str) -> String {
+    let digest = keys.lookup_digest(&format!(
+        "cashier-account:{merchant_id}:{}",
+        email.to_lowercase()
+    ));
+    let mut bytes = [0u8; 16];
+    if let Ok(decoded) = hex::decode(&digest[..32.min(digest.len())]) {
+        bytes[..decoded.len()].copy_from_slice(&decoded);
+    }
+    uuid::Builder::from_custom_bytes(bytes)
+        .into_uuid()
+        .hyphenated()
+        .to_string()
 }

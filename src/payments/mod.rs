@@ -3,7 +3,6 @@
 //! and the `TRANSACTION_DATA_UPDATE` notifications about all of them.
 
 pub mod cascade;
-pub mod notification;
 pub mod orders;
 pub mod payer;
 

@@ -8,20 +8,19 @@ use recur_domain::money::{decimal_to_minor, Currency};
 use rust_decimal::Decimal;
 
 use super::cascade::{self, Cascade, Operation};
-use super::notification::{TransactionPayload, CRM_ALTERNATIVE, CRM_CARD};
 use super::payer::Payer;
 use super::PaymentError;
 use crate::app::AppState;
-use crate::billing::notify::{amount_number, TRANSACTION};
+use crate::events::cashier::OrderTransaction;
+use crate::events::{self, Action, Event};
 use crate::ids;
 use crate::store::cashier_transactions::{
     self, CardFacts, CashierTransaction, NewTransaction, TransactionKind, TransactionStatus,
 };
 use crate::store::hosted_sessions::{self, HostedSession};
-use crate::store::outbox::{self, NewEvent};
 use crate::store::processors::{self, PaymentProcessor, ProcessorKind};
 use crate::store::refunds::{self, Answer, NewRefund, RefundStatus, Refunded};
-use crate::store::{events, Tx};
+use crate::store::{events as recorded, Tx};
 
 /// A payment or payout the customer asked for on the cashier page.
 #[derive(Debug, Clone)]
@@ -342,12 +341,17 @@ pub async fn resync(
     order_id: &str,
 ) -> Result<bool, PaymentError> {
     let mut tx = state.store.begin().await?;
-    let Some(action_id) =
-        events::latest_for_order(&mut *tx, merchant_id, order_id, TRANSACTION).await?
+    let Some(action_id) = recorded::latest_for_order(
+        &mut *tx,
+        merchant_id,
+        order_id,
+        Action::Transaction.as_str(),
+    )
+    .await?
     else {
         return Ok(false);
     };
-    let found = events::resend(&mut tx, merchant_id, &action_id, state.clock.now())
+    let found = recorded::resend(&mut tx, merchant_id, &action_id, state.clock.now())
         .await?
         .is_some();
     tx.commit().await?;
@@ -473,57 +477,15 @@ async fn notify(
     let Some(webhook_url) = session.fields.webhook_url.as_deref() else {
         return Ok(());
     };
-    let currency = Currency::parse(&t.currency).map_err(anyhow::Error::from)?;
-    let processor_name = t
-        .attempts
-        .last()
-        .map(|a| a.processor_name.clone())
-        .unwrap_or_default();
-    let payload = TransactionPayload {
-        organization_id: t.merchant_id,
-        merchant_order_id: t.order_id.clone(),
+    let event = Event::CashierTransaction(OrderTransaction {
+        transaction: t,
+        currency: Currency::parse(&t.currency).map_err(anyhow::Error::from)?,
+        webhook_url,
         account_id: payer.account_id(&state.keys, t.merchant_id),
         account: payer.details(session),
-        usd_amount: state.config.usd_rates.to_usd(t.amount, currency),
-        kind: t.kind.as_str(),
-        status: t.status.as_str(),
-        amount: amount_number(t.amount, currency),
-        initial_amount: amount_number(t.initial_amount, currency),
-        currency: t.currency.clone(),
-        transaction_id: t.id,
-        reference: t.external_id.clone().unwrap_or_default(),
-        processor_id: t.processor_id,
-        processor_name,
-        decline_code: t.decline_code.clone(),
-        decline_reason: t.decline_reason.clone(),
-        card: t.card.clone(),
-        cascade_id: Some(t.cascade_id.clone()),
-        attempts: t.attempts.clone(),
-        issued_at: now,
-        client_ip: t.client_ip.clone(),
-        crm_payment_type: if t.card.is_some() {
-            CRM_CARD
-        } else {
-            CRM_ALTERNATIVE
-        },
-        plan_key: None,
-        is_subscription: false,
-        subscription_invoice_id: None,
-        retried: t.retried,
-    };
-    outbox::insert_event(
-        tx,
-        NewEvent {
-            merchant_id: t.merchant_id,
-            membership_id: None,
-            action: TRANSACTION,
-            order_id: &t.order_id,
-            webhook_url,
-            fields: payload.into_json(),
-        },
-        now,
-    )
-    .await?;
+        usd_rates: &state.config.usd_rates,
+    });
+    events::record(tx, vec![event], now).await?;
     Ok(())
 }
 

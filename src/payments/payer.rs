@@ -3,7 +3,7 @@
 
 use serde::Deserialize;
 
-use super::notification::AccountDetails;
+use crate::events::transaction::{account_id, AccountDetails};
 use crate::keys::ServerKeys;
 use crate::store::hosted_sessions::HostedSession;
 
@@ -62,25 +62,6 @@ impl Payer {
             phone: Some(self.phone.clone()),
         }
     }
-}
-
-/// `AccountId` of the payer with `email` at a merchant: a UUID derived from the merchant and the
-/// e-mail with the server key, so every payment of one payer carries the same account (a cashier
-/// order and a subscription charge of a customer with that e-mail alike) and the e-mail cannot be
-/// read back.
-pub fn account_id(keys: &ServerKeys, merchant_id: i64, email: &str) -> String {
-    let digest = keys.lookup_digest(&format!(
-        "cashier-account:{merchant_id}:{}",
-        email.to_lowercase()
-    ));
-    let mut bytes = [0u8; 16];
-    if let Ok(decoded) = hex::decode(&digest[..32.min(digest.len())]) {
-        bytes[..decoded.len()].copy_from_slice(&decoded);
-    }
-    uuid::Builder::from_custom_bytes(bytes)
-        .into_uuid()
-        .hyphenated()
-        .to_string()
 }
 
 /// `YYYY-MM-dd` as the spec's month/day/year text (`03/15/1990`).

@@ -1,0 +1,96 @@
+//! The `Membership` object of the membership events (`SUBSCRIPTION_STATUS_CHANGED`,
+//! `SUBSCRIPTION_UPDATED`, and a subscription's `TRANSACTION_DATA_UPDATE`), in the spec's
+//! PascalCase shape (DESIGN §5), and the payloads of the first two.
+
+use chrono::{DateTime, Utc};
+use recur_domain::money::{format_amount, Currency};
+use recur_domain::status::next_billing_date;
+use recur_domain::time::format_utc;
+use serde_json::{json, Map, Value};
+
+use crate::ids;
+use crate::store::invoices::Invoice;
+use crate::store::memberships::Membership;
+
+/// An optional instant: its text, or `null`.
+fn time(at: Option<DateTime<Utc>>) -> Value {
+    at.map_or(Value::Null, |at| Value::String(format_utc(at)))
+}
+
+fn invoice_json(invoice: &Invoice) -> Value {
+    let currency = Currency::parse(&invoice.currency).ok();
+    let money =
+        |minor: i64| currency.map_or(Value::Null, |c| Value::String(format_amount(minor, c)));
+    json!({
+        "InvoiceId": invoice.invoice_key,
+        "Status": invoice.status.as_str(),
+        "Currency": invoice.currency,
+        "Subtotal": money(invoice.subtotal),
+        "CreditApplied": money(invoice.credit_applied),
+        "AmountDue": money(invoice.amount_due),
+        "AmountPaid": money(invoice.amount_paid),
+        "AmountRefunded": money(invoice.amount_refunded),
+        "PeriodStart": time(invoice.period.map(|p| p.start)),
+        "PeriodEnd": time(invoice.period.map(|p| p.end)),
+        "CreatedAt": format_utc(invoice.created_at),
+        "PaidAt": time(invoice.paid_at),
+    })
+}
+
+/// `Membership.Id`: a UUID named by the membership key ([`ids::named_uuid`]). The interface
+/// names `Id` and `Key` apart and types its other `…Id` fields as UUIDs; internal row ids are
+/// never exposed, so `Id` is the membership's stable UUID and `Key` its `mmbrshp_…` key.
+fn membership_id(membership_key: &str) -> String {
+    ids::named_uuid(&format!("membership:{membership_key}"))
+}
+
+/// The `Membership` object of every membership payload, with its `recent` invoices (newest
+/// first, at most [`RECENT_INVOICES`](crate::store::invoices::RECENT_INVOICES)).
+pub(super) fn membership_json(m: &Membership, recent: &[Invoice]) -> Value {
+    let currency = m.currency();
+    let next_billing = next_billing_date(
+        m.status,
+        m.current_period.map(|p| p.end),
+        m.next_action_at,
+        m.end_date,
+    );
+    json!({
+        "Id": membership_id(&m.membership_key),
+        "Key": m.membership_key,
+        "CustomerKey": m.customer_key,
+        "Metadata": m.metadata,
+        "Status": m.status.as_str(),
+        "Name": m.subscription_name,
+        "Currency": m.currency,
+        "TotalAmount": format_amount(m.total_amount, currency),
+        "IntervalType": m.interval_type.as_str(),
+        "IntervalCount": m.interval_count,
+        "CurrentPeriodStart": time(m.current_period.map(|p| p.start)),
+        "CurrentPeriodEnd": time(m.current_period.map(|p| p.end)),
+        "NextBillingDate": time(next_billing),
+        "CreditBalance": format_amount(m.credit_balance, currency),
+        "EndDate": time(m.end_date),
+        "Invoices": recent.iter().map(invoice_json).collect::<Vec<_>>(),
+    })
+}
+
+/// The payload of a `SUBSCRIPTION_STATUS_CHANGED` event: the membership with its new status
+/// and its `recent` invoices.
+pub(super) fn status_changed(m: &Membership, recent: &[Invoice]) -> Map<String, Value> {
+    let mut payload = Map::new();
+    payload.insert("Membership".into(), membership_json(m, recent));
+    payload
+}
+
+/// The payload of a `SUBSCRIPTION_UPDATED` event: the membership with its `Updates`.
+pub(super) fn updated(
+    m: &Membership,
+    recent: &[Invoice],
+    updates: Map<String, Value>,
+) -> Map<String, Value> {
+    let mut membership = membership_json(m, recent);
+    membership["Updates"] = Value::Object(updates);
+    let mut payload = Map::new();
+    payload.insert("Membership".into(), membership);
+    payload
+}
