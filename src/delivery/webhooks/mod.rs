@@ -1,24 +1,29 @@
 //! The webhook dispatcher: POSTs due events to their endpoints with both signatures, on the
-//! schedule of DESIGN §5, concurrency-bounded and fair between endpoints.
+//! schedule of DESIGN §5, concurrency-bounded and fair between endpoints. Here: claiming due
+//! events, the dispatcher's loop and recording outcomes; one delivery attempt is [`attempt`],
+//! the slots per endpoint [`queue`].
 
-use std::collections::{HashMap, VecDeque};
+mod attempt;
+mod queue;
+
+use std::collections::HashMap;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use anyhow::Context;
 use chrono::{DateTime, TimeDelta, Utc};
-use recur_domain::schedule::webhook_next_attempt;
-use recur_domain::signature::{standard_webhook_signature, webhook_signature};
 use reqwest::redirect::Policy;
 use tokio::sync::mpsc;
 use tokio::task::JoinSet;
 
-use super::guard::{literal_refusal, GuardedResolver};
+use super::guard::GuardedResolver;
 use crate::app::AppState;
 use crate::billing::merchant_now;
 use crate::config::WebhookConfig;
-use crate::store::events::{self, Event, EventStatus, Outcome, Scope};
+use crate::store::events::{self, Event, EventStatus, Scope};
 use crate::store::merchants::{self, Merchant};
+use attempt::Attempt;
+use queue::Queue;
 
 /// Deliveries to one endpoint (scheme, host and port) in flight at once, so one slow merchant
 /// cannot take every slot.
@@ -286,75 +291,6 @@ impl Dispatcher {
             }
         }
     }
-
-    /// One attempt to deliver a leased event, and its outcome (not yet recorded).
-    async fn attempt(&self, state: &AppState, delivery: Delivery) -> Attempt {
-        let Delivery {
-            event,
-            test_clock,
-            merchant,
-            ..
-        } = delivery;
-        let now = test_clock.unwrap_or_else(|| state.clock.now());
-        let started = Instant::now();
-        let answer = self.post(state, &event, &merchant).await;
-        let latency_ms = i64::try_from(started.elapsed().as_millis()).unwrap_or(i64::MAX);
-        let (status_code, error) = match answer {
-            Ok(code) => (Some(code), None),
-            Err(error) => (None, Some(error)),
-        };
-        let delivered = status_code.is_some_and(|code| (200..300).contains(&code));
-        let round_attempt = u32::try_from(event.round_attempts + 1).unwrap_or(u32::MAX);
-        let next_attempt_at = (!delivered)
-            .then(|| webhook_next_attempt(round_attempt, now))
-            .flatten();
-        let status = match (delivered, next_attempt_at) {
-            (true, _) => EventStatus::Delivered,
-            (false, Some(_)) => EventStatus::Pending,
-            (false, None) => EventStatus::Undeliverable,
-        };
-        let outcome = Outcome {
-            started_at: now,
-            status_code,
-            latency_ms,
-            error,
-            status,
-            next_attempt_at,
-        };
-        (event, outcome)
-    }
-
-    /// POSTs the signed payload; the endpoint's status code, or why there was none.
-    async fn post(
-        &self,
-        state: &AppState,
-        event: &Event,
-        merchant: &Merchant,
-    ) -> Result<u16, String> {
-        let url = url::Url::parse(&event.webhook_url).map_err(|e| format!("invalid URL: {e}"))?;
-        if url.scheme() != "https" {
-            return Err("webhook URLs must use HTTPS".into());
-        }
-        if !self.allow_private {
-            if let Some(why) = literal_refusal(&url) {
-                return Err(why);
-            }
-        }
-        let signed = sign(state, event, merchant).map_err(|e| format!("signing failed: {e:#}"))?;
-        let response = self
-            .client
-            .post(url)
-            .header("content-type", "application/json")
-            .header("x-signature", &signed.signature)
-            .header("webhook-id", &event.action_id)
-            .header("webhook-timestamp", signed.timestamp.to_string())
-            .header("webhook-signature", &signed.standard_signature)
-            .body(signed.body)
-            .send()
-            .await
-            .map_err(|e| describe(&e))?;
-        Ok(response.status().as_u16())
-    }
 }
 
 /// A leased event, ready to deliver.
@@ -371,85 +307,6 @@ struct Delivery {
     /// covers the attempt and its recording.
     start_by: DateTime<Utc>,
 }
-
-/// The background dispatcher's deliveries (`T`): how many are in flight per endpoint, and the
-/// leased ones waiting for a slot, in the order they were leased, each with the time it must
-/// start by.
-struct Queue<T> {
-    in_flight: HashMap<String, usize>,
-    waiting: VecDeque<(String, DateTime<Utc>, T)>,
-}
-
-impl<T> Default for Queue<T> {
-    fn default() -> Self {
-        Self {
-            in_flight: HashMap::new(),
-            waiting: VecDeque::new(),
-        }
-    }
-}
-
-impl<T> Queue<T> {
-    /// Adds a leased delivery to `endpoint`, to start by `start_by`, behind those already
-    /// waiting.
-    fn lease(&mut self, endpoint: String, start_by: DateTime<Utc>, delivery: T) {
-        self.waiting.push_back((endpoint, start_by, delivery));
-    }
-
-    /// Lets go of the waiting deliveries that were not started by their time, and says how
-    /// many. Their events stay leased until the lease expires, then any dispatcher claims them
-    /// again: never two attempts at once, none lost.
-    fn expire(&mut self, now: DateTime<Utc>) -> usize {
-        let before = self.waiting.len();
-        self.waiting.retain(|(_, start_by, _)| *start_by >= now);
-        before - self.waiting.len()
-    }
-
-    /// Takes up to `slots` waiting deliveries, oldest first, skipping those whose endpoint has
-    /// [`PER_ENDPOINT`] in flight, and counts them in flight.
-    fn start(&mut self, slots: usize) -> Vec<T> {
-        let mut started = Vec::new();
-        let mut kept = VecDeque::with_capacity(self.waiting.len());
-        for (endpoint, start_by, delivery) in self.waiting.drain(..) {
-            let in_flight = self.in_flight.get(&endpoint).copied().unwrap_or(0);
-            if started.len() < slots && in_flight < PER_ENDPOINT {
-                self.in_flight.insert(endpoint, in_flight + 1);
-                started.push(delivery);
-            } else {
-                kept.push_back((endpoint, start_by, delivery));
-            }
-        }
-        self.waiting = kept;
-        started
-    }
-
-    /// A delivery to `endpoint` has finished.
-    fn finished(&mut self, endpoint: &str) {
-        if let Some(count) = self.in_flight.get_mut(endpoint) {
-            *count -= 1;
-            if *count == 0 {
-                self.in_flight.remove(endpoint);
-            }
-        }
-    }
-
-    /// Deliveries held: in flight or waiting.
-    fn held(&self) -> usize {
-        self.in_flight.values().sum::<usize>() + self.waiting.len()
-    }
-
-    /// [`Queue::held`] per endpoint.
-    fn held_by_endpoint(&self) -> HashMap<String, usize> {
-        let mut held = self.in_flight.clone();
-        for (endpoint, _, _) in &self.waiting {
-            *held.entry(endpoint.clone()).or_default() += 1;
-        }
-        held
-    }
-}
-
-/// A finished attempt and its outcome, to record.
-type Attempt = (Event, Outcome);
 
 /// Records attempts as the dispatcher hands them over, all those queued by then in one
 /// transaction, until the dispatcher stops. An attempt whose recording fails keeps its lease
@@ -486,34 +343,6 @@ async fn record(state: &AppState, attempts: Vec<Attempt>) -> anyhow::Result<()> 
     Ok(())
 }
 
-/// A payload ready to send.
-struct Signed {
-    body: String,
-    signature: String,
-    timestamp: i64,
-    standard_signature: String,
-}
-
-/// Adds the spec's `Signature` to the payload and computes both signatures with `merchant`'s
-/// secrets.
-fn sign(state: &AppState, event: &Event, merchant: &Merchant) -> anyhow::Result<Signed> {
-    let secret = state.keys.open(&merchant.secret_sealed)?;
-    let whsec = state.keys.open(&merchant.webhook_secret_sealed)?;
-    let signature = webhook_signature(&secret, &event.order_id);
-    let mut payload: serde_json::Value = serde_json::from_str(&event.payload)?;
-    payload["Signature"] = signature.clone().into();
-    let body = payload.to_string();
-    let timestamp = state.clock.now().timestamp();
-    let standard_signature =
-        standard_webhook_signature(&whsec, &event.action_id, timestamp, body.as_bytes())?;
-    Ok(Signed {
-        body,
-        signature,
-        timestamp,
-        standard_signature,
-    })
-}
-
 /// `scheme://host:port` of a URL: deliveries are bounded per endpoint.
 fn endpoint_of(url: &str) -> String {
     url::Url::parse(url)
@@ -526,79 +355,4 @@ fn endpoint_of(url: &str) -> String {
             )
         })
         .unwrap_or_else(|_| url.to_string())
-}
-
-/// A delivery error with its causes (the resolver's SSRF refusal, TLS, time-out).
-fn describe(error: &reqwest::Error) -> String {
-    if error.is_timeout() {
-        return "timed out".into();
-    }
-    let mut text = String::new();
-    let mut source: Option<&dyn std::error::Error> = Some(error);
-    while let Some(cause) = source {
-        if !text.is_empty() {
-            text.push_str(": ");
-        }
-        text.push_str(&cause.to_string());
-        source = cause.source();
-    }
-    text
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn at(seconds: i64) -> DateTime<Utc> {
-        DateTime::from_timestamp(1_800_000_000 + seconds, 0).unwrap()
-    }
-
-    fn queue(leased: &[(&str, u32)]) -> Queue<u32> {
-        let mut queue = Queue::default();
-        for (endpoint, id) in leased {
-            queue.lease((*endpoint).to_string(), at(15), *id);
-        }
-        queue
-    }
-
-    #[test]
-    fn deliveries_start_oldest_first_within_the_free_slots() {
-        let mut queue = queue(&[("a", 1), ("b", 2), ("a", 3)]);
-        assert_eq!(queue.start(2), vec![1, 2]);
-        assert_eq!(queue.held(), 3);
-        assert_eq!(queue.start(5), vec![3]);
-        assert_eq!(queue.start(5), Vec::<u32>::new());
-    }
-
-    #[test]
-    fn an_endpoint_never_has_more_than_its_bound_in_flight() {
-        let leased: Vec<(&str, u32)> = (0..10).map(|i| ("a", i)).chain([("b", 99)]).collect();
-        let mut queue = queue(&leased);
-        // Endpoint a's fifth and later wait; b's delivery passes them.
-        assert_eq!(queue.start(16), vec![0, 1, 2, 3, 99]);
-        assert_eq!(queue.held_by_endpoint().get("a"), Some(&10));
-        queue.finished("a");
-        queue.finished("b");
-        assert_eq!(queue.start(16), vec![4]);
-        assert_eq!(queue.held(), 9);
-        assert_eq!(queue.held_by_endpoint().get("b"), None);
-    }
-
-    #[test]
-    fn a_delivery_not_started_by_its_time_is_let_go() {
-        let mut queue = Queue::default();
-        for id in 0..6 {
-            queue.lease("a".to_string(), at(15), id);
-        }
-        queue.lease("b".to_string(), at(30), 99);
-        assert_eq!(queue.start(16), vec![0, 1, 2, 3, 99]);
-        // Endpoint a's slots stay taken: its waiting deliveries keep until their time...
-        assert_eq!(queue.expire(at(15)), 0);
-        assert_eq!(queue.held_by_endpoint().get("a"), Some(&6));
-        // ...and are let go after it, without freeing the slots still in flight.
-        assert_eq!(queue.expire(at(16)), 2);
-        assert_eq!(queue.held(), 5);
-        queue.finished("a");
-        assert_eq!(queue.start(16), Vec::<u32>::new());
-    }
 }
