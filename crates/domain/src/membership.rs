@@ -1,8 +1,20 @@
 //! Membership rules that are not calendar or money arithmetic: field rules of the create and
-//! update bodies and the test-only `chargeEmitterQueue`. The price is [`crate::price`].
+//! update bodies and the test-only `chargeEmitterQueue` here; the billing state and its
+//! transitions in [`MembershipState`] (DESIGN §3–§4). The price is [`crate::price`].
 
 use chrono::{DateTime, Months, NaiveDateTime, TimeDelta, Utc};
 use serde::{Deserialize, Serialize};
+
+mod lifecycle;
+mod settlement;
+mod state;
+#[cfg(test)]
+mod strategies;
+mod terms;
+
+pub use settlement::{EmailKind, InvoiceChange, RecurringAttempt, Settlement};
+pub use state::{DueAction, MembershipState};
+pub use terms::{CycleOutOfRange, Proration, Terms};
 
 /// Longest `subscriptionName` / `name`, in characters.
 pub const MAX_NAME_CHARS: usize = 250;
