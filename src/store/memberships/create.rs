@@ -1,0 +1,252 @@
+//! Creating memberships: one statement inserts a membership and finds its customer, shared by
+//! concurrent creates ([`crate::store::coalesce`]).
+
+use std::collections::HashMap;
+use std::sync::LazyLock;
+
+use chrono::{DateTime, Utc};
+use futures_util::future::BoxFuture;
+use recur_domain::calendar::BillingCycle;
+use recur_domain::membership::ChargeDirective;
+use sqlx::{Any, Executor};
+
+use super::{decode, queue_json, Membership, COLUMNS, FROM};
+use crate::store::coalesce::{Batch, Statements};
+use crate::store::customers::Created;
+use crate::store::{to_micros, Backend, Pool, Store};
+
+/// What a membership is created with, already validated. Its customer is named by key where it
+/// is stored ([`insert`]), so that the customer's read can be part of the insert.
+#[derive(Debug, Clone)]
+pub struct NewMembership {
+    /// Owning merchant.
+    pub merchant_id: i64,
+    /// Fresh key.
+    pub membership_key: String,
+    /// `productInfo.orderId`.
+    pub order_id: String,
+    /// `productInfo.description`.
+    pub order_description: Option<String>,
+    /// `subscriptionName`.
+    pub subscription_name: String,
+    /// `metadata`.
+    pub metadata: Option<String>,
+    /// `webhookUrl`.
+    pub webhook_url: String,
+    /// `endDate`.
+    pub end_date: Option<DateTime<Utc>>,
+    /// Currency code.
+    pub currency: String,
+    /// `totalAmount` in minor units.
+    pub total_amount: i64,
+    /// `pricePerUnit` in minor units.
+    pub price_per_unit: Option<i64>,
+    /// `quantity`.
+    pub quantity: Option<i64>,
+    /// Billing cycle.
+    pub cycle: BillingCycle,
+    /// `chargeEmitterQueue`.
+    pub charge_emitter_queue: Option<Vec<ChargeDirective>>,
+}
+
+/// When a membership is created: the merchant's time and the deadline of its first payment.
+#[derive(Debug, Clone, Copy)]
+pub struct CreatedAt {
+    /// The merchant's current time (its test clock's, if it has one).
+    pub now: DateTime<Utc>,
+    /// When the membership expires unless paid (Incomplete → Expired).
+    pub expires_at: DateTime<Utc>,
+}
+
+/// Which merchants [`insert`] inserts for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ClockCondition {
+    /// Any merchant: the caller read the merchant's time.
+    Any,
+    /// Only a merchant without a test clock, whose time is the injected clock's: the caller
+    /// assumed that time without reading it.
+    WithoutTestClock,
+}
+
+/// [`COLUMNS`] as an insert returns them: unqualified, with an empty customer key (the key
+/// lives on the customer; [`Insert`] fills in the one its request named).
+static RETURNING: LazyLock<String> = LazyLock::new(|| {
+    COLUMNS
+        .replace("c.customer_key", "CAST('' AS TEXT) AS customer_key")
+        .replace("m.", "")
+});
+
+/// The columns of a membership row that [`Insert`] binds, in order: merchant id, customer key,
+/// the new fields, the expiry, the time, and whether a merchant on a test clock is allowed.
+const INSERT_COLUMNS: usize = 19;
+
+/// [`Insert`]'s statements.
+static INSERT: Statements = Statements::new();
+
+/// The insert of `rows` memberships: each finds its customer by key (no row when the customer
+/// does not exist, or the merchant has a test clock and the row does not allow one). One row
+/// takes its values from the parameters, which costs PostgreSQL less than a join with `VALUES`.
+/// Its `WHERE` clause also keeps SQLite from reading `ON CONFLICT` as a join constraint.
+fn insert_sql(rows: usize) -> String {
+    let value = |column: usize| match rows {
+        1 => format!("${column}"),
+        _ => format!("v.column{column}"),
+    };
+    let from = match rows {
+        1 => "FROM customers c WHERE c.merchant_id = $1 AND c.customer_key = $2 AND".to_owned(),
+        rows => format!(
+            "FROM (VALUES {}) AS v \
+             JOIN customers c ON c.merchant_id = v.column1 AND c.customer_key = v.column2 WHERE",
+            crate::store::placeholders(rows, INSERT_COLUMNS, 1)
+        ),
+    };
+    let fields = (3..=16).map(value).collect::<Vec<_>>().join(", ");
+    format!(
+        "INSERT INTO memberships (merchant_id, customer_id, membership_key, order_id, \
+         order_description, subscription_name, metadata, webhook_url, end_date, currency, \
+         total_amount, price_per_unit, quantity, interval_type, interval_count, \
+         charge_emitter_queue, recurring_attempts, status, credit_balance, dunning_retries, \
+         next_action_at, version, created_at, updated_at) \
+         SELECT {merchant}, c.id, {fields}, 0, 'Incomplete', 0, 0, {expires}, 1, {now}, {now} \
+         {from} ({any_clock} = 1 \
+         OR NOT EXISTS (SELECT 1 FROM test_clocks t WHERE t.merchant_id = {merchant})) \
+         ON CONFLICT (customer_id, order_id) DO NOTHING RETURNING {returning}",
+        merchant = value(1),
+        expires = value(17),
+        now = value(18),
+        any_clock = value(19),
+        returning = *RETURNING
+    )
+}
+
+/// A membership to insert, as [`Insert`] takes it.
+#[derive(Debug)]
+pub struct NewRow {
+    /// Its fields.
+    pub membership: NewMembership,
+    /// The key of its customer, of the same merchant.
+    pub customer_key: String,
+    /// When it is created.
+    pub at: CreatedAt,
+    /// Which merchants it may be inserted for.
+    pub condition: ClockCondition,
+}
+
+/// Inserts Incomplete memberships, many in one statement; answer `None` for a row whose
+/// customer does not exist, that repeats an order id of its customer, or whose merchant has a
+/// test clock when its [`ClockCondition`] excludes one.
+#[derive(Debug)]
+pub struct Insert;
+
+impl Batch for Insert {
+    type Request = NewRow;
+    type Answer = Option<Membership>;
+
+    fn run<'a>(
+        &'a self,
+        pool: &'a Pool,
+        _backend: Backend,
+        rows: &'a [NewRow],
+    ) -> BoxFuture<'a, Result<Vec<Option<Membership>>, sqlx::Error>> {
+        Box::pin(async move {
+            let mut query = sqlx::query(INSERT.get(rows.len(), insert_sql));
+            for row in rows {
+                let new = &row.membership;
+                let any_clock = i64::from(row.condition == ClockCondition::Any);
+                query = query
+                    .bind(new.merchant_id)
+                    .bind(row.customer_key.as_str())
+                    .bind(new.membership_key.as_str())
+                    .bind(new.order_id.as_str())
+                    .bind(new.order_description.as_deref())
+                    .bind(new.subscription_name.as_str())
+                    .bind(new.metadata.as_deref())
+                    .bind(new.webhook_url.as_str())
+                    .bind(new.end_date.map(to_micros))
+                    .bind(new.currency.as_str())
+                    .bind(new.total_amount)
+                    .bind(new.price_per_unit)
+                    .bind(new.quantity)
+                    .bind(new.cycle.interval_type.as_str())
+                    .bind(i64::from(new.cycle.interval_count))
+                    .bind(queue_json(&new.charge_emitter_queue)?)
+                    .bind(to_micros(row.at.expires_at))
+                    .bind(to_micros(row.at.now))
+                    .bind(any_clock);
+            }
+            let mut inserted: HashMap<String, Membership> = HashMap::with_capacity(rows.len());
+            for returned in query.fetch_all(pool).await? {
+                let membership = decode(&returned)?;
+                inserted.insert(membership.membership_key.clone(), membership);
+            }
+            Ok(rows
+                .iter()
+                .map(|row| {
+                    let mut membership = inserted.remove(&row.membership.membership_key)?;
+                    membership.customer_key.clone_from(&row.customer_key);
+                    Some(membership)
+                })
+                .collect())
+        })
+    }
+}
+
+/// Stores a new Incomplete membership of the merchant's customer `customer_key`, in one
+/// statement that also finds the customer (shared with concurrent creates, see
+/// [`crate::store::coalesce`]). `None` when the customer does not exist, already has a
+/// membership with this order id (safe under concurrent identical creates), or — with
+/// [`ClockCondition::WithoutTestClock`] — the merchant has a test clock.
+pub async fn insert(
+    store: &Store,
+    membership: NewMembership,
+    customer_key: &str,
+    at: CreatedAt,
+    condition: ClockCondition,
+) -> Result<Option<Membership>, sqlx::Error> {
+    let row = NewRow {
+        membership,
+        customer_key: customer_key.to_owned(),
+        at,
+        condition,
+    };
+    store.membership_inserts().run(row).await
+}
+
+/// The membership of the merchant's customer `customer_key` with this order id, if any.
+async fn by_order<'c, E: Executor<'c, Database = Any>>(
+    executor: E,
+    merchant_id: i64,
+    customer_key: &str,
+    order_id: &str,
+) -> Result<Option<Membership>, sqlx::Error> {
+    let sql = format!(
+        "SELECT {COLUMNS} {FROM} WHERE c.merchant_id = $1 AND c.customer_key = $2 \
+         AND m.order_id = $3"
+    );
+    let row = sqlx::query(&sql)
+        .bind(merchant_id)
+        .bind(customer_key)
+        .bind(order_id)
+        .fetch_optional(executor)
+        .await?;
+    row.as_ref().map(decode).transpose()
+}
+
+/// Stores a new Incomplete membership of the merchant's existing customer `customer_key`
+/// unless the customer already has one with this order id, in which case that one is returned.
+/// A new membership is one statement, an existing one a second read.
+pub async fn create_or_get(
+    store: &Store,
+    new: NewMembership,
+    customer_key: &str,
+    at: CreatedAt,
+) -> Result<(Membership, Created), sqlx::Error> {
+    let (merchant_id, order_id) = (new.merchant_id, new.order_id.clone());
+    if let Some(created) = insert(store, new, customer_key, at, ClockCondition::Any).await? {
+        return Ok((created, Created::New));
+    }
+    let existing = by_order(store.writer(), merchant_id, customer_key, &order_id)
+        .await?
+        .ok_or(sqlx::Error::RowNotFound)?;
+    Ok((existing, Created::Existing))
+}
