@@ -7,15 +7,15 @@ use recur_domain::calendar::{period_starting, Period};
 use recur_domain::invoice::period_invoice;
 use recur_domain::membership::{directive_for, ChargeDirective};
 use recur_domain::schedule::incomplete_expires_at;
-use recur_domain::status::{transition, InvoiceStatus, LifecycleEvent, MembershipStatus};
+use recur_domain::status::{transition, LifecycleEvent, MembershipStatus};
 use serde_json::{Map, Value};
 
 use super::charging::{self, Settled};
+use super::invoicing::{issue, new_invoice};
 use super::{merchant_now, next_scheduled_action, BillingError};
 use crate::app::AppState;
-use crate::ids;
 use crate::store::charges::{self, Charge, ChargeKind, NewCharge, PagePayment};
-use crate::store::invoices::{self, Invoice, InvoiceKind, NewInvoice};
+use crate::store::invoices::{self, Invoice, InvoiceKind};
 use crate::store::memberships::{self, CreatedAt, Membership};
 use crate::store::outbox::EmailKind;
 use crate::store::{customers, payment_methods, Tx};
@@ -377,23 +377,9 @@ async fn first_invoice(
         invoices::void(tx, invoice.id, at).await?;
     }
     let count = invoices::count_of_kind(tx, m.id, InvoiceKind::First).await?;
-    invoices::insert(
-        tx,
-        NewInvoice {
-            merchant_id: m.merchant_id,
-            membership_id: m.id,
-            invoice_key: ids::invoice_key(),
-            billing_key: format!("first:{}", count + 1),
-            kind: InvoiceKind::First,
-            status: InvoiceStatus::Open,
-            currency: &m.currency,
-            period: None,
-            plan: &plan,
-        },
-        at,
-    )
-    .await?
-    .ok_or_else(|| BillingError::Conflict("the first invoice changed concurrently; retry".into()))
+    let billing_key = format!("first:{}", count + 1);
+    let new = new_invoice(m, InvoiceKind::First, billing_key, None, &plan);
+    issue(tx, new, at, "the first invoice changed concurrently; retry").await
 }
 
 /// The answer to a first payment: Active with its first period starting now, or still

@@ -11,6 +11,7 @@
 pub mod charging;
 pub mod checkout;
 pub mod engine;
+pub mod invoicing;
 pub mod lifecycle;
 pub mod notify;
 pub mod recurring;

@@ -6,14 +6,14 @@ use chrono::{DateTime, Utc};
 use recur_domain::calendar::{period_starting, Period};
 use recur_domain::invoice::{period_invoice, InvoicePlan};
 use recur_domain::schedule::dunning_retry_at;
-use recur_domain::status::{InvoiceStatus, LifecycleEvent, MembershipStatus};
+use recur_domain::status::{LifecycleEvent, MembershipStatus};
 
+use super::invoicing::{issue, new_invoice};
 use super::lifecycle::{
     apply, complete, pending_charge, recurring_directive, save, Followups, InvoiceChange,
     Settlement,
 };
 use super::{next_scheduled_action, BillingError};
-use crate::ids;
 use crate::store::charges::{Charge, ChargeKind};
 use crate::store::invoices::{self, Invoice, InvoiceKind, NewInvoice};
 use crate::store::memberships::Membership;
@@ -33,45 +33,14 @@ pub fn next_renewal(m: &Membership) -> Option<(Period, InvoicePlan)> {
     ))
 }
 
-/// The renewal invoice of `period`.
+/// The renewal invoice of `period`, under the period's billing key.
 pub fn renewal_invoice<'a>(
     m: &'a Membership,
     period: Period,
     plan: &'a InvoicePlan,
 ) -> NewInvoice<'a> {
-    invoice_for_period(
-        m,
-        InvoiceKind::Renewal,
-        format!("period:{}", period.start.timestamp_micros()),
-        period,
-        plan,
-    )
-}
-
-/// An invoice of `m` for `period` under `billing_key`: Paid at once when credit covers it, Open
-/// otherwise.
-pub fn invoice_for_period<'a>(
-    m: &'a Membership,
-    kind: InvoiceKind,
-    billing_key: String,
-    period: Period,
-    plan: &'a InvoicePlan,
-) -> NewInvoice<'a> {
-    NewInvoice {
-        merchant_id: m.merchant_id,
-        membership_id: m.id,
-        invoice_key: ids::invoice_key(),
-        billing_key,
-        kind,
-        status: if plan.amount_due == 0 {
-            InvoiceStatus::Paid
-        } else {
-            InvoiceStatus::Open
-        },
-        currency: &m.currency,
-        period: Some(period),
-        plan,
-    }
+    let billing_key = format!("period:{}", period.start.timestamp_micros());
+    new_invoice(m, InvoiceKind::Renewal, billing_key, Some(period), plan)
 }
 
 /// The membership once its renewal invoice is issued: the new period, the credit it used, and,
@@ -94,9 +63,8 @@ pub async fn start_renewal(
     let Some((period, plan)) = next_renewal(m) else {
         return Ok((None, complete(tx, m, at).await?, None));
     };
-    let invoice = invoices::insert(tx, renewal_invoice(m, period, &plan), at)
-        .await?
-        .ok_or_else(|| BillingError::Conflict("this period was already invoiced".into()))?;
+    let new = renewal_invoice(m, period, &plan);
+    let invoice = issue(tx, new, at, "this period was already invoiced").await?;
     renewal_issued(m, period, &plan);
     if plan.amount_due == 0 {
         m.next_action_at = next_scheduled_action(m);

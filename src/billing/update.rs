@@ -16,8 +16,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use super::charging::{self, Settled};
+use super::invoicing::{issue, new_invoice};
 use super::lifecycle::{save, Followups, InvoiceChange, Settlement};
-use super::{merchant_now, next_scheduled_action, recurring, BillingError};
+use super::{merchant_now, next_scheduled_action, BillingError};
 use crate::app::AppState;
 use crate::store::charges::{self, Charge, ChargeKind, NewCharge};
 use crate::store::invoices::{self, Invoice, InvoiceKind};
@@ -343,19 +344,9 @@ async fn proration_invoice(
     at: DateTime<Utc>,
 ) -> Result<Invoice, BillingError> {
     let count = invoices::count_of_kind(tx, m.id, InvoiceKind::Proration).await?;
-    invoices::insert(
-        tx,
-        recurring::invoice_for_period(
-            m,
-            InvoiceKind::Proration,
-            format!("proration:{}", count + 1),
-            period,
-            plan,
-        ),
-        at,
-    )
-    .await?
-    .ok_or_else(|| BillingError::Conflict("the membership changed concurrently; retry".into()))
+    let billing_key = format!("proration:{}", count + 1);
+    let new = new_invoice(m, InvoiceKind::Proration, billing_key, Some(period), plan);
+    issue(tx, new, at, "the membership changed concurrently; retry").await
 }
 
 async fn proration_charge(
