@@ -33,7 +33,8 @@ use lettre::message::{MultiPart, SinglePart};
 use lettre::{AsyncSmtpTransport, AsyncTransport, Message, Tokio1Executor};
 use receivers::SmtpSink;
 use recur::delivery::mail::Mailer;
-use recur::store::outbox::{self, EmailKind, NewEmail};
+use recur::domain::membership::EmailKind;
+use recur::store::outbox::{self, NewEmail};
 use recur::store::Backend;
 use scratch::ScratchDatabase;
 

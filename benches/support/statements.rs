@@ -9,11 +9,10 @@ use std::pin::Pin;
 use std::sync::Arc;
 
 use chrono::Utc;
-use recur::billing::lifecycle::created_at;
 use recur::domain::calendar::{BillingCycle, IntervalType};
 use recur::ids;
 use recur::store::customers::{self, Created, NewCustomer};
-use recur::store::memberships::{self, ClockCondition, NewMembership};
+use recur::store::memberships::{self, ClockCondition, CreatedAt, NewMembership};
 use recur::store::Store;
 
 /// One call of an operation, given the run's call number.
@@ -102,7 +101,7 @@ pub fn create_membership(subject: Subject, keys: Arc<Vec<String>>) -> Call {
                 },
                 charge_emitter_queue: None,
             };
-            let at = created_at(Utc::now());
+            let at = CreatedAt::new(Utc::now());
             let key = &keys[(n as usize) % keys.len()];
             let condition = ClockCondition::WithoutTestClock;
             let inserted = memberships::insert(&s.store, new, key, at, condition).await;

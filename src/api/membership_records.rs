@@ -7,7 +7,6 @@ use utoipa::ToSchema;
 
 use super::problem::ApiError;
 use crate::app::AppState;
-use crate::billing::next_billing_date;
 use crate::store::invoices::{self, Invoice, RECENT_INVOICES};
 use crate::store::memberships::Membership;
 
@@ -187,11 +186,11 @@ impl MembershipRecord {
             membership_key: m.membership_key.clone(),
             customer_key: m.customer_key.clone(),
             subscription_name: m.subscription_name.clone(),
-            end_date: m.end_date.map(format_utc),
+            end_date: m.state.end_date.map(format_utc),
             webhook_url: m.webhook_url.clone(),
             metadata: m.metadata.clone(),
             return_to_website_link: m.return_to_website_link.clone(),
-            charge_emitter_queue: m.charge_emitter_queue.as_ref().map(|queue| {
+            charge_emitter_queue: m.state.charge_emitter_queue.as_ref().map(|queue| {
                 queue
                     .iter()
                     .map(|d| ChargeEmitterItem {
@@ -206,22 +205,22 @@ impl MembershipRecord {
             },
             pricing_info: PricingInfoRecord {
                 currency: m.currency.clone(),
-                total_amount: format_amount(m.total_amount, currency),
-                price_per_unit: m.price_per_unit.map(|p| format_amount(p, currency)),
-                quantity: m.quantity,
+                total_amount: format_amount(m.state.price.total, currency),
+                price_per_unit: m.state.price.per_unit.map(|p| format_amount(p, currency)),
+                quantity: m.state.price.quantity,
             },
             billing_cycle: BillingCycleRecord {
-                interval_type: m.interval_type.as_str().into(),
-                interval_count: m.interval_count,
+                interval_type: m.state.cycle.interval_type.as_str().into(),
+                interval_count: m.state.cycle.interval_count,
             },
-            status: m.status.as_str().into(),
-            current_period_start: m.current_period.map(|p| format_utc(p.start)),
-            current_period_end: m.current_period.map(|p| format_utc(p.end)),
-            next_billing_date: next_billing_date(m).map(format_utc),
-            credit_balance: format_amount(m.credit_balance, currency),
+            status: m.state.status.as_str().into(),
+            current_period_start: m.state.current_period.map(|p| format_utc(p.start)),
+            current_period_end: m.state.current_period.map(|p| format_utc(p.end)),
+            next_billing_date: m.state.next_billing_date().map(format_utc),
+            credit_balance: format_amount(m.state.credit_balance, currency),
             created_at: format_utc(m.created_at),
             updated_at: format_utc(m.updated_at),
-            canceled_at: m.canceled_at.map(format_utc),
+            canceled_at: m.state.canceled_at.map(format_utc),
             invoices: invoices.iter().map(InvoiceRecord::from).collect(),
         }
     }

@@ -163,10 +163,15 @@ pub async fn update_membership(
     );
     let metadata = body.metadata.optional("metadata", &mut errors);
     if let Some(current) = &current {
-        check_updated_cycle(current.cycle(), interval_type, interval_count, &mut errors);
+        check_updated_cycle(
+            current.state.cycle,
+            interval_type,
+            interval_count,
+            &mut errors,
+        );
         let currency = current.currency();
         check_updated_price(
-            current.price(),
+            current.state.price,
             price_per_unit,
             quantity,
             currency,

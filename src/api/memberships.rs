@@ -19,11 +19,11 @@ use super::membership_fields::{billing_cycle, pricing};
 use super::membership_records::{record_of, MembershipRecord};
 use super::problem::{ApiError, Problem};
 use crate::app::AppState;
-use crate::billing::lifecycle::{self, created_at};
+use crate::billing::lifecycle;
 use crate::billing::{customer_and_merchant_now, merchant_now};
 use crate::ids;
 use crate::store::customers::Created;
-use crate::store::memberships::{self, ClockCondition, NewMembership};
+use crate::store::memberships::{self, ClockCondition, CreatedAt, NewMembership};
 
 /// Longest `productInfo.orderId`.
 const MAX_ORDER_ID_CHARS: usize = 255;
@@ -174,7 +174,7 @@ pub async fn create_membership(
     if let (Some(key), Some(new)) = (&customer_key, &new) {
         let lead_ok = end_date.is_none_or(|end| rules::end_date_window(end, wall).is_ok());
         if errors.is_empty() && lead_ok {
-            let at = created_at(wall);
+            let at = CreatedAt::new(wall);
             let condition = ClockCondition::WithoutTestClock;
             let inserted = memberships::insert(&state.store, new.clone(), key, at, condition);
             if let Some(m) = inserted.await? {
@@ -204,9 +204,13 @@ pub async fn create_membership(
     if !errors.is_empty() {
         return Err(ApiError::Validation(errors));
     }
-    let (membership, created) =
-        memberships::create_or_get(&state.store, new, &customer.customer_key, created_at(now))
-            .await?;
+    let (membership, created) = memberships::create_or_get(
+        &state.store,
+        new,
+        &customer.customer_key,
+        CreatedAt::new(now),
+    )
+    .await?;
     Ok(match created {
         Created::New => (
             StatusCode::CREATED,

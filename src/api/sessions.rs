@@ -175,7 +175,7 @@ async fn open(
     let now = merchant_now(state, merchant_id).await?;
     if let Some(m) = &membership {
         if checkout::due_now(state, m, now).await?.is_none() {
-            return Err(ApiError::Conflict(nothing_due(m.status)));
+            return Err(ApiError::Conflict(nothing_due(m.state.status)));
         }
     }
     let (token, session) = checkout::open_session(

@@ -5,10 +5,11 @@
 use std::collections::{HashMap, HashSet};
 
 use chrono::{DateTime, Utc};
+use recur_domain::membership::{EmailKind, InvoiceChange, RecurringAttempt, Settlement};
 
-use super::lifecycle::{self, Followups, InvoiceChange, Settlement};
+use super::lifecycle::{self, Followups};
 use super::notify;
-use super::{checkout, recurring, update, BillingError};
+use super::{checkout, update, BillingError};
 use crate::app::AppState;
 use crate::delivery::compose;
 use crate::events::subscription::{Movement, TransactionFacts};
@@ -19,7 +20,7 @@ use crate::store::customers::{self, Customer};
 use crate::store::invoices::{self, Invoice, RECENT_INVOICES};
 use crate::store::memberships::{self, Membership};
 use crate::store::merchants::{self, Merchant};
-use crate::store::outbox::{self, EmailKind, NewEmail};
+use crate::store::outbox::{self, NewEmail};
 use crate::store::payment_methods::{self, PaymentMethod};
 use crate::store::processors::{self, PaymentProcessor, ProcessorKind};
 use crate::store::Tx;
@@ -159,17 +160,13 @@ async fn finish(
         let invoice = open_invoices
             .get(&charge.invoice_id)
             .ok_or(BillingError::NotFound)?;
-        let Settlement {
-            invoice: invoice_change,
-            membership_changed,
-            followups: due,
-        } = settle(m, charge, invoice, at)?;
-        match invoice_change {
+        let (settlement, due) = settle(m, charge, invoice, at)?;
+        match settlement.invoice {
             Some(InvoiceChange::Paid { amount, period }) => paid.push((invoice.id, amount, period)),
             Some(InvoiceChange::Void) => invoices::void(&mut tx, invoice.id, at).await?,
             None => {}
         }
-        if membership_changed {
+        if settlement.membership_changed {
             changed.insert(m.id);
         }
         followups.push(due);
@@ -231,22 +228,35 @@ async fn finish(
         .collect())
 }
 
-/// The lifecycle rule for an answered attempt of this kind.
+/// The domain's rule for an answered attempt of this kind, and what follows.
 fn settle(
     m: &mut Membership,
     charge: &Charge,
     invoice: &Invoice,
     at: DateTime<Utc>,
-) -> Result<Settlement, BillingError> {
+) -> Result<(Settlement, Followups), BillingError> {
     let approved = charge.status == ChargeStatus::Success;
-    Ok(match charge.kind {
-        ChargeKind::First => lifecycle::first_payment_settled(m, invoice, approved, at),
-        ChargeKind::Renewal | ChargeKind::Retry => {
-            recurring::recurring_settled(m, charge.kind, charge.amount, approved, at)
+    let last_change = m.updated_at;
+    let amount = charge.amount;
+    let settlement = match charge.kind {
+        ChargeKind::First => {
+            let (due, credit) = (invoice.amount_due, invoice.credit_applied);
+            m.state.first_payment_settled(due, credit, approved, at)
         }
-        ChargeKind::Proration => update::proration_settled(m, charge, approved)?,
-        ChargeKind::PayNow => lifecycle::pay_now_settled(m, invoice, approved, at),
-    })
+        ChargeKind::Renewal => {
+            let attempt = RecurringAttempt::Renewal;
+            m.state
+                .recurring_settled(attempt, amount, approved, at, last_change)
+        }
+        ChargeKind::Retry => {
+            let attempt = RecurringAttempt::Retry;
+            m.state
+                .recurring_settled(attempt, amount, approved, at, last_change)
+        }
+        ChargeKind::PayNow => m.state.pay_now_settled(invoice.amount_due, approved, at),
+        ChargeKind::Proration => return update::proration_settled(m, charge, approved),
+    };
+    Ok((settlement, Followups::after(&settlement)))
 }
 
 /// The distinct pairs of `pairs`, in first-seen order.

@@ -3,9 +3,7 @@
 //! token, never the number).
 
 use chrono::{DateTime, Duration, Utc};
-use recur_domain::calendar::period_starting;
 use recur_domain::card::CardNumber;
-use recur_domain::invoice::period_invoice;
 use recur_domain::status::MembershipStatus;
 
 use super::BillingError;
@@ -155,18 +153,16 @@ pub async fn due_now(
     m: &Membership,
     at: DateTime<Utc>,
 ) -> Result<Option<DueNow>, BillingError> {
-    let before_end = |date: DateTime<Utc>| m.end_date.is_none_or(|end| date < end);
-    match m.status {
+    let next_charge = m.state.next_charge_once_paid(at);
+    match m.state.status {
         MembershipStatus::Incomplete => {
-            let plan = period_invoice(&m.subscription_name, m.price(), m.credit_balance);
+            let plan = m.state.period_invoice(&m.subscription_name);
             Ok(Some(DueNow {
                 purpose: Purpose::FirstPayment,
                 subtotal: plan.subtotal,
                 credit_applied: plan.credit_applied,
                 amount: plan.amount_due,
-                next_charge: period_starting(at, &m.cycle())
-                    .map(|p| p.end)
-                    .filter(|end| before_end(*end)),
+                next_charge,
             }))
         }
         status if status.pays_open_invoice() => {
@@ -176,10 +172,7 @@ pub async fn due_now(
                 subtotal: invoice.subtotal,
                 credit_applied: invoice.credit_applied,
                 amount: invoice.amount_due,
-                next_charge: m
-                    .current_period
-                    .map(|p| p.end)
-                    .filter(|end| !status.is_terminal() && *end > at && before_end(*end)),
+                next_charge,
             }))
         }
         _ => Ok(None),

@@ -3,7 +3,7 @@
 //! synchronously for a sandbox merchant whose test clock was advanced ([`super::test_clock`]).
 
 use chrono::{DateTime, TimeDelta, Utc};
-use recur_domain::status::MembershipStatus;
+use recur_domain::membership::DueAction;
 
 use super::lifecycle::{self, Followups};
 use super::{charging, recurring, refunds, renewals, BillingError};
@@ -42,7 +42,7 @@ pub async fn run_next_due(
     };
     let at = match scope {
         Scope::RealTime => until,
-        Scope::TestClock(_) => m.next_action_at.unwrap_or(until),
+        Scope::TestClock(_) => m.state.next_action_at.unwrap_or(until),
     };
     let charge = match act(state, &mut tx, &mut m, at).await {
         Ok(charge) => charge,
@@ -69,32 +69,22 @@ pub(super) async fn act(
     m: &mut Membership,
     at: DateTime<Utc>,
 ) -> Result<Option<Charge>, BillingError> {
-    let end_reached = m.end_date.is_some_and(|end| end <= at);
     let mut invoice = None;
-    let (charge, followups) = match m.status {
-        MembershipStatus::Incomplete => (None, lifecycle::expire(tx, m, at).await?),
-        MembershipStatus::Active | MembershipStatus::PastDue | MembershipStatus::Unpaid
-            if end_reached =>
-        {
-            (None, lifecycle::complete(tx, m, at).await?)
-        }
-        MembershipStatus::Active => {
+    let (charge, followups) = match m.state.due_action(at) {
+        DueAction::Expire => (None, lifecycle::expire(tx, m, at).await?),
+        DueAction::Complete => (None, lifecycle::complete(tx, m, at).await?),
+        DueAction::Renew => {
             let (charge, followups, renewal_invoice) = recurring::start_renewal(tx, m, at).await?;
             invoice = renewal_invoice;
             (charge, followups)
         }
-        MembershipStatus::PastDue => {
+        DueAction::Retry => {
             let (charge, followups, retried) = recurring::start_retry(tx, m, at).await?;
             invoice = retried;
             (charge, followups)
         }
-        _ => {
-            // Unpaid waits for payment (or its end date); terminal statuses have nothing to do.
-            m.next_action_at = if m.status == MembershipStatus::Unpaid {
-                m.end_date.filter(|end| *end > at)
-            } else {
-                None
-            };
+        DueAction::Wait => {
+            m.state.wait(at);
             lifecycle::save(tx, m, at).await?;
             (None, Followups::default())
         }

@@ -1,23 +1,21 @@
 //! The membership lifecycle of DESIGN §3 as stored changes: first payment, pay-now, expiry,
-//! completion and cancellation (renewals and dunning are [`super::recurring`]'s). Every status change goes through the domain's
-//! [`transition`] and is followed by a status-change event.
+//! completion and cancellation (renewals and dunning are [`super::recurring`]'s). Each is a
+//! transaction around a rule of the domain's
+//! [`MembershipState`](recur_domain::membership::MembershipState): lock, apply, save, and record
+//! the events and e-mail that follow.
 
 use chrono::{DateTime, Utc};
-use recur_domain::calendar::{period_starting, Period};
-use recur_domain::invoice::period_invoice;
-use recur_domain::membership::{directive_for, ChargeDirective};
-use recur_domain::schedule::incomplete_expires_at;
-use recur_domain::status::{transition, LifecycleEvent, MembershipStatus};
+use recur_domain::membership::{EmailKind, Settlement};
+use recur_domain::status::MembershipStatus;
 use serde_json::{Map, Value};
 
 use super::charging::{self, Settled};
 use super::invoicing::{issue, new_invoice};
-use super::{merchant_now, next_scheduled_action, BillingError};
+use super::{merchant_now, BillingError};
 use crate::app::AppState;
 use crate::store::charges::{self, Charge, ChargeKind, NewCharge, PagePayment};
 use crate::store::invoices::{self, Invoice, InvoiceKind};
-use crate::store::memberships::{self, CreatedAt, Membership};
-use crate::store::outbox::EmailKind;
+use crate::store::memberships::{self, Membership};
 use crate::store::{customers, payment_methods, Tx};
 
 /// What a change calls for once its own rows are written: events and an e-mail.
@@ -31,67 +29,22 @@ pub struct Followups {
     pub email: Option<EmailKind>,
 }
 
-/// How the invoice of a settled attempt changes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum InvoiceChange {
-    /// Paid with `amount` from the card; `period`, when given, becomes the invoice's period.
-    Paid {
-        /// Paid by the payment method, in minor units.
-        amount: i64,
-        /// The period it now bills (a first invoice's, fixed when it is paid).
-        period: Option<Period>,
-    },
-    /// Void: nothing is owed any more (a declined proration).
-    Void,
-}
-
-impl InvoiceChange {
-    /// Paid with `amount`, the invoice keeping its period.
-    pub fn paid(amount: i64) -> Self {
-        Self::Paid {
-            amount,
-            period: None,
+impl Followups {
+    /// What a settled attempt calls for: a status-change event, an e-mail.
+    pub fn after(settlement: &Settlement) -> Self {
+        Followups {
+            status_changed: settlement.status_changed,
+            updated: None,
+            email: settlement.email,
         }
     }
-}
 
-/// What recording a processor's answer changes besides the attempt itself. The rules below
-/// decide it in memory; [`super::charging`] writes it, for one answer or a batch of them.
-#[derive(Debug, Default)]
-pub struct Settlement {
-    /// The invoice's change, if any.
-    pub invoice: Option<InvoiceChange>,
-    /// The membership was changed in memory and must be saved.
-    pub membership_changed: bool,
-    /// Events and e-mail due.
-    pub followups: Followups,
-}
-
-impl Settlement {
-    /// The invoice paid with `amount`, the membership changed (its status too when
-    /// `status_changed`), and a receipt due.
-    pub(super) fn paid_with_receipt(amount: i64, status_changed: bool) -> Self {
-        Settlement {
-            invoice: Some(InvoiceChange::paid(amount)),
-            membership_changed: true,
-            followups: Followups {
-                status_changed,
-                updated: None,
-                email: Some(EmailKind::Receipt),
-            },
+    /// A status-change event, when `changed`.
+    pub fn status_change(changed: bool) -> Self {
+        Followups {
+            status_changed: changed,
+            ..Followups::default()
         }
-    }
-}
-
-/// Applies `event` to the membership's status if the status machine allows it; returns whether
-/// the status changed.
-pub(super) fn apply(m: &mut Membership, event: LifecycleEvent) -> bool {
-    match transition(m.status, event) {
-        Ok(next) if next != m.status => {
-            m.status = next;
-            true
-        }
-        _ => false,
     }
 }
 
@@ -126,14 +79,10 @@ pub async fn expire(
     m: &mut Membership,
     at: DateTime<Utc>,
 ) -> Result<Followups, BillingError> {
-    let changed = apply(m, LifecycleEvent::IncompleteTimedOut);
+    let changed = m.state.expire();
     invoices::void_open(tx, m.id, at).await?;
-    m.next_action_at = None;
     save(tx, m, at).await?;
-    Ok(Followups {
-        status_changed: changed,
-        ..Followups::default()
-    })
+    Ok(Followups::status_change(changed))
 }
 
 /// The membership's `endDate` arrived: Completed, no new cycle.
@@ -142,13 +91,9 @@ pub async fn complete(
     m: &mut Membership,
     at: DateTime<Utc>,
 ) -> Result<Followups, BillingError> {
-    let changed = apply(m, LifecycleEvent::EndDateReached);
-    m.next_action_at = None;
+    let changed = m.state.complete();
     save(tx, m, at).await?;
-    Ok(Followups {
-        status_changed: changed,
-        ..Followups::default()
-    })
+    Ok(Followups::status_change(changed))
 }
 
 /// Cancels a membership now: no retries, no new cycles; open invoices Void except the renewal
@@ -165,23 +110,20 @@ pub async fn cancel(
     let mut m = memberships::lock(&mut tx, state.store.backend(), merchant_id, key)
         .await?
         .ok_or(BillingError::NotFound)?;
-    if m.status == MembershipStatus::Canceled {
+    if m.state.status == MembershipStatus::Canceled {
         tx.rollback().await?;
         return Ok(m);
     }
     if charges::in_flight(&mut tx, m.id).await? {
         return Err(BillingError::PaymentInProgress);
     }
-    if !apply(&mut m, LifecycleEvent::Canceled) {
+    if !m.state.cancel(at) {
         return Err(BillingError::Conflict(format!(
             "a {} membership cannot be canceled",
-            m.status
+            m.state.status
         )));
     }
     invoices::void_open_except_renewals(&mut tx, m.id, at).await?;
-    m.canceled_at = Some(at);
-    m.next_action_at = None;
-    m.dunning_failed_at = None;
     save(&mut tx, &mut m, at).await?;
     let customer = customers::by_id(&mut *tx, merchant_id, m.customer_id)
         .await?
@@ -237,7 +179,8 @@ async fn pending_charge_with(
 }
 
 /// The attempt number `prior_attempts + 1` at `invoice` against the card `payment_method_id`;
-/// a recurring one carries the sandbox's directive for its ordinal ([`recurring_directive`]).
+/// a recurring one carries the sandbox's directive for its ordinal (the membership state's
+/// `recurring_directive`).
 pub fn new_charge<'a>(
     m: &'a Membership,
     invoice: &'a Invoice,
@@ -245,14 +188,14 @@ pub fn new_charge<'a>(
     payment_method_id: i64,
     prior_attempts: i64,
 ) -> NewCharge<'a> {
-    let directive = kind.is_recurring().then(|| recurring_directive(m));
+    let directive = kind.is_recurring().then(|| m.state.recurring_directive());
     NewCharge {
         merchant_id: m.merchant_id,
         membership_id: m.id,
         invoice_id: invoice.id,
         idempotency_key: format!("{}:{}", invoice.invoice_key, prior_attempts + 1),
         kind,
-        recurring_ordinal: kind.is_recurring().then_some(m.recurring_attempts),
+        recurring_ordinal: kind.is_recurring().then_some(m.state.recurring_attempts),
         directive,
         amount: invoice.amount_due,
         currency: &invoice.currency,
@@ -260,16 +203,6 @@ pub fn new_charge<'a>(
         pending_update: None,
         page: None,
     }
-}
-
-/// What the sandbox makes of the membership's latest recurring attempt (its
-/// `recurring_attempts`-th): the `chargeEmitterQueue` item of that ordinal, or success past the
-/// queue's end and without one (DESIGN §4).
-pub fn recurring_directive(m: &Membership) -> &ChargeDirective {
-    directive_for(
-        m.charge_emitter_queue.as_deref().unwrap_or_default(),
-        u64::try_from(m.recurring_attempts).unwrap_or(0),
-    )
 }
 
 /// Which card pays.
@@ -322,7 +255,7 @@ async fn pay(
     if charges::in_flight(&mut tx, m.id).await? {
         return Err(BillingError::PaymentInProgress);
     }
-    let (invoice, kind) = match m.status {
+    let (invoice, kind) = match m.state.status {
         MembershipStatus::Incomplete => (first_invoice(&mut tx, &m, at).await?, ChargeKind::First),
         status if pay_now_allowed && status.pays_open_invoice() => {
             let invoice = invoices::oldest_open(&mut *tx, m.id)
@@ -368,7 +301,7 @@ async fn first_invoice(
     m: &Membership,
     at: DateTime<Utc>,
 ) -> Result<Invoice, BillingError> {
-    let plan = period_invoice(&m.subscription_name, m.price(), m.credit_balance);
+    let plan = m.state.period_invoice(&m.subscription_name);
     let existing = invoices::oldest_open(&mut **tx, m.id).await?;
     if let Some(invoice) = existing {
         if invoice.kind == InvoiceKind::First && invoice.subtotal == plan.subtotal {
@@ -380,88 +313,4 @@ async fn first_invoice(
     let billing_key = format!("first:{}", count + 1);
     let new = new_invoice(m, InvoiceKind::First, billing_key, None, &plan);
     issue(tx, new, at, "the first invoice changed concurrently; retry").await
-}
-
-/// The answer to a first payment: Active with its first period starting now, or still
-/// Incomplete.
-pub fn first_payment_settled(
-    m: &mut Membership,
-    invoice: &Invoice,
-    approved: bool,
-    at: DateTime<Utc>,
-) -> Settlement {
-    if !approved {
-        return Settlement::default();
-    }
-    let period = period_starting(at, &m.cycle());
-    let changed = apply(m, LifecycleEvent::CheckoutPaid);
-    if changed {
-        m.current_period = period;
-        m.credit_balance -= invoice.credit_applied;
-        m.next_action_at = next_scheduled_action(m);
-    }
-    Settlement {
-        invoice: Some(InvoiceChange::Paid {
-            amount: invoice.amount_due,
-            period,
-        }),
-        membership_changed: changed,
-        followups: Followups {
-            status_changed: changed,
-            updated: None,
-            email: Some(EmailKind::Receipt),
-        },
-    }
-}
-
-/// The answer to a pay-now payment of a membership's open invoice. PastDue or Unpaid: paid,
-/// Active again, dunning stopped; the calendar resumes where it stood (periods that ended while
-/// the membership was Unpaid are skipped, not billed, so the next renewal bills the period in
-/// progress). Canceled: the invoice is paid (with a receipt) and the membership stays as it is.
-/// A decline changes nothing (dunning goes on as scheduled).
-pub fn pay_now_settled(
-    m: &mut Membership,
-    invoice: &Invoice,
-    approved: bool,
-    at: DateTime<Utc>,
-) -> Settlement {
-    if !approved {
-        return Settlement::default();
-    }
-    if !matches!(
-        m.status,
-        MembershipStatus::PastDue | MembershipStatus::Unpaid
-    ) {
-        return Settlement {
-            invoice: Some(InvoiceChange::paid(invoice.amount_due)),
-            membership_changed: false,
-            followups: Followups {
-                email: Some(EmailKind::Receipt),
-                ..Followups::default()
-            },
-        };
-    }
-    let changed = apply(m, LifecycleEvent::RetrySucceeded);
-    m.dunning_failed_at = None;
-    m.dunning_retries = 0;
-    if let Some(mut period) = m.current_period {
-        while let Some(next) = period_starting(period.end, &m.cycle()) {
-            if next.end > at {
-                break;
-            }
-            period = next;
-        }
-        m.current_period = Some(period);
-    }
-    m.next_action_at = next_scheduled_action(m);
-    Settlement::paid_with_receipt(invoice.amount_due, changed)
-}
-
-/// A membership created at the merchant's time `now`: that time, and when it expires if it is
-/// still Incomplete then.
-pub fn created_at(now: DateTime<Utc>) -> CreatedAt {
-    CreatedAt {
-        now,
-        expires_at: incomplete_expires_at(now).unwrap_or(now),
-    }
 }

@@ -1,5 +1,7 @@
-//! The billing engine: it turns the domain's rules (calendar, proration, status machine) into
-//! stored invoices, charge attempts, status changes and outbox rows.
+//! The billing engine: it turns the domain's rules (the membership's
+//! [`MembershipState`](recur_domain::membership::MembershipState) and its transitions, the
+//! calendar, proration) into stored invoices, charge attempts, status changes and outbox rows.
+//! Each operation is a transaction: load, apply the rule, save, record what follows.
 //!
 //! Money moves in three steps: a transaction writes the invoice and a `Pending` charge attempt
 //! and commits; the processor is called with the attempt's idempotency key; a second
@@ -24,7 +26,6 @@ use chrono::{DateTime, Utc};
 
 use crate::app::AppState;
 use crate::store::customers::{self, Customer};
-use crate::store::memberships::Membership;
 use crate::store::test_clocks;
 
 /// Why a billing operation did not happen.
@@ -87,25 +88,4 @@ pub async fn customer_and_merchant_now(
         Some((customer, clock)) => Ok((Some(customer), clock.unwrap_or_else(|| state.clock.now()))),
         None => Ok((None, merchant_now(state, merchant_id).await?)),
     }
-}
-
-/// When the engine must next act on a membership in good standing: the end of its current
-/// period, or its `endDate` when that comes first.
-pub fn next_scheduled_action(m: &Membership) -> Option<DateTime<Utc>> {
-    match (m.current_period, m.end_date) {
-        (Some(period), Some(end)) => Some(period.end.min(end)),
-        (Some(period), None) => Some(period.end),
-        (None, end) => end,
-    }
-}
-
-/// The date of the next charge attempt, as the membership record shows it
-/// ([`recur_domain::status::next_billing_date`]).
-pub fn next_billing_date(m: &Membership) -> Option<DateTime<Utc>> {
-    recur_domain::status::next_billing_date(
-        m.status,
-        m.current_period.map(|p| p.end),
-        m.next_action_at,
-        m.end_date,
-    )
 }

@@ -43,7 +43,10 @@ pub async fn renew_due(
     let mut attempts = Vec::new();
     let mut plain = Vec::new();
     for mut m in claimed {
-        match (recurring::next_renewal(&m), cards.get(&m.customer_id)) {
+        match (
+            m.state.next_renewal(&m.subscription_name),
+            cards.get(&m.customer_id),
+        ) {
             (Some((period, plan)), Some(card)) if plan.amount_due > 0 => {
                 plain.push((m, card.id, period, plan));
             }
@@ -74,9 +77,8 @@ pub async fn renew_due(
             ));
         }
         for (m, _, period, plan) in &mut plain {
-            recurring::renewal_issued(m, *period, plan);
-            // The Pending attempt now owns the membership's next step.
-            m.next_action_at = None;
+            // Charged: the Pending attempt now owns the membership's next step.
+            m.state.renewal_issued(*period, plan);
         }
         let new_charges: Vec<NewCharge<'_>> = plain
             .iter()

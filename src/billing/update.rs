@@ -7,23 +7,22 @@
 
 use chrono::{DateTime, Utc};
 use recur_domain::calendar::{BillingCycle, IntervalType, Period};
-use recur_domain::invoice::{interval_change_invoice, price_change_invoice, InvoicePlan};
+use recur_domain::invoice::InvoicePlan;
+use recur_domain::membership::{EmailKind, Settlement, Terms};
 use recur_domain::money::format_amount;
-use recur_domain::schedule::dunning_retry_at;
-use recur_domain::status::MembershipStatus;
+use recur_domain::price::Price;
 use recur_domain::time::format_utc;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use super::charging::{self, Settled};
 use super::invoicing::{issue, new_invoice};
-use super::lifecycle::{save, Followups, InvoiceChange, Settlement};
-use super::{merchant_now, next_scheduled_action, BillingError};
+use super::lifecycle::{save, Followups};
+use super::{merchant_now, BillingError};
 use crate::app::AppState;
 use crate::store::charges::{self, Charge, ChargeKind, NewCharge};
 use crate::store::invoices::{self, Invoice, InvoiceKind};
 use crate::store::memberships::{self, Membership};
-use crate::store::outbox::EmailKind;
 use crate::store::{from_micros, payment_methods, to_micros, Tx};
 
 /// The requested changes, validated; `None` leaves a field as it is.
@@ -86,25 +85,41 @@ struct Target {
 }
 
 impl Target {
-    fn apply(&self, m: &mut Membership) -> Result<(), BillingError> {
+    /// The membership's terms once the update applies.
+    fn terms(&self) -> Result<Terms, BillingError> {
+        Ok(Terms {
+            price: Price {
+                total: self.total_amount,
+                per_unit: self.price_per_unit,
+                quantity: self.quantity,
+            },
+            cycle: BillingCycle {
+                interval_type: IntervalType::parse(&self.interval_type)
+                    .map_err(|e| BillingError::Internal(anyhow::anyhow!(e.to_string())))?,
+                interval_count: self.interval_count,
+            },
+            end_date: self.end_date.map(from_micros),
+            credit_balance: self.credit_balance,
+            period: self.period.map(|(start, end)| Period {
+                start: from_micros(start),
+                end: from_micros(end),
+            }),
+        })
+    }
+
+    /// Applies the update's fields other than the terms, which the domain applies
+    /// ([`recur_domain::membership::MembershipState::change_terms`]).
+    fn apply_fields(&self, m: &mut Membership) {
         m.subscription_name.clone_from(&self.subscription_name);
         m.metadata.clone_from(&self.metadata);
         m.return_to_website_link
             .clone_from(&self.return_to_website_link);
-        m.end_date = self.end_date.map(from_micros);
-        m.total_amount = self.total_amount;
-        m.price_per_unit = self.price_per_unit;
-        m.quantity = self.quantity;
-        m.interval_type = IntervalType::parse(&self.interval_type)
-            .map_err(|e| BillingError::Internal(anyhow::anyhow!(e.to_string())))?;
-        m.interval_count = self.interval_count;
-        m.credit_balance = self.credit_balance;
-        if let Some((start, end)) = self.period {
-            m.current_period = Some(Period {
-                start: from_micros(start),
-                end: from_micros(end),
-            });
-        }
+    }
+
+    /// Applies the whole update to `m`, rescheduling its next action.
+    fn apply(&self, m: &mut Membership) -> Result<(), BillingError> {
+        m.state.change_terms(self.terms()?);
+        self.apply_fields(m);
         Ok(())
     }
 }
@@ -121,17 +136,17 @@ pub async fn update(
     let mut m = memberships::lock(&mut tx, state.store.backend(), merchant_id, key)
         .await?
         .ok_or(BillingError::NotFound)?;
-    if !m.status.can_update() {
+    if !m.state.status.can_update() {
         return Err(BillingError::Conflict(format!(
             "a {} membership cannot be updated",
-            m.status
+            m.state.status
         )));
     }
     if charges::in_flight(&mut tx, m.id).await? {
         return Err(BillingError::PaymentInProgress);
     }
-    let old_price = m.price();
-    let old_cycle = m.cycle();
+    let old_price = m.state.price;
+    let old_cycle = m.state.cycle;
     // The API checked the new price and cycle against the membership as it read it; a change
     // committed since then is caught here, under the lock.
     let new_price = old_price
@@ -147,8 +162,6 @@ pub async fn update(
         .map_err(|e| BillingError::Conflict(format!("the new billing cycle's count {e}")))?,
     };
     let updates = changed_keys(&m, &changes);
-    let price_changed = new_total != old_price.per_period();
-    let cycle_changed = new_cycle != old_cycle;
     let link_changed = changes.return_to_website_link.is_some()
         && changes.return_to_website_link != m.return_to_website_link;
     if updates.is_empty() && !link_changed {
@@ -169,24 +182,23 @@ pub async fn update(
             .return_to_website_link
             .clone()
             .or_else(|| m.return_to_website_link.clone()),
-        end_date: changes.end_date.unwrap_or(m.end_date).map(to_micros),
+        end_date: changes.end_date.unwrap_or(m.state.end_date).map(to_micros),
         total_amount: new_total,
         price_per_unit: new_price.per_unit,
         quantity: new_price.quantity,
         interval_type: new_cycle.interval_type.as_str().to_string(),
         interval_count: new_cycle.interval_count,
-        credit_balance: m.credit_balance,
+        credit_balance: m.state.credit_balance,
         period: None,
         updates,
     };
-    let paid_period = match (m.status, m.current_period) {
-        (MembershipStatus::Active, Some(period)) if price_changed || cycle_changed => Some(period),
-        _ => None,
-    };
-    let Some(period) = paid_period else {
+    let proration = m
+        .state
+        .proration(&target.subscription_name, new_price, new_cycle, at)
+        .map_err(|_| BillingError::Conflict("the new billing cycle is out of range".into()))?;
+    let Some(proration) = proration else {
         // Nothing of the current period was paid at the old terms: the change applies as is.
         target.apply(&mut m)?;
-        reschedule(&mut m);
         save(&mut tx, &mut m, at).await?;
         followups_of(&target, None)
             .record_for(&mut tx, state, &m, None, at)
@@ -197,33 +209,15 @@ pub async fn update(
             proration: None,
         });
     };
-    let (plan, new_period) = if cycle_changed {
-        let (plan, new_period) = interval_change_invoice(
-            &target.subscription_name,
-            old_price,
-            new_price,
-            period,
-            &new_cycle,
-            at,
-            m.credit_balance,
-        )
-        .ok_or_else(|| BillingError::Conflict("the new billing cycle is out of range".into()))?;
-        (plan, Some(new_period))
-    } else {
-        let plan = price_change_invoice(old_price, new_price, period, at, m.credit_balance);
-        (plan, None)
-    };
+    let plan = proration.plan;
     target.credit_balance = plan.credit_after;
-    target.period = new_period.map(|p| (to_micros(p.start), to_micros(p.end)));
-    let invoice_period = new_period.unwrap_or(Period {
-        start: at,
-        end: period.end,
-    });
-    let invoice = proration_invoice(&mut tx, &m, &plan, invoice_period, at).await?;
+    target.period = proration
+        .new_period
+        .map(|p| (to_micros(p.start), to_micros(p.end)));
+    let invoice = proration_invoice(&mut tx, &m, &plan, proration.invoiced, at).await?;
     let currency = m.currency.clone();
     if plan.amount_due == 0 {
         target.apply(&mut m)?;
-        reschedule(&mut m);
         save(&mut tx, &mut m, at).await?;
         let proration = Proration {
             amount: plan.subtotal,
@@ -251,7 +245,7 @@ pub async fn update(
             let m = memberships::get(state.store.pool(), merchant_id, key)
                 .await?
                 .ok_or(BillingError::NotFound)?;
-            if m.total_amount != new_total || m.cycle() != new_cycle {
+            if m.state.price.total != new_total || m.state.cycle != new_cycle {
                 return Err(BillingError::Conflict(
                     "the membership changed while the proration was charged; the amount was added to its credit".into(),
                 ));
@@ -268,31 +262,12 @@ pub async fn update(
     }
 }
 
-/// Recomputes the next action after terms changed (an earlier or removed `endDate`, a new
-/// period).
-fn reschedule(m: &mut Membership) {
-    m.next_action_at = match m.status {
-        MembershipStatus::Active => next_scheduled_action(m),
-        MembershipStatus::PastDue => {
-            let retry = m.dunning_failed_at.and_then(|failed| {
-                dunning_retry_at(failed, u32::try_from(m.dunning_retries).unwrap_or(u32::MAX))
-            });
-            match (retry, m.end_date) {
-                (Some(retry), Some(end)) => Some(retry.min(end)),
-                (retry, end) => retry.or(end),
-            }
-        }
-        MembershipStatus::Unpaid => m.end_date,
-        _ => m.next_action_at,
-    };
-}
-
 /// The spec's `Updates` keys whose values actually change. A part of the price changes when it
 /// differs from the membership's, given or implied ([`recur_domain::price`]). A removed
 /// `endDate` is `"EndDate": null`.
 fn changed_keys(m: &Membership, changes: &Changes) -> Map<String, Value> {
     let currency = m.currency();
-    let old_price = m.price();
+    let old_price = m.state.price;
     let mut updates = Map::new();
     if let Some(name) = changes.name.as_ref().filter(|n| **n != m.subscription_name) {
         updates.insert("Name".into(), name.clone().into());
@@ -309,13 +284,19 @@ fn changed_keys(m: &Membership, changes: &Changes) -> Map<String, Value> {
     if let Some(quantity) = changes.quantity.filter(|q| old_price.units() != Some(*q)) {
         updates.insert("Quantity".into(), quantity.into());
     }
-    if let Some(end) = changes.end_date.filter(|e| *e != m.end_date) {
+    if let Some(end) = changes.end_date.filter(|e| *e != m.state.end_date) {
         updates.insert("EndDate".into(), end.map(format_utc).into());
     }
-    if let Some(kind) = changes.interval_type.filter(|t| *t != m.interval_type) {
+    if let Some(kind) = changes
+        .interval_type
+        .filter(|t| *t != m.state.cycle.interval_type)
+    {
         updates.insert("IntervalType".into(), kind.as_str().into());
     }
-    if let Some(count) = changes.interval_count.filter(|c| *c != m.interval_count) {
+    if let Some(count) = changes
+        .interval_count
+        .filter(|c| *c != m.state.cycle.interval_count)
+    {
         updates.insert("IntervalCount".into(), count.into());
     }
     if let Some(metadata) = changes
@@ -385,48 +366,32 @@ async fn proration_charge(
     .ok_or(BillingError::PaymentInProgress)
 }
 
-/// The answer to a proration charge: paid and the change applied, or the invoice voided on a
-/// decline. Nothing moves a membership while its charge is in flight (one attempt in flight per
+/// The answer to a proration charge, and what follows: paid and the change applied, or the
+/// invoice voided on a decline ([`recur_domain::membership::MembershipState::proration_settled`]).
+/// Nothing moves a membership while its charge is in flight (one attempt in flight per
 /// membership, `store::charges`), so the change always applies; should the membership ever have
-/// moved on all the same, the money taken becomes credit rather than being lost.
+/// moved on all the same (another version), the money taken becomes credit rather than being
+/// lost.
 pub fn proration_settled(
     m: &mut Membership,
     charge: &Charge,
     approved: bool,
-) -> Result<Settlement, BillingError> {
-    if !approved {
-        return Ok(Settlement {
-            invoice: Some(InvoiceChange::Void),
-            ..Settlement::default()
-        });
-    }
-    let paid = Some(InvoiceChange::paid(charge.amount));
-    let target: Option<Target> = charge
-        .pending_update
-        .as_deref()
-        .map(serde_json::from_str)
-        .transpose()
-        .map_err(|e| BillingError::Internal(e.into()))?;
-    match target {
-        Some(target) if target.version == m.version && m.status == MembershipStatus::Active => {
-            target.apply(m)?;
-            reschedule(m);
-            Ok(Settlement {
-                invoice: paid,
-                membership_changed: true,
-                followups: followups_of(&target, Some(EmailKind::Receipt)),
-            })
+) -> Result<(Settlement, Followups), BillingError> {
+    let target: Option<Target> = match (approved, charge.pending_update.as_deref()) {
+        (true, Some(json)) => {
+            Some(serde_json::from_str(json).map_err(|e| BillingError::Internal(e.into()))?)
         }
-        _ => {
-            m.credit_balance += charge.amount;
-            Ok(Settlement {
-                invoice: paid,
-                membership_changed: true,
-                followups: Followups {
-                    email: Some(EmailKind::Receipt),
-                    ..Followups::default()
-                },
-            })
+        _ => None,
+    };
+    let target = target.filter(|target| target.version == m.version);
+    let terms = target.as_ref().map(Target::terms).transpose()?;
+    let settlement = m.state.proration_settled(terms, charge.amount, approved);
+    let followups = match target {
+        Some(target) if settlement.terms_changed => {
+            target.apply_fields(m);
+            followups_of(&target, settlement.email)
         }
-    }
+        _ => Followups::after(&settlement),
+    };
+    Ok((settlement, followups))
 }

@@ -2,6 +2,7 @@
 //! from the `email/` templates into the outbox in the transaction of the change; the mailer
 //! ([`super::mail`]) sends them.
 
+use recur_domain::membership::EmailKind;
 use recur_domain::money::display_amount;
 use serde_json::{json, Value};
 
@@ -10,7 +11,7 @@ use crate::store::customers::Customer;
 use crate::store::invoices::Invoice;
 use crate::store::memberships::Membership;
 use crate::store::merchants::Merchant;
-use crate::store::outbox::{EmailKind, NewEmail, LINK_MARKER};
+use crate::store::outbox::{NewEmail, LINK_MARKER};
 
 /// Renders a customer e-mail of `merchant` about `m` (and `invoice`, when there is one). With
 /// `pay_link` (the session key of a pay-now link) the e-mail carries a "Pay now" button whose

@@ -4,7 +4,6 @@
 
 use chrono::{DateTime, Utc};
 use recur_domain::money::{format_amount, Currency};
-use recur_domain::status::next_billing_date;
 use recur_domain::time::format_utc;
 use serde_json::{json, Map, Value};
 
@@ -48,28 +47,22 @@ fn membership_id(membership_key: &str) -> String {
 /// first, at most [`RECENT_INVOICES`](crate::store::invoices::RECENT_INVOICES)).
 pub(super) fn membership_json(m: &Membership, recent: &[Invoice]) -> Value {
     let currency = m.currency();
-    let next_billing = next_billing_date(
-        m.status,
-        m.current_period.map(|p| p.end),
-        m.next_action_at,
-        m.end_date,
-    );
     json!({
         "Id": membership_id(&m.membership_key),
         "Key": m.membership_key,
         "CustomerKey": m.customer_key,
         "Metadata": m.metadata,
-        "Status": m.status.as_str(),
+        "Status": m.state.status.as_str(),
         "Name": m.subscription_name,
         "Currency": m.currency,
-        "TotalAmount": format_amount(m.total_amount, currency),
-        "IntervalType": m.interval_type.as_str(),
-        "IntervalCount": m.interval_count,
-        "CurrentPeriodStart": time(m.current_period.map(|p| p.start)),
-        "CurrentPeriodEnd": time(m.current_period.map(|p| p.end)),
-        "NextBillingDate": time(next_billing),
-        "CreditBalance": format_amount(m.credit_balance, currency),
-        "EndDate": time(m.end_date),
+        "TotalAmount": format_amount(m.state.price.total, currency),
+        "IntervalType": m.state.cycle.interval_type.as_str(),
+        "IntervalCount": m.state.cycle.interval_count,
+        "CurrentPeriodStart": time(m.state.current_period.map(|p| p.start)),
+        "CurrentPeriodEnd": time(m.state.current_period.map(|p| p.end)),
+        "NextBillingDate": time(m.state.next_billing_date()),
+        "CreditBalance": format_amount(m.state.credit_balance, currency),
+        "EndDate": time(m.state.end_date),
         "Invoices": recent.iter().map(invoice_json).collect::<Vec<_>>(),
     })
 }

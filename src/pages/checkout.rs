@@ -22,7 +22,7 @@ use crate::api::client_address::ClientAddress;
 use crate::api::problem::ApiError;
 use crate::app::AppState;
 use crate::billing::checkout::{self, DueNow, Purpose};
-use crate::billing::{lifecycle, next_billing_date, BillingError};
+use crate::billing::{lifecycle, BillingError};
 use crate::ids;
 use crate::store::charges::PagePayment;
 use crate::store::checkout_sessions::{self, SessionKind};
@@ -231,13 +231,13 @@ fn summary(t: &BTreeMap<String, String>, checkout: &Checkout, due: Option<&DueNo
     let lang = i18n::lang(t);
     let currency = m.currency();
     let money = |minor: i64| display_amount(minor, currency, lang);
-    let price = m.price();
+    let price = m.state.price;
     context! {
         merchant_name => checkout.page.merchant.name,
         subscription_name => m.subscription_name,
         description => m.order_description,
-        price => money(m.total_amount),
-        interval => interval_phrase(t, m.interval_type, m.interval_count),
+        price => money(m.state.price.total),
+        interval => interval_phrase(t, m.state.cycle.interval_type, m.state.cycle.interval_count),
         unit_line => match (price.units(), price.unit_price()) {
             (Some(units), Some(unit)) if units > 1 => Some(format!("{units} × {}", money(unit))),
             _ => None,
@@ -247,9 +247,9 @@ fn summary(t: &BTreeMap<String, String>, checkout: &Checkout, due: Option<&DueNo
         credit => due.filter(|d| d.credit_applied > 0).map(|d| money(-d.credit_applied)),
         next_charge => due.and_then(|d| d.next_charge).map(|at| display_date(at, lang)),
         pay_now => due.map(|d| d.purpose == Purpose::PayNow),
-        canceled => m.status == MembershipStatus::Canceled,
+        canceled => m.state.status == MembershipStatus::Canceled,
         email => checkout.page.customer.fields.email,
-        end_date => m.end_date.map(|at| display_date(at, lang)),
+        end_date => m.state.end_date.map(|at| display_date(at, lang)),
     }
 }
 
@@ -324,7 +324,7 @@ fn outcome_page(
 ) -> Result<Response, ApiError> {
     let m = &checkout.membership;
     let lang = i18n::lang(t);
-    let active = m.status == MembershipStatus::Active;
+    let active = m.state.status == MembershipStatus::Active;
     let paid = active || checkout.page.session.completed_at.is_some();
     page(
         state,
@@ -335,8 +335,8 @@ fn outcome_page(
             plan => summary(t, checkout, None),
             paid => paid,
             active => active,
-            status => m.status.as_str(),
-            next_billing => next_billing_date(m).map(|at| display_date(at, lang)),
+            status => m.state.status.as_str(),
+            next_billing => m.state.next_billing_date().map(|at| display_date(at, lang)),
             return_url => checkout.page.session.return_url,
         },
         Framing::Deny,

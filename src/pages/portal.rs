@@ -22,7 +22,7 @@ use super::{csrf, expired, i18n, invoice_pdf, notice};
 use crate::api::problem::ApiError;
 use crate::app::AppState;
 use crate::billing::checkout::{self, SessionSpec};
-use crate::billing::{lifecycle, next_billing_date};
+use crate::billing::lifecycle;
 use crate::processor::Verification;
 use crate::store::checkout_sessions::SessionKind;
 use crate::store::invoices::{self, Invoice};
@@ -124,19 +124,19 @@ fn membership_card(
 ) -> minijinja::Value {
     let currency = m.currency();
     let money = |minor: i64| display_amount(minor, currency, lang);
-    let status = m.status.as_str();
+    let status = m.state.status.as_str();
     context! {
         key => m.membership_key,
         name => m.subscription_name,
-        price => money(m.total_amount),
-        interval => interval_phrase(t, m.interval_type, m.interval_count),
+        price => money(m.state.price.total),
+        interval => interval_phrase(t, m.state.cycle.interval_type, m.state.cycle.interval_count),
         status => status,
         status_label => t.get(&format!("status_{status}")),
-        next_billing => next_billing_date(m).map(|at| display_date(at, lang)),
-        period_end => m.current_period.map(|p| display_date(p.end, lang)),
-        canceled_at => m.canceled_at.map(|at| display_date(at, lang)),
-        can_cancel => !m.status.is_terminal(),
-        can_pay => m.status.pays_open_invoice() && invoices.iter().any(|i| i.status == InvoiceStatus::Open),
+        next_billing => m.state.next_billing_date().map(|at| display_date(at, lang)),
+        period_end => m.state.current_period.map(|p| display_date(p.end, lang)),
+        canceled_at => m.state.canceled_at.map(|at| display_date(at, lang)),
+        can_cancel => !m.state.status.is_terminal(),
+        can_pay => m.state.status.pays_open_invoice() && invoices.iter().any(|i| i.status == InvoiceStatus::Open),
         cancel_url => format!("/portal/{token}/memberships/{}/cancel", m.membership_key),
         pay_url => format!("/portal/{token}/memberships/{}/pay", m.membership_key),
         invoices => invoices.iter().map(|i| {
@@ -412,7 +412,7 @@ pub async fn cancel_page(
     let Some(m) = customers_membership(&state, &portal, &key).await? else {
         return notice::not_found(&state, t);
     };
-    if m.status.is_terminal() {
+    if m.state.status.is_terminal() {
         return Ok(Redirect::to(&format!("/portal/{token}")).into_response());
     }
     let lang = i18n::lang(t);
@@ -424,8 +424,8 @@ pub async fn cancel_page(
             t => t,
             merchant_name => portal.merchant.name,
             name => m.subscription_name,
-            price => display_amount(m.total_amount, m.currency(), lang),
-            interval => interval_phrase(t, m.interval_type, m.interval_count),
+            price => display_amount(m.state.price.total, m.currency(), lang),
+            interval => interval_phrase(t, m.state.cycle.interval_type, m.state.cycle.interval_count),
             action => format!("/portal/{token}/memberships/{key}/cancel"),
             back_url => format!("/portal/{token}"),
             csrf_token => csrf::form_token(&state.keys, &token),
@@ -450,7 +450,7 @@ pub async fn cancel(
     let Some(m) = customers_membership(&state, &portal, &key).await? else {
         return notice::not_found(&state, t);
     };
-    if !m.status.is_terminal() {
+    if !m.state.status.is_terminal() {
         lifecycle::cancel(&state, portal.merchant.id, &m.membership_key).await?;
     }
     Ok(Redirect::to(&format!("/portal/{token}?done=canceled")).into_response())

@@ -10,7 +10,7 @@
 use std::sync::LazyLock;
 
 use chrono::{DateTime, Utc};
-use recur_domain::membership::ChargeDirective;
+use recur_domain::membership::{ChargeDirective, RecurringAttempt};
 use sqlx::any::AnyRow;
 use sqlx::{Any, Executor, Row};
 
@@ -56,6 +56,15 @@ impl ChargeKind {
     /// Whether the attempt is a recurring one (consumes a `chargeEmitterQueue` item).
     pub fn is_recurring(self) -> bool {
         matches!(self, ChargeKind::Renewal | ChargeKind::Retry)
+    }
+}
+
+impl From<RecurringAttempt> for ChargeKind {
+    fn from(attempt: RecurringAttempt) -> Self {
+        match attempt {
+            RecurringAttempt::Renewal => ChargeKind::Renewal,
+            RecurringAttempt::Retry => ChargeKind::Retry,
+        }
     }
 }
 

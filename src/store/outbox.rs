@@ -3,6 +3,7 @@
 //! mailer deliver them.
 
 use chrono::{DateTime, Utc};
+use recur_domain::membership::EmailKind;
 use serde_json::{Map, Value};
 
 use super::events::EventStatus;
@@ -77,28 +78,6 @@ pub async fn insert_events(
     }
     query.execute(&mut **tx).await?;
     Ok(action_ids)
-}
-
-/// Kinds of customer e-mail.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum EmailKind {
-    /// An invoice was paid.
-    Receipt,
-    /// A renewal charge was declined; carries the amount due and a pay-now link.
-    PaymentFailed,
-    /// The membership was canceled.
-    Canceled,
-}
-
-impl EmailKind {
-    /// The stored name.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            EmailKind::Receipt => "receipt",
-            EmailKind::PaymentFailed => "payment_failed",
-            EmailKind::Canceled => "canceled",
-        }
-    }
 }
 
 /// A rendered e-mail to record.

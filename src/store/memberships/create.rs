@@ -8,6 +8,7 @@ use chrono::{DateTime, Utc};
 use futures_util::future::BoxFuture;
 use recur_domain::calendar::BillingCycle;
 use recur_domain::membership::ChargeDirective;
+use recur_domain::schedule::incomplete_expires_at;
 use sqlx::{Any, Executor};
 
 use super::{decode, queue_json, Membership, COLUMNS, FROM};
@@ -56,6 +57,17 @@ pub struct CreatedAt {
     pub now: DateTime<Utc>,
     /// When the membership expires unless paid (Incomplete → Expired).
     pub expires_at: DateTime<Utc>,
+}
+
+impl CreatedAt {
+    /// A membership created at the merchant's time `now`: that time, and when it expires if it
+    /// is still Incomplete then.
+    pub fn new(now: DateTime<Utc>) -> Self {
+        CreatedAt {
+            now,
+            expires_at: incomplete_expires_at(now).unwrap_or(now),
+        }
+    }
 }
 
 /// Which merchants [`insert`] inserts for.

@@ -2,7 +2,7 @@
 //! read under one.
 //!
 //! The engine changes a membership by locking its row ([`lock`]), changing the struct in memory
-//! and writing it back with [`save`], which also checks the row's `version`: a write based on a
+//! and writing it back with [`save_many`], which also checks the row's `version`: a write based on a
 //! stale read fails instead of overwriting someone else's change. The submodules hold the
 //! statements of one role each: `create` inserts memberships, `with_invoices` reads a
 //! membership with its invoices for the API, `claims` claims the engine's due work.
@@ -17,7 +17,7 @@ pub use with_invoices::{get_with_invoices, WithInvoicesByKey};
 
 use chrono::{DateTime, Utc};
 use recur_domain::calendar::{BillingCycle, IntervalType, Period};
-use recur_domain::membership::ChargeDirective;
+use recur_domain::membership::{ChargeDirective, MembershipState};
 use recur_domain::money::Currency;
 use recur_domain::price::Price;
 use recur_domain::status::MembershipStatus;
@@ -26,7 +26,7 @@ use sqlx::{Any, Executor, Row};
 
 use super::{from_micros, to_micros, Backend, Tx};
 
-/// A membership as stored.
+/// A membership as stored: who it belongs to, what it is for, and its billing state.
 #[derive(Debug, Clone)]
 pub struct Membership {
     /// Internal id.
@@ -51,64 +51,20 @@ pub struct Membership {
     pub webhook_url: String,
     /// Where the customer is sent after an update or checkout.
     pub return_to_website_link: Option<String>,
-    /// No cycle starts at or after this instant.
-    pub end_date: Option<DateTime<Utc>>,
     /// ISO 4217 code.
     pub currency: String,
-    /// `totalAmount` in minor units: the price per period.
-    pub total_amount: i64,
-    /// `pricePerUnit` in minor units, when given.
-    pub price_per_unit: Option<i64>,
-    /// `quantity`, when given.
-    pub quantity: Option<i64>,
-    /// Daily, Weekly, Monthly or Annually.
-    pub interval_type: IntervalType,
-    /// Units of `interval_type` per cycle.
-    pub interval_count: u32,
-    /// Forced outcomes of recurring attempts (sandbox testing).
-    pub charge_emitter_queue: Option<Vec<ChargeDirective>>,
-    /// Recurring charge attempts made so far (the queue's position).
-    pub recurring_attempts: i64,
-    /// Lifecycle status.
-    pub status: MembershipStatus,
-    /// Current billing period, once the first payment started it.
-    pub current_period: Option<Period>,
-    /// Credit in minor units, applied first at every charge.
-    pub credit_balance: i64,
-    /// When the renewal charge that started dunning failed.
-    pub dunning_failed_at: Option<DateTime<Utc>>,
-    /// Dunning retries made since then.
-    pub dunning_retries: i64,
-    /// When the engine must next look at this membership; `None` when nothing is scheduled.
-    pub next_action_at: Option<DateTime<Utc>>,
-    /// Optimistic-concurrency counter, bumped by every [`save`].
+    /// Status, price, cycle, period, credit, dunning and schedule: what the billing rules read
+    /// and change.
+    pub state: MembershipState,
+    /// Optimistic-concurrency counter, bumped by every [`save_many`].
     pub version: i64,
     /// Creation time.
     pub created_at: DateTime<Utc>,
     /// Last change.
     pub updated_at: DateTime<Utc>,
-    /// When it was canceled.
-    pub canceled_at: Option<DateTime<Utc>>,
 }
 
 impl Membership {
-    /// The plan's price: `totalAmount` per period, with the parts it was given as.
-    pub fn price(&self) -> Price {
-        Price {
-            total: self.total_amount,
-            per_unit: self.price_per_unit,
-            quantity: self.quantity,
-        }
-    }
-
-    /// The billing cycle.
-    pub fn cycle(&self) -> BillingCycle {
-        BillingCycle {
-            interval_type: self.interval_type,
-            interval_count: self.interval_count,
-        }
-    }
-
     /// The currency (stored codes were validated on the way in).
     pub fn currency(&self) -> Currency {
         Currency::parse(&self.currency)
@@ -154,31 +110,37 @@ pub(super) fn decode(row: &AnyRow) -> Result<Membership, sqlx::Error> {
         metadata: row.try_get("metadata")?,
         webhook_url: row.try_get("webhook_url")?,
         return_to_website_link: row.try_get("return_to_website_link")?,
-        end_date: time("end_date")?,
         currency: row.try_get("currency")?,
-        total_amount: row.try_get("total_amount")?,
-        price_per_unit: row.try_get("price_per_unit")?,
-        quantity: row.try_get("quantity")?,
-        interval_type: IntervalType::parse(&interval_type)
-            .map_err(|e| decode_error(e.to_string()))?,
-        interval_count: u32::try_from(row.try_get::<i64, _>("interval_count")?)
-            .map_err(|e| decode_error(e.to_string()))?,
-        charge_emitter_queue: queue
-            .map(|q| serde_json::from_str(&q))
-            .transpose()
-            .map_err(|e| decode_error(e.to_string()))?,
-        recurring_attempts: row.try_get("recurring_attempts")?,
-        status: MembershipStatus::parse(&status)
-            .ok_or_else(|| decode_error(format!("unknown status {status}")))?,
-        current_period,
-        credit_balance: row.try_get("credit_balance")?,
-        dunning_failed_at: time("dunning_failed_at")?,
-        dunning_retries: row.try_get("dunning_retries")?,
-        next_action_at: time("next_action_at")?,
+        state: MembershipState {
+            status: MembershipStatus::parse(&status)
+                .ok_or_else(|| decode_error(format!("unknown status {status}")))?,
+            price: Price {
+                total: row.try_get("total_amount")?,
+                per_unit: row.try_get("price_per_unit")?,
+                quantity: row.try_get("quantity")?,
+            },
+            cycle: BillingCycle {
+                interval_type: IntervalType::parse(&interval_type)
+                    .map_err(|e| decode_error(e.to_string()))?,
+                interval_count: u32::try_from(row.try_get::<i64, _>("interval_count")?)
+                    .map_err(|e| decode_error(e.to_string()))?,
+            },
+            end_date: time("end_date")?,
+            current_period,
+            credit_balance: row.try_get("credit_balance")?,
+            dunning_failed_at: time("dunning_failed_at")?,
+            dunning_retries: row.try_get("dunning_retries")?,
+            next_action_at: time("next_action_at")?,
+            charge_emitter_queue: queue
+                .map(|q| serde_json::from_str(&q))
+                .transpose()
+                .map_err(|e| decode_error(e.to_string()))?,
+            recurring_attempts: row.try_get("recurring_attempts")?,
+            canceled_at: time("canceled_at")?,
+        },
         version: row.try_get("version")?,
         created_at: from_micros(row.try_get("created_at")?),
         updated_at: from_micros(row.try_get("updated_at")?),
-        canceled_at: time("canceled_at")?,
     })
 }
 
@@ -261,18 +223,10 @@ pub async fn lock(
     row.as_ref().map(decode).transpose()
 }
 
-/// Writes back every changeable column of `m` if the row still has `m.version`, and bumps the
-/// version. Returns `false` (and writes nothing) when the row changed since it was read.
-pub async fn save(
-    tx: &mut Tx,
-    m: &mut Membership,
-    now: DateTime<Utc>,
-) -> Result<bool, sqlx::Error> {
-    save_many(tx, &mut [m], now).await
-}
-
-/// [`save`] for many memberships in one statement. Returns `false` when any row changed since
-/// it was read; the caller must then roll back, as some rows may have been written.
+/// Writes back every changeable column of these memberships, in one statement, where each row
+/// still has the membership's `version`, and bumps the versions. Returns `false` when any row
+/// changed since it was read; the caller must then roll back, as some rows may have been
+/// written.
 pub async fn save_many(
     tx: &mut Tx,
     memberships: &mut [&mut Membership],
@@ -298,6 +252,7 @@ pub async fn save_many(
     );
     let mut query = sqlx::query(&sql).bind(to_micros(now));
     for m in memberships.iter() {
+        let state = &m.state;
         query = query
             .bind(m.id)
             .bind(m.merchant_id)
@@ -305,21 +260,21 @@ pub async fn save_many(
             .bind(m.subscription_name.clone())
             .bind(m.metadata.clone())
             .bind(m.return_to_website_link.clone())
-            .bind(m.end_date.map(to_micros))
-            .bind(m.total_amount)
-            .bind(m.price_per_unit)
-            .bind(m.quantity)
-            .bind(m.interval_type.as_str())
-            .bind(i64::from(m.interval_count))
-            .bind(m.recurring_attempts)
-            .bind(m.status.as_str())
-            .bind(m.current_period.map(|p| to_micros(p.start)))
-            .bind(m.current_period.map(|p| to_micros(p.end)))
-            .bind(m.credit_balance)
-            .bind(m.dunning_failed_at.map(to_micros))
-            .bind(m.dunning_retries)
-            .bind(m.next_action_at.map(to_micros))
-            .bind(m.canceled_at.map(to_micros));
+            .bind(state.end_date.map(to_micros))
+            .bind(state.price.total)
+            .bind(state.price.per_unit)
+            .bind(state.price.quantity)
+            .bind(state.cycle.interval_type.as_str())
+            .bind(i64::from(state.cycle.interval_count))
+            .bind(state.recurring_attempts)
+            .bind(state.status.as_str())
+            .bind(state.current_period.map(|p| to_micros(p.start)))
+            .bind(state.current_period.map(|p| to_micros(p.end)))
+            .bind(state.credit_balance)
+            .bind(state.dunning_failed_at.map(to_micros))
+            .bind(state.dunning_retries)
+            .bind(state.next_action_at.map(to_micros))
+            .bind(state.canceled_at.map(to_micros));
     }
     let updated = query.execute(&mut **tx).await?.rows_affected();
     let all = usize::try_from(updated).is_ok_and(|n| n == memberships.len());
