@@ -16,8 +16,8 @@
 use std::time::{Duration, Instant};
 
 use chrono::Utc;
-use recur::app::AppState;
 use recur::billing::engine;
+use recur::state::AppState;
 use recur::store::{to_micros, Backend, Store};
 use recur_domain::card::CardNumber;
 

@@ -29,7 +29,6 @@ use std::time::Instant;
 
 use args::Args;
 use receivers::WebhookReceiver;
-use recur::delivery::webhooks::Dispatcher;
 use recur::store::outbox::{self, NewEvent};
 use recur::store::Backend;
 use scratch::ScratchDatabase;
@@ -106,7 +105,7 @@ async fn recur_rate(receiver: &WebhookReceiver, database_url: &str, n: usize) ->
         .unwrap();
     }
     tx.commit().await.unwrap();
-    let dispatcher = Dispatcher::run(state.clone());
+    let dispatcher = state.webhooks.clone().run(state.services.clone());
     drain::rate_until_drained(&state.store, "events", "Delivered", n, dispatcher).await
 }
 

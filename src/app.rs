@@ -1,7 +1,6 @@
-//! The running service: shared state, start-up and the HTTP server.
+//! The running service: start-up, the HTTP server and its workers.
 
 use std::net::SocketAddr;
-use std::ops::Deref;
 use std::sync::Arc;
 
 use anyhow::Context;
@@ -9,177 +8,12 @@ use tokio::net::TcpListener;
 
 use crate::api;
 use crate::api::client_address::PeerAddress;
-use crate::api::metrics::Metrics;
-use crate::auth::jwt::TokenService;
-use crate::auth::login_limiter::LoginLimiter;
-use crate::clock::{Clock, SystemClock};
+use crate::clock::SystemClock;
 use crate::config::Config;
-use crate::delivery::mail::Mailer;
-use crate::delivery::webhooks::Dispatcher;
-use crate::keys::ServerKeys;
-use crate::merchants::{self, ProcessorKeys};
+use crate::merchants;
 use crate::net::tls::TlsListener;
-use crate::pages::i18n::Strings;
-use crate::processor::sandbox::SandboxProcessor;
-use crate::processor::Processor;
-use crate::store::Store;
+use crate::state::{scheme, AppState};
 use crate::workers::Workers;
-
-/// State shared by every request handler and worker.
-#[derive(Clone)]
-pub struct AppState(Arc<Shared>);
-
-/// What [`AppState`] holds.
-pub struct Shared {
-    /// The configuration the process started with.
-    pub config: Config,
-    /// The database.
-    pub store: Store,
-    /// Keys derived from the server key.
-    pub keys: ServerKeys,
-    /// Access-token signer and verifier.
-    pub tokens: TokenService,
-    /// Failed-login limiter.
-    pub login_limiter: LoginLimiter,
-    /// Merchants' processor keys, remembered (they never change).
-    pub processor_keys: ProcessorKeys,
-    /// The injected clock.
-    pub clock: Arc<dyn Clock>,
-    /// Prometheus metrics.
-    pub metrics: Metrics,
-    /// HTML templates.
-    pub templates: minijinja::Environment<'static>,
-    /// The hosted pages' strings by language.
-    pub strings: Strings,
-    /// The webhook dispatcher.
-    pub webhooks: Dispatcher,
-    /// The e-mail sender.
-    pub mailer: Mailer,
-    /// The payment processor (the built-in sandbox, DESIGN §7).
-    pub processor: Arc<dyn Processor>,
-    /// Base URL of links handed to browsers: `RECUR_PUBLIC_URL`, or `http://` (`https://` with
-    /// TLS) and the bound address.
-    pub public_url: String,
-}
-
-impl Deref for AppState {
-    type Target = Shared;
-    fn deref(&self) -> &Shared {
-        &self.0
-    }
-}
-
-impl AppState {
-    /// Where merchant pages load `cashier.js` from: `RECUR_CDN_URL`, else recur's own `/cdn`.
-    pub fn cdn_url(&self) -> String {
-        self.config
-            .cdn_url
-            .clone()
-            .unwrap_or_else(|| format!("{}/cdn", self.public_url))
-    }
-
-    /// Opens the store (running migrations) and builds everything the handlers need. `bound` is
-    /// the address the server listens on, when it does.
-    pub async fn build(
-        config: Config,
-        clock: Arc<dyn Clock>,
-        bound: Option<SocketAddr>,
-    ) -> anyhow::Result<Self> {
-        if config.is_sqlite() {
-            std::fs::create_dir_all(&config.data_dir)
-                .with_context(|| format!("creating {}", config.data_dir.display()))?;
-        }
-        let keys = ServerKeys::load_or_create(config.secret_key.as_deref(), &config.data_dir)?;
-        let store = Store::connect(&config.database_url).await?;
-        store.migrate().await?;
-        let tokens = TokenService::new(&config.jwt, &keys)?;
-        let public_url = config.public_url.clone().unwrap_or_else(|| {
-            let scheme = scheme(&config);
-            format!("{scheme}://{}", bound.unwrap_or(config.listen))
-        });
-        let processor = Arc::new(SandboxProcessor::new(store.clone(), clock.clone()));
-        let webhooks = Dispatcher::new(&config.webhooks)?;
-        let mailer = Mailer::new(&config)?;
-        Ok(Self(Arc::new(Shared {
-            public_url,
-            processor,
-            webhooks,
-            mailer,
-            config,
-            store,
-            keys,
-            tokens,
-            login_limiter: LoginLimiter::new(),
-            processor_keys: ProcessorKeys::default(),
-            clock,
-            metrics: Metrics::default(),
-            templates: templates(),
-            strings: Strings::load()?,
-        })))
-    }
-}
-
-/// `https` when the server speaks TLS itself, else `http`.
-fn scheme(config: &Config) -> &'static str {
-    if config.tls.is_some() {
-        "https"
-    } else {
-        "http"
-    }
-}
-
-fn templates() -> minijinja::Environment<'static> {
-    let mut env = minijinja::Environment::new();
-    for (name, source) in [
-        (
-            "reference.html",
-            include_str!("../templates/reference.html"),
-        ),
-        ("base.html", include_str!("../templates/base.html")),
-        ("cashier.html", include_str!("../templates/cashier.html")),
-        (
-            "cashier_done.html",
-            include_str!("../templates/cashier_done.html"),
-        ),
-        ("expired.html", include_str!("../templates/expired.html")),
-        (
-            "card_fields.html",
-            include_str!("../templates/card_fields.html"),
-        ),
-        ("checkout.html", include_str!("../templates/checkout.html")),
-        (
-            "checkout_done.html",
-            include_str!("../templates/checkout_done.html"),
-        ),
-        (
-            "challenge.html",
-            include_str!("../templates/challenge.html"),
-        ),
-        ("notice.html", include_str!("../templates/notice.html")),
-        ("portal.html", include_str!("../templates/portal.html")),
-        (
-            "portal_card.html",
-            include_str!("../templates/portal_card.html"),
-        ),
-        (
-            "portal_cancel.html",
-            include_str!("../templates/portal_cancel.html"),
-        ),
-        ("invoice.html", include_str!("../templates/invoice.html")),
-        (
-            "email/message.txt",
-            include_str!("../templates/email/message.txt"),
-        ),
-        (
-            "email/message.html",
-            include_str!("../templates/email/message.html"),
-        ),
-    ] {
-        env.add_template(name, source)
-            .expect("the bundled templates parse");
-    }
-    env
-}
 
 /// A server that is accepting connections.
 pub struct RunningServer {
@@ -269,7 +103,7 @@ pub async fn start(config: Config) -> anyhow::Result<RunningServer> {
                 .await
         }),
     };
-    let workers = Workers::start(&state);
+    let workers = Workers::start(&state.services, &state.webhooks, &state.mailer);
     Ok(RunningServer {
         addr,
         metrics_addr,

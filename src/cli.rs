@@ -7,12 +7,13 @@ use clap::{Parser, Subcommand};
 use recur_domain::time::format_utc;
 
 use crate::api::test_helpers::parse_instant;
-use crate::app::{self, AppState};
+use crate::app;
 use crate::billing::test_clock;
 use crate::clock::SystemClock;
 use crate::config::Config;
 use crate::merchants;
 use crate::payments::orders;
+use crate::state::AppState;
 use crate::store::merchants::Mode;
 use crate::store::{self, Store};
 
@@ -148,7 +149,8 @@ pub async fn run(cli: Cli, config: Config) -> anyhow::Result<()> {
             if merchant.mode != Mode::Sandbox {
                 anyhow::bail!("test clocks are only available to sandbox merchants");
             }
-            let actions = test_clock::advance(&state, merchant.id, to).await?;
+            let actions =
+                test_clock::advance(&state.services, &state.webhooks, merchant.id, to).await?;
             println!(
                 "test clock of {user_name} at {}; {actions} billing actions ran",
                 format_utc(to)

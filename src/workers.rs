@@ -3,14 +3,15 @@
 //! PostgreSQL: due work is claimed under row leases, so each item goes to one process.
 
 use std::future::Future;
+use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::task::JoinHandle;
 
-use crate::app::AppState;
-use crate::billing::engine;
+use crate::billing::{engine, test_clock};
 use crate::delivery::mail::Mailer;
 use crate::delivery::webhooks::Dispatcher;
+use crate::services::Services;
 use crate::store::idempotency;
 
 /// How often the billing worker looks for due memberships.
@@ -25,14 +26,18 @@ pub struct Workers {
 }
 
 impl Workers {
-    /// Starts every worker.
-    pub fn start(state: &AppState) -> Self {
+    /// Starts every worker on `services`, delivering with `webhooks` and `mailer`.
+    pub fn start(
+        services: &Arc<Services>,
+        webhooks: &Arc<Dispatcher>,
+        mailer: &Arc<Mailer>,
+    ) -> Self {
         Self {
             tasks: vec![
-                tokio::spawn(run_billing(state.clone())),
-                tokio::spawn(Dispatcher::run(state.clone())),
-                tokio::spawn(Mailer::run(state.clone())),
-                tokio::spawn(run_housekeeping(state.clone())),
+                tokio::spawn(run_billing(services.clone(), webhooks.clone())),
+                tokio::spawn(webhooks.clone().run(services.clone())),
+                tokio::spawn(mailer.clone().run(services.clone())),
+                tokio::spawn(run_housekeeping(services.clone())),
             ],
         }
     }
@@ -46,13 +51,15 @@ impl Workers {
 }
 
 /// The billing worker: a pass every [`BILLING_INTERVAL`], and at once again while a pass finds
-/// a full batch.
-async fn run_billing(state: AppState) {
+/// a full batch. Each pass first resumes a test-clock catch-up whose process died mid-way (and
+/// delivers what it made due).
+async fn run_billing(services: Arc<Services>, webhooks: Arc<Dispatcher>) {
     const BATCH: u32 = 500;
     repeat("billing pass", BILLING_INTERVAL, || {
-        let state = state.clone();
+        let (services, webhooks) = (services.clone(), webhooks.clone());
         async move {
-            engine::tick(&state, BATCH)
+            test_clock::resume_stalled(&services, &webhooks).await?;
+            engine::tick(&services, BATCH)
                 .await
                 .map(|actions| actions == BATCH)
         }
@@ -62,7 +69,7 @@ async fn run_billing(state: AppState) {
 
 /// Housekeeping: every [`HOUSEKEEPING_INTERVAL`], deletes the idempotency keys past their
 /// retention, in batches so that no statement holds the table for long.
-async fn run_housekeeping(state: AppState) {
+async fn run_housekeeping(state: Arc<Services>) {
     const BATCH: u32 = 1000;
     repeat(
         "purging expired idempotency keys",

@@ -6,10 +6,10 @@ use std::collections::HashMap;
 use std::path::Path;
 use std::sync::Arc;
 
-use recur::app::AppState;
 use recur::clock::SystemClock;
 use recur::config::Config;
 use recur::merchants::{self, MerchantCredentials};
+use recur::state::AppState;
 use recur::store::merchants::Mode;
 
 /// recur on `database_url`, its files in `data_dir`, with `settings` (`RECUR_*` variables) on top

@@ -10,8 +10,8 @@ use super::client_address::ClientAddress;
 use super::extract::JsonBody;
 use super::input::Field;
 use super::problem::{ApiError, Problem};
-use crate::app::AppState;
 use crate::auth::password;
+use crate::state::AppState;
 use crate::store::merchants;
 
 /// Credentials issued to the merchant.

@@ -16,9 +16,9 @@ use axum::serve::IncomingStream;
 use tokio::net::TcpListener;
 
 use super::problem::ApiError;
-use crate::app::AppState;
 use crate::net::forwarded;
 use crate::net::tls::TlsListener;
+use crate::state::AppState;
 
 /// The address a connection comes from, as the server records it for every connection
 /// (plain TCP or TLS).

@@ -12,8 +12,8 @@ use super::extract::{AuthMerchant, JsonBody};
 use super::field_schemas::{CountryCode, PersonName};
 use super::input::{required_text, Field};
 use super::problem::{ApiError, Problem};
-use crate::app::AppState;
 use crate::ids;
+use crate::state::AppState;
 use crate::store::customers::{self, Created, Customer, NewCustomer, TaxId};
 
 /// Body of `POST /customer`.

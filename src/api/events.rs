@@ -9,8 +9,7 @@ use utoipa::ToSchema;
 
 use super::extract::AuthMerchant;
 use super::problem::{ApiError, Problem};
-use crate::app::AppState;
-use crate::billing::merchant_now;
+use crate::state::AppState;
 use crate::store::events::{self, Attempt, Event};
 use crate::store::memberships;
 
@@ -155,7 +154,7 @@ pub async fn resend_event(
     auth: AuthMerchant,
     Path(action_id): Path<String>,
 ) -> Result<(StatusCode, Json<ResendRecord>), ApiError> {
-    let now = merchant_now(&state, auth.merchant_id).await?;
+    let now = state.merchant_now(auth.merchant_id).await?;
     let mut tx = state.store.begin().await?;
     let event = events::resend(&mut tx, auth.merchant_id, &action_id, now)
         .await?

@@ -8,7 +8,7 @@ use serde::de::DeserializeOwned;
 
 use super::nul_text;
 use super::problem::ApiError;
-use crate::app::AppState;
+use crate::state::AppState;
 
 /// Largest accepted request body.
 pub const MAX_BODY_BYTES: usize = 256 * 1024;

@@ -7,7 +7,7 @@ use serde::Serialize;
 use utoipa::ToSchema;
 
 use super::problem::{problem_response, Problem};
-use crate::app::AppState;
+use crate::state::AppState;
 
 /// Probe answer.
 #[derive(Debug, Serialize, ToSchema)]

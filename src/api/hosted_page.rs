@@ -20,8 +20,8 @@ use super::field_schemas::{CountryCode, CurrencyCode, HttpsUrl, WebUrl};
 use super::input::{optional_text, required_text, Field};
 use super::merchant_secret::SecretMerchant;
 use super::problem::{ApiError, Problem};
-use crate::app::AppState;
 use crate::ids;
+use crate::state::AppState;
 use crate::store::cashier_transactions::{self, TransactionKind};
 use crate::store::hosted_sessions::{self, NewHostedSession};
 /// Allowed distance between the request's `timestamp` and the server's time.

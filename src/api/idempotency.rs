@@ -15,7 +15,7 @@ use sha2::{Digest, Sha256};
 
 use super::extract::{bearer_merchant, MAX_BODY_BYTES};
 use super::problem::ApiError;
-use crate::app::AppState;
+use crate::state::AppState;
 use crate::store::idempotency;
 
 /// The request header.

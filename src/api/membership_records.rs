@@ -6,7 +6,7 @@ use serde::Serialize;
 use utoipa::ToSchema;
 
 use super::problem::ApiError;
-use crate::app::AppState;
+use crate::state::AppState;
 use crate::store::invoices::{self, Invoice, RECENT_INVOICES};
 use crate::store::memberships::Membership;
 

@@ -18,9 +18,8 @@ use super::membership_fields::{
 };
 use super::membership_records::{record_of, MembershipRecord};
 use super::problem::{ApiError, Problem};
-use crate::app::AppState;
-use crate::billing::merchant_now;
 use crate::billing::update::{self, Changes};
+use crate::state::AppState;
 use crate::store::memberships::{self, Membership};
 
 /// Body of `PUT /membership`. Fields left out keep their value; so does `null`, except for
@@ -112,7 +111,7 @@ pub async fn update_membership(
     auth: AuthMerchant,
     JsonBody(body): JsonBody<UpdateMembershipRequest>,
 ) -> Result<Json<UpdateMembershipResponse>, ApiError> {
-    let now = merchant_now(&state, auth.merchant_id).await?;
+    let now = state.merchant_now(auth.merchant_id).await?;
     let mut errors = FieldErrors::new();
     let key = required_text(body.membership_key, "membershipKey", &mut errors, |k| {
         prefixed(k, "mmbrshp_")

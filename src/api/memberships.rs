@@ -18,10 +18,10 @@ use super::input::{prefixed, required_text, Field};
 use super::membership_fields::{billing_cycle, pricing};
 use super::membership_records::{record_of, MembershipRecord};
 use super::problem::{ApiError, Problem};
-use crate::app::AppState;
+use crate::billing::customer_and_merchant_now;
 use crate::billing::lifecycle;
-use crate::billing::{customer_and_merchant_now, merchant_now};
 use crate::ids;
+use crate::state::AppState;
 use crate::store::customers::Created;
 use crate::store::memberships::{self, ClockCondition, CreatedAt, NewMembership};
 
@@ -193,7 +193,7 @@ pub async fn create_membership(
             }
             (customer, now)
         }
-        None => (None, merchant_now(&state, auth.merchant_id).await?),
+        None => (None, state.merchant_now(auth.merchant_id).await?),
     };
     if let Some(end) = end_date {
         errors.check("endDate", rules::end_date_window(end, now));

@@ -5,7 +5,7 @@ use axum::extract::FromRequestParts;
 use axum::http::request::Parts;
 
 use super::problem::ApiError;
-use crate::app::AppState;
+use crate::state::AppState;
 use crate::store::merchants::{self, Merchant};
 
 /// Header carrying the merchant secret.

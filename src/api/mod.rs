@@ -32,7 +32,7 @@ use axum::routing::{get, post, put};
 use axum::{middleware, Router};
 use tower_http::catch_panic::CatchPanicLayer;
 
-use crate::app::AppState;
+use crate::state::AppState;
 use problem::ApiError;
 
 /// Every route recur serves, with its middleware.

@@ -17,7 +17,7 @@ use super::{
     auth, customers, events, health, hosted_page, invoices, membership_update, memberships,
     payments, sessions, test_helpers,
 };
-use crate::app::AppState;
+use crate::state::AppState;
 
 /// The API description.
 #[derive(OpenApi)]

@@ -16,8 +16,8 @@ use super::extract::JsonBody;
 use super::input::Field;
 use super::merchant_secret::SecretMerchant;
 use super::problem::{ApiError, Problem};
-use crate::app::AppState;
 use crate::payments::orders;
+use crate::state::AppState;
 use crate::store::cashier_transactions::CashierTransaction;
 
 /// Body of a refund.

@@ -18,9 +18,8 @@ use super::extract::{AuthMerchant, JsonBody};
 use super::field_schemas::HttpsUrl;
 use super::input::{optional_text, prefixed, required_text, Field};
 use super::problem::{ApiError, Problem};
-use crate::app::AppState;
 use crate::billing::checkout::{self, SessionSpec};
-use crate::billing::merchant_now;
+use crate::state::AppState;
 use crate::store::checkout_sessions::{CheckoutSession, SessionKind};
 use crate::store::customers::{self, Customer};
 use crate::store::memberships::{self, Membership};
@@ -172,7 +171,7 @@ async fn open(
     let Some(customer) = customer.filter(|_| errors.is_empty()) else {
         return Err(ApiError::Validation(errors));
     };
-    let now = merchant_now(state, merchant_id).await?;
+    let now = state.merchant_now(merchant_id).await?;
     if let Some(m) = &membership {
         if checkout::due_now(state, m, now).await?.is_none() {
             return Err(ApiError::Conflict(nothing_due(m.state.status)));

@@ -16,8 +16,8 @@ use super::extract::{AuthMerchant, JsonBody};
 use super::input::{required_text, Field};
 use super::membership_records::{record_of, MembershipRecord};
 use super::problem::{ApiError, Problem};
-use crate::app::AppState;
-use crate::billing::{checkout, lifecycle, merchant_now, test_clock};
+use crate::billing::{checkout, lifecycle, test_clock};
+use crate::state::AppState;
 use crate::store::customers;
 use crate::store::merchants::{self, Mode};
 
@@ -103,7 +103,7 @@ pub async fn attach_card(
     let (Some(customer), Some(card)) = (customer, card) else {
         return Err(ApiError::Validation(errors));
     };
-    let now = merchant_now(&state, auth.merchant_id).await?;
+    let now = state.merchant_now(auth.merchant_id).await?;
     let method =
         checkout::save_card(&state, auth.merchant_id, customer.id, &card, true, now).await?;
     Ok((
@@ -188,7 +188,7 @@ pub async fn advance_clock(
     JsonBody(body): JsonBody<AdvanceClockRequest>,
 ) -> Result<Json<ClockRecord>, ApiError> {
     require_sandbox(&state, auth.merchant_id).await?;
-    let now = merchant_now(&state, auth.merchant_id).await?;
+    let now = state.merchant_now(auth.merchant_id).await?;
     let mut errors = FieldErrors::new();
     let to = body
         .to
@@ -206,7 +206,7 @@ pub async fn advance_clock(
     let Some(to) = to else {
         return Err(ApiError::Validation(errors));
     };
-    test_clock::advance(&state, auth.merchant_id, to).await?;
+    test_clock::advance(&state.services, &state.webhooks, auth.merchant_id, to).await?;
     Ok(Json(ClockRecord {
         now: format_utc(to),
     }))
@@ -229,7 +229,7 @@ pub async fn get_clock(
     auth: AuthMerchant,
 ) -> Result<Json<ClockRecord>, ApiError> {
     require_sandbox(&state, auth.merchant_id).await?;
-    let now = merchant_now(&state, auth.merchant_id).await?;
+    let now = state.merchant_now(auth.merchant_id).await?;
     Ok(Json(ClockRecord {
         now: format_utc(now),
     }))

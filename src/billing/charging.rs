@@ -10,11 +10,11 @@ use recur_domain::membership::{EmailKind, InvoiceChange, RecurringAttempt, Settl
 use super::lifecycle::{self, Followups};
 use super::notify;
 use super::{checkout, update, BillingError};
-use crate::app::AppState;
 use crate::delivery::compose;
 use crate::events::subscription::{Movement, TransactionFacts};
 use crate::events::{self, Event};
 use crate::processor::{ChargeOutcome, ChargeRequest};
+use crate::services::Services;
 use crate::store::charges::{self, Charge, ChargeKind, ChargeStatus, Completion};
 use crate::store::customers::{self, Customer};
 use crate::store::invoices::{self, Invoice, RECENT_INVOICES};
@@ -39,7 +39,7 @@ pub enum Settled {
 /// Asks the processor to run a `Pending` attempt (again: the idempotency key makes a repeat
 /// harmless) and records the answer. A processor failure leaves the attempt `Pending`.
 pub async fn execute(
-    state: &AppState,
+    state: &Services,
     charge: &Charge,
     at: DateTime<Utc>,
 ) -> Result<Settled, BillingError> {
@@ -52,7 +52,7 @@ pub async fn execute(
 /// [`execute`] for many attempts: one processor call and one transaction for all of them.
 /// Returns how each ended, in order. A processor failure leaves every one `Pending`.
 pub async fn execute_many(
-    state: &AppState,
+    state: &Services,
     charges: Vec<Charge>,
     at: DateTime<Utc>,
 ) -> Result<Vec<Settled>, BillingError> {
@@ -95,7 +95,7 @@ pub async fn execute_many(
 
 /// Records the processor's answers and their consequences in one transaction.
 async fn finish(
-    state: &AppState,
+    state: &Services,
     answered: &[(Charge, ChargeOutcome)],
     cards: &HashMap<i64, PaymentMethod>,
     at: DateTime<Utc>,
@@ -363,7 +363,7 @@ impl Followups {
     async fn outbox_rows<'a>(
         self,
         tx: &mut Tx,
-        state: &AppState,
+        state: &Services,
         reporting: Reporting<'a>,
         at: DateTime<Utc>,
     ) -> Result<(Vec<Event<'a>>, Option<NewEmail>), BillingError> {
@@ -415,7 +415,7 @@ impl Followups {
     pub async fn record(
         self,
         tx: &mut Tx,
-        state: &AppState,
+        state: &Services,
         m: &Membership,
         customer: &Customer,
         invoice: Option<&Invoice>,
@@ -458,7 +458,7 @@ impl Followups {
     pub async fn record_for(
         self,
         tx: &mut Tx,
-        state: &AppState,
+        state: &Services,
         m: &Membership,
         invoice: Option<&Invoice>,
         at: DateTime<Utc>,
@@ -476,7 +476,7 @@ impl Followups {
 /// Completes attempts left `Pending` at or before `before` (by a crash, or a processor that did
 /// not answer): of one merchant, or of all. Returns how many were completed here.
 pub async fn recover_pending(
-    state: &AppState,
+    state: &Services,
     merchant_id: Option<i64>,
     before: DateTime<Utc>,
     at: DateTime<Utc>,

@@ -7,8 +7,9 @@ use recur_domain::card::CardNumber;
 use recur_domain::status::MembershipStatus;
 
 use super::BillingError;
-use crate::app::AppState;
 use crate::ids;
+use crate::links;
+use crate::services::Services;
 use crate::store::checkout_sessions::{self, CheckoutSession, NewSession, SessionKind};
 use crate::store::invoices;
 use crate::store::memberships::Membership;
@@ -40,7 +41,7 @@ pub struct SessionSpec<'a> {
 /// Opens a checkout or portal session; returns the link's token (kept nowhere: only its keyed
 /// digest is stored) and the session.
 pub async fn open_session(
-    state: &AppState,
+    state: &Services,
     spec: SessionSpec<'_>,
     now: DateTime<Utc>,
 ) -> Result<(String, CheckoutSession), BillingError> {
@@ -76,11 +77,11 @@ pub async fn open_session(
 /// Opens the pay-now link of `m`'s failed renewal in the caller's transaction (the one that
 /// records the failure and its e-mail): a checkout session that works for
 /// [`PAY_NOW_LINK_LIFETIME`]. Returns its session key. The link's token is derived from that key
-/// under the server key ([`link_url`]) and only its keyed digest is stored, so the e-mail
+/// under the server key ([`links::pay_now_url`]) and only its keyed digest is stored, so the e-mail
 /// outbox keeps the key, never the token.
 pub async fn open_pay_now_link(
     tx: &mut Tx,
-    state: &AppState,
+    state: &Services,
     m: &Membership,
     at: DateTime<Utc>,
 ) -> Result<String, sqlx::Error> {
@@ -92,7 +93,9 @@ pub async fn open_pay_now_link(
             customer_id: m.customer_id,
             membership_id: Some(m.id),
             session_key: session_key.clone(),
-            token_digest: &state.keys.lookup_digest(&link_token(state, &session_key)),
+            token_digest: &state
+                .keys
+                .lookup_digest(&links::pay_now_token(state, &session_key)),
             kind: SessionKind::Checkout,
             return_url: m.return_to_website_link.as_deref(),
             expires_at: at + PAY_NOW_LINK_LIFETIME,
@@ -101,23 +104,6 @@ pub async fn open_pay_now_link(
     )
     .await?;
     Ok(session_key)
-}
-
-/// The URL of the e-mailed link of the session `session_key` ([`open_pay_now_link`]).
-pub fn link_url(state: &AppState, session_key: &str) -> String {
-    format!(
-        "{}/checkout/{}",
-        state.public_url,
-        link_token(state, session_key)
-    )
-}
-
-/// The token of an e-mailed link: a keyed digest of its session key, which only the server key
-/// can produce.
-fn link_token(state: &AppState, session_key: &str) -> String {
-    state
-        .keys
-        .lookup_digest(&format!("pay-now-link:{session_key}"))
 }
 
 /// Why a checkout takes money.
@@ -149,7 +135,7 @@ pub struct DueNow {
 /// ([`MembershipStatus::pays_open_invoice`]); `None` when it has nothing to pay (Active, or over
 /// with nothing open).
 pub async fn due_now(
-    state: &AppState,
+    state: &Services,
     m: &Membership,
     at: DateTime<Utc>,
 ) -> Result<Option<DueNow>, BillingError> {
@@ -183,7 +169,7 @@ pub async fn due_now(
 /// fingerprint for the customer. `attached` cards are used for renewals at once; others wait
 /// until they have paid ([`payment_methods::attach`]).
 pub async fn save_card(
-    state: &AppState,
+    state: &Services,
     merchant_id: i64,
     customer_id: i64,
     card: &CardNumber,

@@ -7,7 +7,7 @@ use recur_domain::membership::DueAction;
 
 use super::lifecycle::{self, Followups};
 use super::{charging, recurring, refunds, renewals, BillingError};
-use crate::app::AppState;
+use crate::services::Services;
 use crate::store::charges::Charge;
 use crate::store::memberships::{self, Membership};
 use crate::store::Tx;
@@ -25,7 +25,7 @@ pub enum Scope {
 /// Performs the earliest action due at `until`; returns `false` when none is due or the one
 /// claimed has a charge in flight after all.
 pub async fn run_next_due(
-    state: &AppState,
+    state: &Services,
     scope: Scope,
     until: DateTime<Utc>,
 ) -> Result<bool, BillingError> {
@@ -64,7 +64,7 @@ pub async fn run_next_due(
 /// Takes the action due on a claimed membership at `at`, in the caller's transaction. Returns
 /// the `Pending` attempt to run once it commits, if the action charges.
 pub(super) async fn act(
-    state: &AppState,
+    state: &Services,
     tx: &mut Tx,
     m: &mut Membership,
     at: DateTime<Utc>,
@@ -97,7 +97,7 @@ pub(super) async fn act(
 
 /// How long work may stay unanswered before another pass or process takes it over: a `Pending`
 /// attempt, or a test-clock catch-up whose process fell silent (`RECUR_BILLING_RECOVERY_SECONDS`).
-pub(super) fn recovery_grace(state: &AppState) -> TimeDelta {
+pub(super) fn recovery_grace(state: &Services) -> TimeDelta {
     i64::try_from(state.config.billing_recovery_seconds)
         .ok()
         .and_then(TimeDelta::try_seconds)
@@ -105,7 +105,7 @@ pub(super) fn recovery_grace(state: &AppState) -> TimeDelta {
 }
 
 /// At `now`, the time before which unanswered work counts as abandoned ([`recovery_grace`]).
-pub(super) fn abandoned_before(state: &AppState, now: DateTime<Utc>) -> DateTime<Utc> {
+pub(super) fn abandoned_before(state: &Services, now: DateTime<Utc>) -> DateTime<Utc> {
     now.checked_sub_signed(recovery_grace(state))
         .unwrap_or(DateTime::<Utc>::MIN_UTC)
 }
@@ -116,12 +116,10 @@ pub const RENEWAL_BATCH: u32 = 250;
 /// One pass of the background worker: attempts left `Pending` longer than
 /// `RECUR_BILLING_RECOVERY_SECONDS` (a crash between the processor's answer and the commit
 /// leaves them so) first, then up to `batch` due actions. Returns how many actions ran.
-pub async fn tick(state: &AppState, batch: u32) -> Result<u32, BillingError> {
+pub async fn tick(state: &Services, batch: u32) -> Result<u32, BillingError> {
     let now = state.clock.now();
     charging::recover_pending(state, None, abandoned_before(state, now), now).await?;
     refunds::recover_pending(state, None, abandoned_before(state, now), now).await?;
-    // A test-clock advance whose process died mid-way.
-    super::test_clock::resume_stalled(state).await?;
     // Renewals of Active memberships, the bulk of the work, go in batches; everything else
     // (dunning retries, expiries, completions) one by one.
     let mut actions = 0;

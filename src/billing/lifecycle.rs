@@ -11,8 +11,8 @@ use serde_json::{Map, Value};
 
 use super::charging::{self, Settled};
 use super::invoicing::{issue, new_invoice};
-use super::{merchant_now, BillingError};
-use crate::app::AppState;
+use super::BillingError;
+use crate::services::Services;
 use crate::store::charges::{self, Charge, ChargeKind, NewCharge, PagePayment};
 use crate::store::invoices::{self, Invoice, InvoiceKind};
 use crate::store::memberships::{self, Membership};
@@ -101,11 +101,11 @@ pub async fn complete(
 /// ([`invoices::void_open_except_renewals`]). Canceling a Canceled membership changes nothing;
 /// a Completed or Expired one is a conflict.
 pub async fn cancel(
-    state: &AppState,
+    state: &Services,
     merchant_id: i64,
     key: &str,
 ) -> Result<Membership, BillingError> {
-    let at = merchant_now(state, merchant_id).await?;
+    let at = state.merchant_now(merchant_id).await?;
     let mut tx = state.store.begin().await?;
     let mut m = memberships::lock(&mut tx, state.store.backend(), merchant_id, key)
         .await?
@@ -218,7 +218,7 @@ enum PayWith {
 /// Charges the first invoice of an Incomplete membership with the customer's saved card (the
 /// sandbox pay helper). Declines leave it Incomplete.
 pub async fn pay_first(
-    state: &AppState,
+    state: &Services,
     merchant_id: i64,
     key: &str,
 ) -> Result<Membership, BillingError> {
@@ -231,7 +231,7 @@ pub async fn pay_first(
 /// has nothing due is a conflict. `page` says where the customer paid (the notification's
 /// `SessionId` and `ClientIP`).
 pub async fn pay_checkout(
-    state: &AppState,
+    state: &Services,
     merchant_id: i64,
     key: &str,
     card: i64,
@@ -241,13 +241,13 @@ pub async fn pay_checkout(
 }
 
 async fn pay(
-    state: &AppState,
+    state: &Services,
     merchant_id: i64,
     key: &str,
     with: PayWith,
     pay_now_allowed: bool,
 ) -> Result<Membership, BillingError> {
-    let at = merchant_now(state, merchant_id).await?;
+    let at = state.merchant_now(merchant_id).await?;
     let mut tx = state.store.begin().await?;
     let m = memberships::lock(&mut tx, state.store.backend(), merchant_id, key)
         .await?

@@ -24,9 +24,8 @@ pub mod update;
 
 use chrono::{DateTime, Utc};
 
-use crate::app::AppState;
+use crate::services::Services;
 use crate::store::customers::{self, Customer};
-use crate::store::test_clocks;
 
 /// Why a billing operation did not happen.
 #[derive(Debug, thiserror::Error)]
@@ -66,26 +65,15 @@ pub enum BillingError {
     Internal(#[from] anyhow::Error),
 }
 
-/// The merchant's current time: its test clock when it has one (sandbox), otherwise the
-/// injected clock.
-pub async fn merchant_now(
-    state: &AppState,
-    merchant_id: i64,
-) -> Result<DateTime<Utc>, sqlx::Error> {
-    Ok(test_clocks::get(state.store.pool(), merchant_id)
-        .await?
-        .unwrap_or_else(|| state.clock.now()))
-}
-
-/// The merchant's customer with this key, if any, and [`merchant_now`]: one statement when the
+/// The merchant's customer with this key, if any, and [`Services::merchant_now`]: one statement when the
 /// customer exists.
 pub async fn customer_and_merchant_now(
-    state: &AppState,
+    state: &Services,
     merchant_id: i64,
     customer_key: &str,
 ) -> Result<(Option<Customer>, DateTime<Utc>), sqlx::Error> {
     match customers::get_with_test_clock(&state.store, merchant_id, customer_key).await? {
         Some((customer, clock)) => Ok((Some(customer), clock.unwrap_or_else(|| state.clock.now()))),
-        None => Ok((None, merchant_now(state, merchant_id).await?)),
+        None => Ok((None, state.merchant_now(merchant_id).await?)),
     }
 }

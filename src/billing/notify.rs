@@ -3,14 +3,14 @@
 //! customer's account id, the USD rates).
 
 use super::BillingError;
-use crate::app::AppState;
 use crate::events::subscription::{SubscriptionTransaction, TransactionFacts};
 use crate::events::transaction::account_id;
 use crate::events::Event;
+use crate::services::Services;
 
 /// The `TRANSACTION_DATA_UPDATE` event of a completed charge attempt or refund.
 pub async fn transaction<'a>(
-    state: &'a AppState,
+    state: &'a Services,
     facts: TransactionFacts<'a>,
 ) -> Result<Event<'a>, BillingError> {
     let bin = state.processor.bin_info(&facts.payment_method.bin).await?;

@@ -11,12 +11,12 @@ use recur_domain::status::InvoiceStatus;
 use rust_decimal::Decimal;
 
 use super::notify;
-use super::{merchant_now, BillingError};
-use crate::app::AppState;
+use super::BillingError;
 use crate::events;
 use crate::events::subscription::{Movement, TransactionFacts};
 use crate::ids;
 use crate::processor::{ChargeOutcome, RefundRequest};
+use crate::services::Services;
 use crate::store::charges;
 use crate::store::customers;
 use crate::store::invoices::{self, Invoice, RECENT_INVOICES};
@@ -41,12 +41,12 @@ pub struct RefundAsk {
 /// Conflict when the invoice is not Paid or nothing of it is left to refund (checked before the
 /// amount); `Invalid` on `amount` when it is not positive or more than what is left.
 pub async fn refund_invoice(
-    state: &AppState,
+    state: &Services,
     merchant_id: i64,
     invoice_key: &str,
     ask: RefundAsk,
 ) -> Result<Refund, BillingError> {
-    let now = merchant_now(state, merchant_id).await?;
+    let now = state.merchant_now(merchant_id).await?;
     let mut tx = state.store.begin().await?;
     let invoice = invoices::lock_by_key(&mut tx, state.store.backend(), merchant_id, invoice_key)
         .await?
@@ -124,7 +124,7 @@ fn refund_amount(
 /// repeat harmless) and records the answer. Returns the refund as recorded, by this process or
 /// by another that answered first.
 pub async fn execute(
-    state: &AppState,
+    state: &Services,
     refund: &Refund,
     at: DateTime<Utc>,
 ) -> Result<Refund, BillingError> {
@@ -226,7 +226,7 @@ pub async fn execute(
 /// Completes invoice refunds left `Pending` at or before `before` (a crash, or a processor that
 /// did not answer): of one merchant, or of all. Returns how many there were.
 pub async fn recover_pending(
-    state: &AppState,
+    state: &Services,
     merchant_id: Option<i64>,
     before: DateTime<Utc>,
     at: DateTime<Utc>,

@@ -6,12 +6,14 @@
 //! recovery grace. Every action is claimed under its membership's lock and every charge has an
 //! idempotency key, so two catch-ups of one clock never charge a period twice.
 
+use std::sync::Arc;
+
 use chrono::{DateTime, Utc};
 
 use super::engine::{abandoned_before, recovery_grace, run_next_due, Scope};
-use super::{charging, merchant_now, refunds, BillingError};
-use crate::app::AppState;
+use super::{charging, refunds, BillingError};
 use crate::delivery::webhooks::Dispatcher;
+use crate::services::Services;
 use crate::store::{memberships, test_clocks};
 
 /// Rounds of a catch-up that found due work it could not claim (locked by a concurrent request,
@@ -22,11 +24,12 @@ const MAX_BLOCKED_ROUNDS: u32 = 1_000;
 /// `recur_domain::schedule::test_clock_refusal`), catches the engine up and delivers the
 /// webhook events that are due by then. Returns how many billing actions ran.
 pub async fn advance(
-    state: &AppState,
+    state: &Arc<Services>,
+    webhooks: &Arc<Dispatcher>,
     merchant_id: i64,
     to: DateTime<Utc>,
 ) -> Result<u64, BillingError> {
-    let now = merchant_now(state, merchant_id).await?;
+    let now = state.merchant_now(merchant_id).await?;
     if let Some(why) = recur_domain::schedule::test_clock_refusal(now, to) {
         return Err(BillingError::Conflict(format!("the new time {why}")));
     }
@@ -34,12 +37,16 @@ pub async fn advance(
     let mut tx = state.store.begin().await?;
     test_clocks::advance(&mut tx, merchant_id, to, lease.stamp).await?;
     tx.commit().await?;
-    finish(state, lease_run(state, &mut lease, to).await?, lease).await
+    let actions = lease_run(state, &mut lease, to).await?;
+    finish(state, webhooks, actions, lease).await
 }
 
 /// Resumes one catch-up whose process fell silent for longer than the recovery grace (killed
 /// mid-advance); returns whether there was one. Run by the billing worker of every process.
-pub async fn resume_stalled(state: &AppState) -> Result<bool, BillingError> {
+pub async fn resume_stalled(
+    state: &Arc<Services>,
+    webhooks: &Arc<Dispatcher>,
+) -> Result<bool, BillingError> {
     let now = state.clock.now();
     let Some((merchant_id, to)) =
         test_clocks::claim_stalled(state.store.pool(), abandoned_before(state, now), now).await?
@@ -57,13 +64,18 @@ pub async fn resume_stalled(state: &AppState) -> Result<bool, BillingError> {
         actions,
         "resumed an interrupted test-clock advance"
     );
-    finish(state, actions, lease).await?;
+    finish(state, webhooks, actions, lease).await?;
     Ok(true)
 }
 
 /// Delivers what fell due and marks the catch-up done.
-async fn finish(state: &AppState, actions: u64, lease: Lease) -> Result<u64, BillingError> {
-    Dispatcher::deliver_due_now(state, lease.merchant_id).await?;
+async fn finish(
+    state: &Arc<Services>,
+    webhooks: &Arc<Dispatcher>,
+    actions: u64,
+    lease: Lease,
+) -> Result<u64, BillingError> {
+    webhooks.deliver_due_now(state, lease.merchant_id).await?;
     lease.release(state).await?;
     Ok(actions)
 }
@@ -73,7 +85,7 @@ async fn finish(state: &AppState, actions: u64, lease: Lease) -> Result<u64, Bil
 /// work that another request holds (its row locked, or a charge of it in flight) is waited for,
 /// so the advance answers only once everything due by `until` has run.
 async fn lease_run(
-    state: &AppState,
+    state: &Services,
     lease: &mut Lease,
     until: DateTime<Utc>,
 ) -> Result<u64, BillingError> {
@@ -106,7 +118,7 @@ struct Lease {
 }
 
 impl Lease {
-    fn new(state: &AppState, merchant_id: i64) -> Self {
+    fn new(state: &Services, merchant_id: i64) -> Self {
         Self {
             merchant_id,
             stamp: state.clock.now(),
@@ -115,7 +127,7 @@ impl Lease {
     }
 
     /// Renews the stamp once half the grace has passed since it was written.
-    async fn keep(&mut self, state: &AppState) -> Result<(), BillingError> {
+    async fn keep(&mut self, state: &Services) -> Result<(), BillingError> {
         let now = state.clock.now();
         if !self.owned || now - self.stamp < recovery_grace(state) / 2 {
             return Ok(());
@@ -127,7 +139,7 @@ impl Lease {
     }
 
     /// Marks the catch-up finished, unless another process owns it now.
-    async fn release(self, state: &AppState) -> Result<(), BillingError> {
+    async fn release(self, state: &Services) -> Result<(), BillingError> {
         if self.owned {
             test_clocks::finish(state.store.pool(), self.merchant_id, self.stamp).await?;
         }

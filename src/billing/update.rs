@@ -18,8 +18,8 @@ use serde_json::{Map, Value};
 use super::charging::{self, Settled};
 use super::invoicing::{issue, new_invoice};
 use super::lifecycle::{save, Followups};
-use super::{merchant_now, BillingError};
-use crate::app::AppState;
+use super::BillingError;
+use crate::services::Services;
 use crate::store::charges::{self, Charge, ChargeKind, NewCharge};
 use crate::store::invoices::{self, Invoice, InvoiceKind};
 use crate::store::memberships::{self, Membership};
@@ -126,12 +126,12 @@ impl Target {
 
 /// Applies `changes` to the membership `key` of `merchant_id`, prorating as DESIGN §4 says.
 pub async fn update(
-    state: &AppState,
+    state: &Services,
     merchant_id: i64,
     key: &str,
     changes: Changes,
 ) -> Result<UpdateOutcome, BillingError> {
-    let at = merchant_now(state, merchant_id).await?;
+    let at = state.merchant_now(merchant_id).await?;
     let mut tx = state.store.begin().await?;
     let mut m = memberships::lock(&mut tx, state.store.backend(), merchant_id, key)
         .await?

@@ -6,7 +6,7 @@ use recur_domain::membership::EmailKind;
 use recur_domain::money::display_amount;
 use serde_json::{json, Value};
 
-use crate::app::AppState;
+use crate::services::Services;
 use crate::store::customers::Customer;
 use crate::store::invoices::Invoice;
 use crate::store::memberships::Membership;
@@ -17,7 +17,7 @@ use crate::store::outbox::{NewEmail, LINK_MARKER};
 /// `pay_link` (the session key of a pay-now link) the e-mail carries a "Pay now" button whose
 /// address the mailer fills in ([`LINK_MARKER`]).
 pub fn email(
-    state: &AppState,
+    state: &Services,
     kind: EmailKind,
     merchant: &Merchant,
     m: &Membership,

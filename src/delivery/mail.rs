@@ -4,6 +4,7 @@
 //! e-mail here, as it is sent.
 
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context;
@@ -14,9 +15,9 @@ use lettre::{AsyncSmtpTransport, AsyncTransport, Message, Tokio1Executor};
 use recur_domain::schedule::email_retry_at;
 use tokio::task::JoinSet;
 
-use crate::app::AppState;
-use crate::billing::checkout;
 use crate::config::Config;
+use crate::links;
+use crate::services::Services;
 use crate::store::emails::{self, OutgoingEmail};
 use crate::store::outbox::LINK_MARKER;
 
@@ -40,9 +41,9 @@ enum Transport {
 
 /// The e-mail with its pay-now link in place of [`LINK_MARKER`]: the link's token is derived
 /// from the server key as the message goes out, so the outbox never holds it.
-fn with_link(state: &AppState, mut email: OutgoingEmail) -> OutgoingEmail {
+fn with_link(state: &Services, mut email: OutgoingEmail) -> OutgoingEmail {
     if let Some(session_key) = &email.link_session {
-        let url = checkout::link_url(state, session_key);
+        let url = links::pay_now_url(state, session_key);
         email.text_body = email.text_body.replace(LINK_MARKER, &url);
         email.html_body = email.html_body.replace(LINK_MARKER, &url);
     }
@@ -97,7 +98,7 @@ impl Mailer {
 
     /// Leases up to [`Mailer::CONCURRENCY`] due e-mails in one statement, sends them at once,
     /// and records every outcome in one transaction; returns how many it tried.
-    pub async fn run_pass(state: &AppState) -> anyhow::Result<usize> {
+    pub async fn run_pass(self: &Arc<Self>, state: &Services) -> anyhow::Result<usize> {
         let now = state.clock.now();
         let limit = i64::try_from(Self::CONCURRENCY).unwrap_or(i64::MAX);
         let leased = emails::lease_due(&state.store, now, now + LEASE, limit).await?;
@@ -108,15 +109,15 @@ impl Mailer {
         let mut sends = JoinSet::new();
         for email in leased {
             let email = with_link(state, email);
-            let state = state.clone();
+            let mailer = self.clone();
             sends.spawn(async move {
                 let message_id = format!(
                     "<email-{}.{}@{}>",
                     email.id,
                     email.created_at.timestamp_micros(),
-                    state.mailer.domain
+                    mailer.domain
                 );
-                let sent = state.mailer.send(&email, &message_id).await;
+                let sent = mailer.send(&email, &message_id).await;
                 (email, message_id, sent)
             });
         }
@@ -154,10 +155,10 @@ impl Mailer {
     }
 
     /// Runs the mailer until the task is dropped.
-    pub async fn run(state: AppState) {
-        tracing::info!(destination = %state.mailer.destination(), "mailer started");
+    pub async fn run(self: Arc<Self>, state: Arc<Services>) {
+        tracing::info!(destination = %self.destination(), "mailer started");
         loop {
-            match Self::run_pass(&state).await {
+            match self.run_pass(&state).await {
                 Ok(tried) if tried > 0 => continue,
                 Ok(_) => {}
                 Err(error) => tracing::warn!(error = %format!("{error:#}"), "mailer pass failed"),

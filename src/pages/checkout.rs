@@ -17,13 +17,14 @@ use super::form::{decline_message, CardForm, CardFormState, PageForm, TokenForm}
 use super::format::{display_date, interval_phrase};
 use super::render::{allow_form_redirect, page, see_other, with_status, Framing};
 use super::session::{self, EnteredCard, PageSession};
-use super::{csrf, expired, i18n};
+use super::{csrf, expired};
 use crate::api::client_address::ClientAddress;
 use crate::api::problem::ApiError;
-use crate::app::AppState;
 use crate::billing::checkout::{self, DueNow, Purpose};
 use crate::billing::{lifecycle, BillingError};
+use crate::i18n;
 use crate::ids;
+use crate::state::AppState;
 use crate::store::charges::PagePayment;
 use crate::store::checkout_sessions::{self, SessionKind};
 use crate::store::memberships::{self, Membership};

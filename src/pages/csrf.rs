@@ -11,8 +11,8 @@ use recur_domain::signature::constant_time_eq;
 
 use super::{expired, notice};
 use crate::api::problem::ApiError;
-use crate::app::AppState;
 use crate::keys::ServerKeys;
+use crate::state::AppState;
 
 /// The form token of the page session `session_token`.
 pub fn form_token(keys: &ServerKeys, session_token: &str) -> String {

@@ -8,7 +8,7 @@ use minijinja::context;
 
 use super::render::{page, Framing};
 use crate::api::problem::ApiError;
-use crate::app::AppState;
+use crate::state::AppState;
 
 /// 410 Gone with an explanation in the visitor's language.
 pub fn page_for(

@@ -60,7 +60,7 @@ mod tests {
             .with_timezone(&Utc);
         assert_eq!(display_date(at, "en"), "3 Dec 2026");
         assert_eq!(display_date(at, "de"), "03.12.2026");
-        let strings = crate::pages::i18n::Strings::load().unwrap();
+        let strings = crate::i18n::Strings::load().unwrap();
         let en = strings.for_accept_language(None);
         assert_eq!(interval_phrase(en, IntervalType::Monthly, 1), "per month");
         assert_eq!(

@@ -214,7 +214,7 @@ mod tests {
 
     #[test]
     fn writes_a_pdf_with_the_invoice_text() {
-        let strings = crate::pages::i18n::Strings::load().unwrap();
+        let strings = crate::i18n::Strings::load().unwrap();
         let bytes = render(&view(), strings.for_accept_language(None));
         assert!(bytes.starts_with(b"%PDF-"));
         let text = String::from_utf8_lossy(&bytes);

@@ -8,7 +8,7 @@ use recur_domain::money::{display_amount, Currency};
 use serde::Serialize;
 
 use super::format::display_date;
-use super::i18n;
+use crate::i18n;
 use crate::store::customers::Customer;
 use crate::store::invoices::Invoice;
 use crate::store::memberships::Membership;

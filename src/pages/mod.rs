@@ -8,7 +8,6 @@ pub mod csrf;
 pub mod expired;
 pub mod form;
 pub mod format;
-pub mod i18n;
 pub mod invoice_pdf;
 pub mod invoice_view;
 pub mod notice;
@@ -21,7 +20,7 @@ use axum::response::IntoResponse;
 use axum::routing::{get, post};
 use axum::Router;
 
-use crate::app::AppState;
+use crate::state::AppState;
 
 /// The pages' routes. `cashier.js` is served under `/cdn/` and, when `RECUR_CDN_URL` names
 /// another path, under that path too (so a CDN can pull it from the same path).

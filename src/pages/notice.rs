@@ -8,7 +8,7 @@ use minijinja::context;
 
 use super::render::{page, Framing};
 use crate::api::problem::ApiError;
-use crate::app::AppState;
+use crate::state::AppState;
 
 /// 403: a form posted without its token or from another site.
 pub fn forbidden(state: &AppState, t: &BTreeMap<String, String>) -> Result<Response, ApiError> {

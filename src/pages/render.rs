@@ -9,7 +9,7 @@ use axum::response::{Html, IntoResponse, Response};
 use minijinja::Value;
 
 use crate::api::problem::ApiError;
-use crate::app::AppState;
+use crate::state::AppState;
 
 /// Whether other sites may show the page in a frame.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -9,8 +9,8 @@ use axum::http::{header, HeaderMap};
 use chrono::{DateTime, Utc};
 
 use crate::api::problem::ApiError;
-use crate::app::AppState;
-use crate::billing::{checkout, merchant_now};
+use crate::billing::checkout;
+use crate::state::AppState;
 use crate::store::checkout_sessions::{self, CheckoutSession, SessionKind};
 use crate::store::customers::{self, Customer};
 use crate::store::merchants::{self, Merchant};
@@ -43,7 +43,7 @@ pub async fn open(
     if session.kind != kind {
         return Ok(None);
     }
-    let now = merchant_now(state, session.merchant_id).await?;
+    let now = state.merchant_now(session.merchant_id).await?;
     if session.expires_at <= now {
         return Ok(None);
     }

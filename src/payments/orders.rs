@@ -10,10 +10,10 @@ use rust_decimal::Decimal;
 use super::cascade::{self, Cascade, Operation};
 use super::payer::Payer;
 use super::PaymentError;
-use crate::app::AppState;
 use crate::events::cashier::OrderTransaction;
 use crate::events::{self, Action, Event};
 use crate::ids;
+use crate::services::Services;
 use crate::store::cashier_transactions::{
     self, CardFacts, CashierTransaction, NewTransaction, TransactionKind, TransactionStatus,
 };
@@ -42,7 +42,7 @@ pub struct CashierPayment<'a> {
 /// Runs the customer's payment (or payout, for a payout session) through the cascade, records
 /// it, notifies the merchant and ends the session's claim (closing it after a success).
 pub async fn pay(
-    state: &AppState,
+    state: &Services,
     payment: CashierPayment<'_>,
 ) -> Result<CashierTransaction, PaymentError> {
     let session = payment.session;
@@ -110,7 +110,7 @@ pub async fn pay(
 /// card, or the same alternative method, through every card processor of the merchant in cascade
 /// order. Notified with `Retried: true`; a success closes the order's session.
 pub async fn retry(
-    state: &AppState,
+    state: &Services,
     merchant_id: i64,
     order_id: &str,
 ) -> Result<CashierTransaction, PaymentError> {
@@ -181,7 +181,7 @@ pub async fn retry(
 
 /// Refunds `amount` (minor units; everything left when `None`) of the order's successful pay-in.
 pub async fn refund(
-    state: &AppState,
+    state: &Services,
     merchant_id: i64,
     order_id: &str,
     amount: Option<Decimal>,
@@ -255,7 +255,7 @@ pub async fn refund(
 /// Sends `amount` (minor units) to the card of the order's latest successful card pay-in or
 /// payout, through the merchant's card processors from that one's processor on.
 pub async fn payout(
-    state: &AppState,
+    state: &Services,
     merchant_id: i64,
     order_id: &str,
     amount: Decimal,
@@ -336,7 +336,7 @@ pub async fn payout(
 /// Schedules the order's newest transaction notification for delivery again. `Ok(false)` when
 /// the order has none.
 pub async fn resync(
-    state: &AppState,
+    state: &Services,
     merchant_id: i64,
     order_id: &str,
 ) -> Result<bool, PaymentError> {
@@ -374,7 +374,7 @@ struct Recorded<'a> {
 /// Records the transaction and its notification, and ends the session's claim, in one database
 /// transaction.
 async fn record(
-    state: &AppState,
+    state: &Services,
     r: Recorded<'_>,
     cascade: Cascade,
 ) -> Result<CashierTransaction, PaymentError> {
@@ -468,7 +468,7 @@ async fn ledger_refund(
 /// when the session has none).
 async fn notify(
     tx: &mut Tx,
-    state: &AppState,
+    state: &Services,
     session: &HostedSession,
     payer: &Payer,
     t: &CashierTransaction,

@@ -7,8 +7,8 @@ use recur_domain::schedule::webhook_next_attempt;
 use recur_domain::signature::{standard_webhook_signature, webhook_signature};
 
 use super::{Delivery, Dispatcher};
-use crate::app::AppState;
 use crate::delivery::guard::literal_refusal;
+use crate::services::Services;
 use crate::store::events::{Event, EventStatus, Outcome};
 use crate::store::merchants::Merchant;
 
@@ -17,7 +17,7 @@ pub(super) type Attempt = (Event, Outcome);
 
 impl Dispatcher {
     /// One attempt to deliver a leased event, and its outcome (not yet recorded).
-    pub(super) async fn attempt(&self, state: &AppState, delivery: Delivery) -> Attempt {
+    pub(super) async fn attempt(&self, state: &Services, delivery: Delivery) -> Attempt {
         let Delivery {
             event,
             test_clock,
@@ -56,7 +56,7 @@ impl Dispatcher {
     /// POSTs the signed payload; the endpoint's status code, or why there was none.
     async fn post(
         &self,
-        state: &AppState,
+        state: &Services,
         event: &Event,
         merchant: &Merchant,
     ) -> Result<u16, String> {
@@ -96,7 +96,7 @@ struct Signed {
 
 /// Adds the spec's `Signature` to the payload and computes both signatures with `merchant`'s
 /// secrets.
-fn sign(state: &AppState, event: &Event, merchant: &Merchant) -> anyhow::Result<Signed> {
+fn sign(state: &Services, event: &Event, merchant: &Merchant) -> anyhow::Result<Signed> {
     let secret = state.keys.open(&merchant.secret_sealed)?;
     let whsec = state.keys.open(&merchant.webhook_secret_sealed)?;
     let signature = webhook_signature(&secret, &event.order_id);

@@ -17,9 +17,8 @@ use tokio::sync::mpsc;
 use tokio::task::JoinSet;
 
 use super::guard::GuardedResolver;
-use crate::app::AppState;
-use crate::billing::merchant_now;
 use crate::config::WebhookConfig;
+use crate::services::Services;
 use crate::store::events::{self, Event, EventStatus, Scope};
 use crate::store::merchants::{self, Merchant};
 use attempt::Attempt;
@@ -103,7 +102,7 @@ impl Dispatcher {
     /// statement that leases them and returns them whole, one read per merchant.
     async fn claim(
         &self,
-        state: &AppState,
+        state: &Services,
         scope: Scope,
         free: usize,
         held: &HashMap<String, usize>,
@@ -112,7 +111,7 @@ impl Dispatcher {
         let real_now = state.clock.now();
         let test_clock = match scope {
             Scope::RealTime => None,
-            Scope::Merchant(id) => Some(merchant_now(state, id).await?),
+            Scope::Merchant(id) => Some(state.merchant_now(id).await?),
         };
         let now = test_clock.unwrap_or(real_now);
         let limit = i64::try_from(free * PER_ENDPOINT).unwrap_or(i64::MAX);
@@ -165,15 +164,18 @@ impl Dispatcher {
 
     /// Delivers every event of a test-clock merchant that is due at its clock, before returning
     /// (the test clock's catch-up).
-    pub async fn deliver_due_now(state: &AppState, merchant_id: i64) -> anyhow::Result<usize> {
-        let dispatcher = &state.webhooks;
+    pub async fn deliver_due_now(
+        self: &Arc<Self>,
+        state: &Arc<Services>,
+        merchant_id: i64,
+    ) -> anyhow::Result<usize> {
         let mut delivered = 0;
         loop {
-            let claimed = dispatcher
+            let claimed = self
                 .claim(
                     state,
                     Scope::Merchant(merchant_id),
-                    dispatcher.concurrency,
+                    self.concurrency,
                     &HashMap::new(),
                     PER_ENDPOINT,
                 )
@@ -183,8 +185,8 @@ impl Dispatcher {
             }
             let mut tasks = JoinSet::new();
             for delivery in claimed {
-                let state = state.clone();
-                tasks.spawn(async move { state.webhooks.attempt(&state, delivery).await });
+                let (dispatcher, state) = (self.clone(), state.clone());
+                tasks.spawn(async move { dispatcher.attempt(&state, delivery).await });
             }
             let mut attempts = Vec::with_capacity(tasks.len());
             while let Some(attempt) = tasks.join_next().await {
@@ -202,10 +204,10 @@ impl Dispatcher {
     /// slots free while the next claim is under way. A leased event that found no slot within
     /// one time-out is let go, to be claimed again when its lease expires. Finished attempts go
     /// to a recorder task, so that recording overlaps claiming and delivering too.
-    pub async fn run(state: AppState) {
+    pub async fn run(self: Arc<Self>, state: Arc<Services>) {
         let (finished_tx, finished_rx) = mpsc::channel(RECORD_QUEUE);
         tokio::spawn(recorder(state.clone(), finished_rx));
-        let concurrency = state.webhooks.concurrency;
+        let concurrency = self.concurrency;
         let mut tasks: JoinSet<Attempt> = JoinSet::new();
         // The endpoint of each delivery task, so that even a failed task frees its slot.
         let mut endpoints: HashMap<tokio::task::Id, String> = HashMap::new();
@@ -223,20 +225,18 @@ impl Dispatcher {
                 );
             }
             for delivery in queue.start(concurrency.saturating_sub(tasks.len())) {
-                let state = state.clone();
+                let (dispatcher, state) = (self.clone(), state.clone());
                 let endpoint = delivery.endpoint.clone();
-                let task =
-                    tasks.spawn(async move { state.webhooks.attempt(&state, delivery).await });
+                let task = tasks.spawn(async move { dispatcher.attempt(&state, delivery).await });
                 endpoints.insert(task.id(), endpoint);
             }
             let room = (HELD_PER_SLOT * concurrency).saturating_sub(queue.held());
             let now = tokio::time::Instant::now();
             if claims.is_empty() && room > 0 && claim_at <= now {
                 let held = queue.held_by_endpoint();
-                let state = state.clone();
+                let (dispatcher, state) = (self.clone(), state.clone());
                 claims.spawn(async move {
-                    state
-                        .webhooks
+                    dispatcher
                         .claim(&state, Scope::RealTime, room, &held, HELD_PER_ENDPOINT)
                         .await
                 });
@@ -311,7 +311,7 @@ struct Delivery {
 /// Records attempts as the dispatcher hands them over, all those queued by then in one
 /// transaction, until the dispatcher stops. An attempt whose recording fails keeps its lease
 /// until it expires, and the event is then delivered again (at least once, never lost).
-async fn recorder(state: AppState, mut queue: mpsc::Receiver<Attempt>) {
+async fn recorder(state: Arc<Services>, mut queue: mpsc::Receiver<Attempt>) {
     let mut batch = Vec::new();
     while queue.recv_many(&mut batch, RECORD_QUEUE).await > 0 {
         if let Err(error) = record(&state, std::mem::take(&mut batch)).await {
@@ -321,7 +321,7 @@ async fn recorder(state: AppState, mut queue: mpsc::Receiver<Attempt>) {
 }
 
 /// Records finished attempts in one transaction, then logs them.
-async fn record(state: &AppState, attempts: Vec<Attempt>) -> anyhow::Result<()> {
+async fn record(state: &Services, attempts: Vec<Attempt>) -> anyhow::Result<()> {
     let mut tx = state.store.begin().await?;
     events::record_attempts(&mut tx, &attempts).await?;
     tx.commit().await?;

@@ -11,10 +11,10 @@ use recur_domain::money::display_amount;
 
 use super::Cashier;
 use crate::api::problem::ApiError;
-use crate::app::AppState;
+use crate::i18n;
 use crate::pages::form::decline_message;
-use crate::pages::i18n;
 use crate::pages::render::{page as render, Framing};
+use crate::state::AppState;
 use crate::store::cashier_transactions::{self, CashierTransaction, TransactionStatus};
 use crate::store::hosted_sessions::NewHostedSession;
 

@@ -10,11 +10,12 @@ use recur_domain::money::{display_amount, Currency};
 
 use super::Cashier;
 use crate::api::problem::ApiError;
-use crate::app::AppState;
+use crate::i18n;
+use crate::pages::csrf;
 use crate::pages::form::FormErrors;
 use crate::pages::render::{allow_form_redirect, page, Framing};
-use crate::pages::{csrf, i18n};
 use crate::payments::payer::Payer;
+use crate::state::AppState;
 use crate::store::hosted_sessions::PendingPayment;
 use crate::store::merchants::Mode;
 use crate::store::processors::ProcessorKind;

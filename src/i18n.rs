@@ -5,8 +5,8 @@ use std::collections::BTreeMap;
 
 /// Languages shipped, with their string files.
 const LOCALES: [(&str, &str); 2] = [
-    ("en", include_str!("../../locales/en.toml")),
-    ("de", include_str!("../../locales/de.toml")),
+    ("en", include_str!("../locales/en.toml")),
+    ("de", include_str!("../locales/de.toml")),
 ];
 
 /// Every language's strings.

@@ -1,0 +1,173 @@
+//! The state of the HTTP layer: the process's [`Services`] and what only requests need (access
+//! tokens, the login limiter, the merchants' processor keys, the hosted pages' strings) and the
+//! two delivery workers' handles. Built once at start-up ([`AppState::build`]).
+
+use std::net::SocketAddr;
+use std::ops::Deref;
+use std::sync::Arc;
+
+use anyhow::Context;
+
+use crate::auth::jwt::TokenService;
+use crate::auth::login_limiter::LoginLimiter;
+use crate::clock::Clock;
+use crate::config::Config;
+use crate::delivery::mail::Mailer;
+use crate::delivery::webhooks::Dispatcher;
+use crate::i18n::Strings;
+use crate::keys::ServerKeys;
+use crate::merchants::ProcessorKeys;
+use crate::metrics::Metrics;
+use crate::processor::sandbox::SandboxProcessor;
+use crate::services::Services;
+use crate::store::Store;
+
+/// State shared by every request handler and worker.
+#[derive(Clone)]
+pub struct AppState(Arc<Shared>);
+
+/// What [`AppState`] holds.
+pub struct Shared {
+    /// What every layer works with.
+    pub services: Arc<Services>,
+    /// Access-token signer and verifier.
+    pub tokens: TokenService,
+    /// Failed-login limiter.
+    pub login_limiter: LoginLimiter,
+    /// Merchants' processor keys, remembered (they never change).
+    pub processor_keys: ProcessorKeys,
+    /// The hosted pages' strings by language.
+    pub strings: Strings,
+    /// The webhook dispatcher.
+    pub webhooks: Arc<Dispatcher>,
+    /// The e-mail sender.
+    pub mailer: Arc<Mailer>,
+}
+
+impl Deref for Shared {
+    type Target = Services;
+    fn deref(&self) -> &Services {
+        &self.services
+    }
+}
+
+impl Deref for AppState {
+    type Target = Shared;
+    fn deref(&self) -> &Shared {
+        &self.0
+    }
+}
+
+impl AppState {
+    /// Where merchant pages load `cashier.js` from: `RECUR_CDN_URL`, else recur's own `/cdn`.
+    pub fn cdn_url(&self) -> String {
+        self.config
+            .cdn_url
+            .clone()
+            .unwrap_or_else(|| format!("{}/cdn", self.public_url))
+    }
+
+    /// Opens the store (running migrations) and builds everything the handlers need. `bound` is
+    /// the address the server listens on, when it does.
+    pub async fn build(
+        config: Config,
+        clock: Arc<dyn Clock>,
+        bound: Option<SocketAddr>,
+    ) -> anyhow::Result<Self> {
+        if config.is_sqlite() {
+            std::fs::create_dir_all(&config.data_dir)
+                .with_context(|| format!("creating {}", config.data_dir.display()))?;
+        }
+        let keys = ServerKeys::load_or_create(config.secret_key.as_deref(), &config.data_dir)?;
+        let store = Store::connect(&config.database_url).await?;
+        store.migrate().await?;
+        let tokens = TokenService::new(&config.jwt, &keys)?;
+        let public_url = config.public_url.clone().unwrap_or_else(|| {
+            let scheme = scheme(&config);
+            format!("{scheme}://{}", bound.unwrap_or(config.listen))
+        });
+        let processor = Arc::new(SandboxProcessor::new(store.clone(), clock.clone()));
+        let webhooks = Dispatcher::new(&config.webhooks)?;
+        let mailer = Mailer::new(&config)?;
+        Ok(Self(Arc::new(Shared {
+            services: Arc::new(Services {
+                config,
+                store,
+                keys,
+                clock,
+                processor,
+                templates: templates(),
+                metrics: Metrics::default(),
+                public_url,
+            }),
+            tokens,
+            login_limiter: LoginLimiter::new(),
+            processor_keys: ProcessorKeys::default(),
+            strings: Strings::load()?,
+            webhooks: Arc::new(webhooks),
+            mailer: Arc::new(mailer),
+        })))
+    }
+}
+
+/// `https` when the server speaks TLS itself, else `http`.
+pub fn scheme(config: &Config) -> &'static str {
+    if config.tls.is_some() {
+        "https"
+    } else {
+        "http"
+    }
+}
+
+fn templates() -> minijinja::Environment<'static> {
+    let mut env = minijinja::Environment::new();
+    for (name, source) in [
+        (
+            "reference.html",
+            include_str!("../templates/reference.html"),
+        ),
+        ("base.html", include_str!("../templates/base.html")),
+        ("cashier.html", include_str!("../templates/cashier.html")),
+        (
+            "cashier_done.html",
+            include_str!("../templates/cashier_done.html"),
+        ),
+        ("expired.html", include_str!("../templates/expired.html")),
+        (
+            "card_fields.html",
+            include_str!("../templates/card_fields.html"),
+        ),
+        ("checkout.html", include_str!("../templates/checkout.html")),
+        (
+            "checkout_done.html",
+            include_str!("../templates/checkout_done.html"),
+        ),
+        (
+            "challenge.html",
+            include_str!("../templates/challenge.html"),
+        ),
+        ("notice.html", include_str!("../templates/notice.html")),
+        ("portal.html", include_str!("../templates/portal.html")),
+        (
+            "portal_card.html",
+            include_str!("../templates/portal_card.html"),
+        ),
+        (
+            "portal_cancel.html",
+            include_str!("../templates/portal_cancel.html"),
+        ),
+        ("invoice.html", include_str!("../templates/invoice.html")),
+        (
+            "email/message.txt",
+            include_str!("../templates/email/message.txt"),
+        ),
+        (
+            "email/message.html",
+            include_str!("../templates/email/message.html"),
+        ),
+    ] {
+        env.add_template(name, source)
+            .expect("the bundled templates parse");
+    }
+    env
+}
