@@ -12,6 +12,7 @@ use crate::clock::SystemClock;
 use crate::config::Config;
 use crate::merchants;
 use crate::net::tls::TlsListener;
+use crate::pages;
 use crate::state::{scheme, AppState};
 use crate::workers::Workers;
 
@@ -87,7 +88,8 @@ pub async fn start(config: Config) -> anyhow::Result<RunningServer> {
         }
         None => (None, None),
     };
-    let app = api::router(state.clone()).into_make_service_with_connect_info::<PeerAddress>();
+    let app = api::router(state.clone(), pages::router(&state))
+        .into_make_service_with_connect_info::<PeerAddress>();
     let task = match tls {
         Some((files, tls_config)) => {
             let listener = TlsListener::new(listener, files, tls_config)?;

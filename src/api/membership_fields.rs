@@ -7,9 +7,49 @@ use recur_domain::money::{self, Currency};
 use recur_domain::price::Price;
 use recur_domain::validation::FieldErrors;
 use rust_decimal::Decimal;
+use serde::Deserialize;
+use utoipa::ToSchema;
 
-use super::input::required_text;
-use super::memberships::{BillingCycleInput, PricingInfoInput};
+use super::field_schemas::{CurrencyCode, IntervalCount, Quantity, UnitPrice};
+use super::input::{required_text, Field};
+
+/// `pricingInfo` of the create body.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase", expecting = "an object")]
+pub struct PricingInfoInput {
+    /// ISO 4217 code.
+    #[serde(default)]
+    #[schema(required = true, value_type = CurrencyCode)]
+    pub currency: Field<String>,
+    /// The price per period: a decimal string > 0 with at most the currency's decimals.
+    #[serde(default)]
+    #[schema(required = true, value_type = String, example = "29.97", pattern = "^[0-9]+(\\.[0-9]+)?$")]
+    pub total_amount: Field<String>,
+    /// Optional, > 0 (a number or a decimal string). With quantity, their product must equal
+    /// totalAmount; alone, it is kept as given.
+    #[serde(default)]
+    #[schema(value_type = Option<UnitPrice>)]
+    pub price_per_unit: Field<serde_json::Value>,
+    /// Optional integer from 1 to 1,000,000,000.
+    #[serde(default)]
+    #[schema(value_type = Option<Quantity>)]
+    pub quantity: Field<i64>,
+}
+
+/// `billingCycle` of the create body.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase", expecting = "an object")]
+pub struct BillingCycleInput {
+    /// Daily, Weekly, Monthly or Annually.
+    #[serde(default)]
+    #[schema(required = true, value_type = String, example = "Monthly", pattern = "^([Dd][Aa][Ii][Ll][Yy]|[Ww][Ee][Ee][Kk][Ll][Yy]|[Mm][Oo][Nn][Tt][Hh][Ll][Yy]|[Aa][Nn][Nn][Uu][Aa][Ll][Ll][Yy])$")]
+    pub interval_type: Field<String>,
+    /// Integer ≥ 1, default 1; a cycle is at most 3 years (Daily 1095, Weekly 156, Monthly 36,
+    /// Annually 3).
+    #[serde(default)]
+    #[schema(value_type = Option<IntervalCount>)]
+    pub interval_count: Field<serde_json::Value>,
+}
 
 /// Currency, total, unit price and quantity of `pricingInfo`, all in minor units.
 pub(super) type Pricing = (Currency, i64, Option<i64>, Option<i64>);

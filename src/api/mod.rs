@@ -26,6 +26,7 @@ pub mod problem;
 pub mod sessions;
 pub mod test_helpers;
 pub mod trace;
+pub mod trace_id;
 
 use axum::extract::DefaultBodyLimit;
 use axum::routing::{get, post, put};
@@ -35,8 +36,9 @@ use tower_http::catch_panic::CatchPanicLayer;
 use crate::state::AppState;
 use problem::ApiError;
 
-/// Every route recur serves, with its middleware.
-pub fn router(state: AppState) -> Router {
+/// Every route recur serves: the API's, and `pages` (the hosted pages' routes, which the caller
+/// builds), under the middleware they all share.
+pub fn router(state: AppState, pages: Router<AppState>) -> Router {
     let subscriptions_v1 = Router::new()
         .route("/auth", post(auth::authenticate))
         .route("/customer", post(customers::create_customer))
@@ -82,7 +84,7 @@ pub fn router(state: AppState) -> Router {
         ));
     let router = Router::new()
         .nest("/api/subscriptions/v1", subscriptions_v1)
-        .merge(crate::pages::router(&state))
+        .merge(pages)
         .route(
             "/api/payment/hosted-page",
             post(hosted_page::create_session),

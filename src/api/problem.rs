@@ -9,7 +9,7 @@ use recur_domain::validation::FieldErrors;
 use serde::Serialize;
 use utoipa::ToSchema;
 
-use super::trace::current_trace_id;
+use super::trace_id::current_trace_id;
 use crate::billing::BillingError;
 use crate::payments::PaymentError;
 

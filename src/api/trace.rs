@@ -10,36 +10,7 @@ use tracing::Instrument;
 
 use super::client_address::ClientAddress;
 use super::problem::problem_response;
-
-tokio::task_local! {
-    static TRACE_ID: String;
-}
-
-/// The response header carrying the trace id.
-pub const TRACE_HEADER: &str = "x-trace-id";
-
-/// The current request's trace id (a fresh one outside a request).
-pub fn current_trace_id() -> String {
-    TRACE_ID
-        .try_with(Clone::clone)
-        .unwrap_or_else(|_| new_trace_id())
-}
-
-fn new_trace_id() -> String {
-    format!("{:032x}", rand::random::<u128>())
-}
-
-/// The trace id inside a valid `traceparent` header (`00-<32 hex>-<16 hex>-<2 hex>`).
-fn from_traceparent(value: &str) -> Option<String> {
-    let mut parts = value.split('-');
-    let (_version, trace_id) = (parts.next()?, parts.next()?);
-    let valid = trace_id.len() == 32
-        && trace_id
-            .chars()
-            .all(|c| c.is_ascii_hexdigit() && !c.is_ascii_uppercase())
-        && trace_id.chars().any(|c| c != '0');
-    valid.then(|| trace_id.to_string())
-}
+use super::trace_id::{self, from_traceparent, new_trace_id, TRACE_HEADER};
 
 /// The path as logs show it: the session token of a checkout or portal link (a bearer credential
 /// for the customer's pages) is replaced by `{token}`.
@@ -76,13 +47,12 @@ pub async fn trace_requests(request: Request, next: Next) -> Response {
     );
     let started = std::time::Instant::now();
     let id = trace_id.clone();
-    let mut response = TRACE_ID
-        .scope(trace_id.clone(), async move {
-            let response = next.run(request).await;
-            ensure_problem(response)
-        })
-        .instrument(span.clone())
-        .await;
+    let mut response = trace_id::scope(trace_id.clone(), async move {
+        let response = next.run(request).await;
+        ensure_problem(response)
+    })
+    .instrument(span.clone())
+    .await;
     span.in_scope(|| {
         tracing::info!(
             status = response.status().as_u16(),
@@ -143,18 +113,5 @@ mod tests {
             loggable_path("/api/subscriptions/v1/checkout/session"),
             "/api/subscriptions/v1/checkout/session"
         );
-    }
-
-    #[test]
-    fn traceparent_trace_id_is_adopted_only_when_valid() {
-        assert_eq!(
-            from_traceparent("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01").as_deref(),
-            Some("4bf92f3577b34da6a3ce929d0e0e4736")
-        );
-        assert_eq!(
-            from_traceparent("00-00000000000000000000000000000000-00f067aa0ba902b7-01"),
-            None
-        );
-        assert_eq!(from_traceparent("garbage"), None);
     }
 }

@@ -5,14 +5,13 @@
 use std::collections::{HashMap, HashSet};
 
 use chrono::{DateTime, Utc};
-use recur_domain::membership::{EmailKind, InvoiceChange, RecurringAttempt, Settlement};
+use recur_domain::membership::{InvoiceChange, RecurringAttempt, Settlement};
 
-use super::lifecycle::{self, Followups};
+use super::followups::{self, Followups, Reporting};
 use super::notify;
-use super::{checkout, update, BillingError};
-use crate::delivery::compose;
+use super::{proration, BillingError};
 use crate::events::subscription::{Movement, TransactionFacts};
-use crate::events::{self, Event};
+use crate::events::{self};
 use crate::processor::{ChargeOutcome, ChargeRequest};
 use crate::services::Services;
 use crate::store::charges::{self, Charge, ChargeKind, ChargeStatus, Completion};
@@ -20,7 +19,7 @@ use crate::store::customers::{self, Customer};
 use crate::store::invoices::{self, Invoice, RECENT_INVOICES};
 use crate::store::memberships::{self, Membership};
 use crate::store::merchants::{self, Merchant};
-use crate::store::outbox::{self, NewEmail};
+use crate::store::outbox::{self};
 use crate::store::payment_methods::{self, PaymentMethod};
 use crate::store::processors::{self, PaymentProcessor, ProcessorKind};
 use crate::store::Tx;
@@ -176,7 +175,7 @@ async fn finish(
         .values_mut()
         .filter(|m| changed.contains(&m.id))
         .collect();
-    lifecycle::save_many(&mut tx, &mut to_save, at).await?;
+    followups::save_many(&mut tx, &mut to_save, at).await?;
     // A card entered on a checkout page becomes the payment method once it has paid.
     let approved_cards = distinct(
         done_in_order
@@ -254,7 +253,7 @@ fn settle(
                 .recurring_settled(attempt, amount, approved, at, last_change)
         }
         ChargeKind::PayNow => m.state.pay_now_settled(invoice.amount_due, approved, at),
-        ChargeKind::Proration => return update::proration_settled(m, charge, approved),
+        ChargeKind::Proration => return proration::proration_settled(m, charge, approved),
     };
     Ok((settlement, Followups::after(&settlement)))
 }
@@ -335,141 +334,6 @@ impl Context {
             recent: self.recent.get(&m.id).map_or(&[], Vec::as_slice),
             merchant: self.merchants.get(&m.merchant_id),
         })
-    }
-}
-
-/// Everything the events and e-mail about one membership are built from.
-pub struct Reporting<'a> {
-    /// The membership as saved.
-    pub membership: &'a Membership,
-    /// Its customer.
-    pub customer: &'a Customer,
-    /// The invoice the change concerns, if any.
-    pub invoice: Option<&'a Invoice>,
-    /// The membership's latest invoices, newest first (for status and update events).
-    pub recent: &'a [Invoice],
-    /// Its merchant (for e-mails).
-    pub merchant: Option<&'a Merchant>,
-}
-
-impl Followups {
-    /// Whether anything is due.
-    fn is_empty(&self) -> bool {
-        !self.status_changed && self.updated.is_none() && self.email.is_none()
-    }
-
-    /// The events and e-mail these followups call for, built from data already loaded. A
-    /// "payment failed" e-mail gets its pay-now link, opened in `tx`.
-    async fn outbox_rows<'a>(
-        self,
-        tx: &mut Tx,
-        state: &Services,
-        reporting: Reporting<'a>,
-        at: DateTime<Utc>,
-    ) -> Result<(Vec<Event<'a>>, Option<NewEmail>), BillingError> {
-        let m = reporting.membership;
-        let recent = reporting.recent;
-        let mut events = Vec::new();
-        if self.status_changed {
-            events.push(Event::MembershipStatusChanged {
-                membership: m,
-                recent,
-            });
-        }
-        if let Some(updates) = self.updated {
-            events.push(Event::MembershipUpdated {
-                membership: m,
-                recent,
-                updates,
-            });
-        }
-        let email = match (self.email, reporting.merchant) {
-            (Some(kind), Some(merchant)) => {
-                let pay_link = match kind {
-                    EmailKind::PaymentFailed => {
-                        Some(checkout::open_pay_now_link(tx, state, m, at).await?)
-                    }
-                    EmailKind::Receipt | EmailKind::Canceled => None,
-                };
-                Some(compose::email(
-                    state,
-                    kind,
-                    merchant,
-                    m,
-                    reporting.customer,
-                    reporting.invoice,
-                    pay_link,
-                )?)
-            }
-            (Some(_), None) => {
-                return Err(BillingError::Internal(anyhow::anyhow!(
-                    "membership without merchant"
-                )))
-            }
-            (None, _) => None,
-        };
-        Ok((events, email))
-    }
-
-    /// Writes the events and e-mail a change of one membership calls for, in its transaction.
-    pub async fn record(
-        self,
-        tx: &mut Tx,
-        state: &Services,
-        m: &Membership,
-        customer: &Customer,
-        invoice: Option<&Invoice>,
-        at: DateTime<Utc>,
-    ) -> Result<(), BillingError> {
-        if self.is_empty() {
-            return Ok(());
-        }
-        let recent = if self.status_changed || self.updated.is_some() {
-            invoices::recent(&mut **tx, m.id, RECENT_INVOICES).await?
-        } else {
-            Vec::new()
-        };
-        let merchant = match self.email {
-            Some(_) => merchants::by_id_in(&mut **tx, m.merchant_id).await?,
-            None => None,
-        };
-        let (events, email) = self
-            .outbox_rows(
-                tx,
-                state,
-                Reporting {
-                    membership: m,
-                    customer,
-                    invoice,
-                    recent: &recent,
-                    merchant: merchant.as_ref(),
-                },
-                at,
-            )
-            .await?;
-        events::record(tx, events, at).await?;
-        if let Some(email) = email {
-            outbox::insert_emails(tx, &[email], at, state.clock.now()).await?;
-        }
-        Ok(())
-    }
-
-    /// [`Self::record`] for a membership whose customer is not loaded yet.
-    pub async fn record_for(
-        self,
-        tx: &mut Tx,
-        state: &Services,
-        m: &Membership,
-        invoice: Option<&Invoice>,
-        at: DateTime<Utc>,
-    ) -> Result<(), BillingError> {
-        if self.is_empty() {
-            return Ok(());
-        }
-        let customer = customers::by_id(&mut **tx, m.merchant_id, m.customer_id)
-            .await?
-            .ok_or(BillingError::NotFound)?;
-        self.record(tx, state, m, &customer, invoice, at).await
     }
 }
 

@@ -3,14 +3,10 @@
 //! synchronously for a sandbox merchant whose test clock was advanced ([`super::test_clock`]).
 
 use chrono::{DateTime, TimeDelta, Utc};
-use recur_domain::membership::DueAction;
 
-use super::lifecycle::{self, Followups};
-use super::{charging, recurring, refunds, renewals, BillingError};
+use super::{actions, charging, refunds, renewals, BillingError};
 use crate::services::Services;
-use crate::store::charges::Charge;
-use crate::store::memberships::{self, Membership};
-use crate::store::Tx;
+use crate::store::memberships;
 
 /// Which memberships a run looks at, and at what time the actions are taken.
 #[derive(Debug, Clone, Copy)]
@@ -44,7 +40,7 @@ pub async fn run_next_due(
         Scope::RealTime => until,
         Scope::TestClock(_) => m.state.next_action_at.unwrap_or(until),
     };
-    let charge = match act(state, &mut tx, &mut m, at).await {
+    let charge = match actions::act(state, &mut tx, &mut m, at).await {
         Ok(charge) => charge,
         // A request wrote a charge of this membership between the claim's snapshot and its
         // lock: nothing is written, and the action is claimed again once that charge is done.
@@ -59,40 +55,6 @@ pub async fn run_next_due(
         charging::execute(state, &charge, at).await?;
     }
     Ok(true)
-}
-
-/// Takes the action due on a claimed membership at `at`, in the caller's transaction. Returns
-/// the `Pending` attempt to run once it commits, if the action charges.
-pub(super) async fn act(
-    state: &Services,
-    tx: &mut Tx,
-    m: &mut Membership,
-    at: DateTime<Utc>,
-) -> Result<Option<Charge>, BillingError> {
-    let mut invoice = None;
-    let (charge, followups) = match m.state.due_action(at) {
-        DueAction::Expire => (None, lifecycle::expire(tx, m, at).await?),
-        DueAction::Complete => (None, lifecycle::complete(tx, m, at).await?),
-        DueAction::Renew => {
-            let (charge, followups, renewal_invoice) = recurring::start_renewal(tx, m, at).await?;
-            invoice = renewal_invoice;
-            (charge, followups)
-        }
-        DueAction::Retry => {
-            let (charge, followups, retried) = recurring::start_retry(tx, m, at).await?;
-            invoice = retried;
-            (charge, followups)
-        }
-        DueAction::Wait => {
-            m.state.wait(at);
-            lifecycle::save(tx, m, at).await?;
-            (None, Followups::default())
-        }
-    };
-    followups
-        .record_for(tx, state, m, invoice.as_ref(), at)
-        .await?;
-    Ok(charge)
 }
 
 /// How long work may stay unanswered before another pass or process takes it over: a `Pending`

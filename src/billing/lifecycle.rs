@@ -5,11 +5,11 @@
 //! the events and e-mail that follow.
 
 use chrono::{DateTime, Utc};
-use recur_domain::membership::{EmailKind, Settlement};
+use recur_domain::membership::EmailKind;
 use recur_domain::status::MembershipStatus;
-use serde_json::{Map, Value};
 
 use super::charging::{self, Settled};
+use super::followups::{save, Followups};
 use super::invoicing::{issue, new_invoice};
 use super::BillingError;
 use crate::services::Services;
@@ -17,61 +17,6 @@ use crate::store::charges::{self, Charge, ChargeKind, NewCharge, PagePayment};
 use crate::store::invoices::{self, Invoice, InvoiceKind};
 use crate::store::memberships::{self, Membership};
 use crate::store::{customers, payment_methods, Tx};
-
-/// What a change calls for once its own rows are written: events and an e-mail.
-#[derive(Debug, Default)]
-pub struct Followups {
-    /// The status changed: a status-change event is due.
-    pub status_changed: bool,
-    /// Fields changed (the spec's `Updates` keys): an update event is due.
-    pub updated: Option<Map<String, Value>>,
-    /// An e-mail to the customer is due.
-    pub email: Option<EmailKind>,
-}
-
-impl Followups {
-    /// What a settled attempt calls for: a status-change event, an e-mail.
-    pub fn after(settlement: &Settlement) -> Self {
-        Followups {
-            status_changed: settlement.status_changed,
-            updated: None,
-            email: settlement.email,
-        }
-    }
-
-    /// A status-change event, when `changed`.
-    pub fn status_change(changed: bool) -> Self {
-        Followups {
-            status_changed: changed,
-            ..Followups::default()
-        }
-    }
-}
-
-/// Saves `m`; a concurrent change since it was read is a conflict.
-pub(super) async fn save(
-    tx: &mut Tx,
-    m: &mut Membership,
-    at: DateTime<Utc>,
-) -> Result<(), BillingError> {
-    save_many(tx, &mut [m], at).await
-}
-
-/// Saves memberships read for change in one statement; a concurrent change to any of them
-/// since it was read is a conflict (the caller's transaction must not commit).
-pub(super) async fn save_many(
-    tx: &mut Tx,
-    ms: &mut [&mut Membership],
-    at: DateTime<Utc>,
-) -> Result<(), BillingError> {
-    if memberships::save_many(tx, ms, at).await? {
-        Ok(())
-    } else {
-        Err(BillingError::Conflict(
-            "the membership changed concurrently; retry".into(),
-        ))
-    }
-}
 
 /// An Incomplete membership reached 23 hours without payment: Expired, open invoice Void.
 pub async fn expire(

@@ -10,12 +10,15 @@
 //! [`charging::recover_pending`] completes by asking the processor again with the same key, so a
 //! period is never charged twice. See `docs/billing.md`.
 
+pub mod actions;
 pub mod charging;
 pub mod checkout;
 pub mod engine;
+pub mod followups;
 pub mod invoicing;
 pub mod lifecycle;
 pub mod notify;
+pub mod proration;
 pub mod recurring;
 pub mod refunds;
 pub mod renewals;

@@ -8,8 +8,9 @@ use recur_domain::calendar::Period;
 use recur_domain::invoice::InvoicePlan;
 use recur_domain::membership::{EmailKind, InvoiceChange, RecurringAttempt};
 
+use super::followups::{save, Followups};
 use super::invoicing::{issue, new_invoice};
-use super::lifecycle::{complete, pending_charge, save, Followups};
+use super::lifecycle::{complete, pending_charge};
 use super::BillingError;
 use crate::store::charges::Charge;
 use crate::store::invoices::{self, Invoice, InvoiceKind, NewInvoice};

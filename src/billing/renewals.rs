@@ -10,9 +10,9 @@ use std::collections::HashMap;
 
 use chrono::{DateTime, Utc};
 
-use super::engine::act;
+use super::actions::act;
 use super::{charging, BillingError};
-use super::{lifecycle, recurring};
+use super::{followups, lifecycle, recurring};
 use crate::services::Services;
 use crate::store::charges::{self, ChargeKind, NewCharge};
 use crate::store::invoices::{self, Invoice, NewInvoice};
@@ -96,7 +96,7 @@ pub async fn renew_due(
         }
         attempts.extend(written);
         let mut renewed: Vec<&mut Membership> = plain.iter_mut().map(|(m, ..)| m).collect();
-        lifecycle::save_many(&mut tx, &mut renewed, until).await?;
+        followups::save_many(&mut tx, &mut renewed, until).await?;
     }
     tx.commit().await?;
     charging::execute_many(state, attempts, until).await?;

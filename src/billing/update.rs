@@ -8,22 +8,20 @@
 use chrono::{DateTime, Utc};
 use recur_domain::calendar::{BillingCycle, IntervalType, Period};
 use recur_domain::invoice::InvoicePlan;
-use recur_domain::membership::{EmailKind, Settlement, Terms};
 use recur_domain::money::format_amount;
-use recur_domain::price::Price;
 use recur_domain::time::format_utc;
-use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use super::charging::{self, Settled};
+use super::followups::save;
 use super::invoicing::{issue, new_invoice};
-use super::lifecycle::{save, Followups};
+use super::proration::{followups_of, Target};
 use super::BillingError;
 use crate::services::Services;
 use crate::store::charges::{self, Charge, ChargeKind, NewCharge};
 use crate::store::invoices::{self, Invoice, InvoiceKind};
 use crate::store::memberships::{self, Membership};
-use crate::store::{from_micros, payment_methods, to_micros, Tx};
+use crate::store::{payment_methods, to_micros, Tx};
 
 /// The requested changes, validated; `None` leaves a field as it is.
 #[derive(Debug, Clone, Default)]
@@ -64,64 +62,6 @@ pub struct UpdateOutcome {
     pub membership: Membership,
     /// The proration, when price or cycle changed during a paid period.
     pub proration: Option<Proration>,
-}
-
-/// The membership's state after the update, kept in a proration charge until it is approved.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-struct Target {
-    version: i64,
-    subscription_name: String,
-    metadata: Option<String>,
-    return_to_website_link: Option<String>,
-    end_date: Option<i64>,
-    total_amount: i64,
-    price_per_unit: Option<i64>,
-    quantity: Option<i64>,
-    interval_type: String,
-    interval_count: u32,
-    credit_balance: i64,
-    period: Option<(i64, i64)>,
-    updates: Map<String, Value>,
-}
-
-impl Target {
-    /// The membership's terms once the update applies.
-    fn terms(&self) -> Result<Terms, BillingError> {
-        Ok(Terms {
-            price: Price {
-                total: self.total_amount,
-                per_unit: self.price_per_unit,
-                quantity: self.quantity,
-            },
-            cycle: BillingCycle {
-                interval_type: IntervalType::parse(&self.interval_type)
-                    .map_err(|e| BillingError::Internal(anyhow::anyhow!(e.to_string())))?,
-                interval_count: self.interval_count,
-            },
-            end_date: self.end_date.map(from_micros),
-            credit_balance: self.credit_balance,
-            period: self.period.map(|(start, end)| Period {
-                start: from_micros(start),
-                end: from_micros(end),
-            }),
-        })
-    }
-
-    /// Applies the update's fields other than the terms, which the domain applies
-    /// ([`recur_domain::membership::MembershipState::change_terms`]).
-    fn apply_fields(&self, m: &mut Membership) {
-        m.subscription_name.clone_from(&self.subscription_name);
-        m.metadata.clone_from(&self.metadata);
-        m.return_to_website_link
-            .clone_from(&self.return_to_website_link);
-    }
-
-    /// Applies the whole update to `m`, rescheduling its next action.
-    fn apply(&self, m: &mut Membership) -> Result<(), BillingError> {
-        m.state.change_terms(self.terms()?);
-        self.apply_fields(m);
-        Ok(())
-    }
 }
 
 /// Applies `changes` to the membership `key` of `merchant_id`, prorating as DESIGN §4 says.
@@ -309,14 +249,6 @@ fn changed_keys(m: &Membership, changes: &Changes) -> Map<String, Value> {
     updates
 }
 
-fn followups_of(target: &Target, email: Option<EmailKind>) -> Followups {
-    Followups {
-        status_changed: false,
-        updated: (!target.updates.is_empty()).then(|| target.updates.clone()),
-        email,
-    }
-}
-
 async fn proration_invoice(
     tx: &mut Tx,
     m: &Membership,
@@ -364,34 +296,4 @@ async fn proration_charge(
     )
     .await?
     .ok_or(BillingError::PaymentInProgress)
-}
-
-/// The answer to a proration charge, and what follows: paid and the change applied, or the
-/// invoice voided on a decline ([`recur_domain::membership::MembershipState::proration_settled`]).
-/// Nothing moves a membership while its charge is in flight (one attempt in flight per
-/// membership, `store::charges`), so the change always applies; should the membership ever have
-/// moved on all the same (another version), the money taken becomes credit rather than being
-/// lost.
-pub fn proration_settled(
-    m: &mut Membership,
-    charge: &Charge,
-    approved: bool,
-) -> Result<(Settlement, Followups), BillingError> {
-    let target: Option<Target> = match (approved, charge.pending_update.as_deref()) {
-        (true, Some(json)) => {
-            Some(serde_json::from_str(json).map_err(|e| BillingError::Internal(e.into()))?)
-        }
-        _ => None,
-    };
-    let target = target.filter(|target| target.version == m.version);
-    let terms = target.as_ref().map(Target::terms).transpose()?;
-    let settlement = m.state.proration_settled(terms, charge.amount, approved);
-    let followups = match target {
-        Some(target) if settlement.terms_changed => {
-            target.apply_fields(m);
-            followups_of(&target, settlement.email)
-        }
-        _ => Followups::after(&settlement),
-    };
-    Ok((settlement, followups))
 }

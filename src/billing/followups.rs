@@ -1,0 +1,207 @@
+//! What follows a change of a membership, in its transaction: the membership saved under its
+//! version check, then the events and the customer e-mail the change calls for.
+
+use chrono::{DateTime, Utc};
+use recur_domain::membership::{EmailKind, Settlement};
+use serde_json::{Map, Value};
+
+use super::{checkout, BillingError};
+use crate::delivery::compose;
+use crate::events::{self, Event};
+use crate::services::Services;
+use crate::store::customers::{self, Customer};
+use crate::store::invoices::{self, Invoice, RECENT_INVOICES};
+use crate::store::memberships::{self, Membership};
+use crate::store::merchants::{self, Merchant};
+use crate::store::outbox::{self, NewEmail};
+use crate::store::Tx;
+
+/// What a change calls for once its own rows are written: events and an e-mail.
+#[derive(Debug, Default)]
+pub struct Followups {
+    /// The status changed: a status-change event is due.
+    pub status_changed: bool,
+    /// Fields changed (the spec's `Updates` keys): an update event is due.
+    pub updated: Option<Map<String, Value>>,
+    /// An e-mail to the customer is due.
+    pub email: Option<EmailKind>,
+}
+
+impl Followups {
+    /// What a settled attempt calls for: a status-change event, an e-mail.
+    pub fn after(settlement: &Settlement) -> Self {
+        Followups {
+            status_changed: settlement.status_changed,
+            updated: None,
+            email: settlement.email,
+        }
+    }
+
+    /// A status-change event, when `changed`.
+    pub fn status_change(changed: bool) -> Self {
+        Followups {
+            status_changed: changed,
+            ..Followups::default()
+        }
+    }
+}
+
+/// Saves `m`; a concurrent change since it was read is a conflict.
+pub(super) async fn save(
+    tx: &mut Tx,
+    m: &mut Membership,
+    at: DateTime<Utc>,
+) -> Result<(), BillingError> {
+    save_many(tx, &mut [m], at).await
+}
+
+/// Saves memberships read for change in one statement; a concurrent change to any of them
+/// since it was read is a conflict (the caller's transaction must not commit).
+pub(super) async fn save_many(
+    tx: &mut Tx,
+    ms: &mut [&mut Membership],
+    at: DateTime<Utc>,
+) -> Result<(), BillingError> {
+    if memberships::save_many(tx, ms, at).await? {
+        Ok(())
+    } else {
+        Err(BillingError::Conflict(
+            "the membership changed concurrently; retry".into(),
+        ))
+    }
+}
+
+/// Everything the events and e-mail about one membership are built from.
+pub struct Reporting<'a> {
+    /// The membership as saved.
+    pub membership: &'a Membership,
+    /// Its customer.
+    pub customer: &'a Customer,
+    /// The invoice the change concerns, if any.
+    pub invoice: Option<&'a Invoice>,
+    /// The membership's latest invoices, newest first (for status and update events).
+    pub recent: &'a [Invoice],
+    /// Its merchant (for e-mails).
+    pub merchant: Option<&'a Merchant>,
+}
+
+impl Followups {
+    /// Whether anything is due.
+    pub(super) fn is_empty(&self) -> bool {
+        !self.status_changed && self.updated.is_none() && self.email.is_none()
+    }
+
+    /// The events and e-mail these followups call for, built from data already loaded. A
+    /// "payment failed" e-mail gets its pay-now link, opened in `tx`.
+    pub(super) async fn outbox_rows<'a>(
+        self,
+        tx: &mut Tx,
+        state: &Services,
+        reporting: Reporting<'a>,
+        at: DateTime<Utc>,
+    ) -> Result<(Vec<Event<'a>>, Option<NewEmail>), BillingError> {
+        let m = reporting.membership;
+        let recent = reporting.recent;
+        let mut events = Vec::new();
+        if self.status_changed {
+            events.push(Event::MembershipStatusChanged {
+                membership: m,
+                recent,
+            });
+        }
+        if let Some(updates) = self.updated {
+            events.push(Event::MembershipUpdated {
+                membership: m,
+                recent,
+                updates,
+            });
+        }
+        let email = match (self.email, reporting.merchant) {
+            (Some(kind), Some(merchant)) => {
+                let pay_link = match kind {
+                    EmailKind::PaymentFailed => {
+                        Some(checkout::open_pay_now_link(tx, state, m, at).await?)
+                    }
+                    EmailKind::Receipt | EmailKind::Canceled => None,
+                };
+                Some(compose::email(
+                    state,
+                    kind,
+                    merchant,
+                    m,
+                    reporting.customer,
+                    reporting.invoice,
+                    pay_link,
+                )?)
+            }
+            (Some(_), None) => {
+                return Err(BillingError::Internal(anyhow::anyhow!(
+                    "membership without merchant"
+                )))
+            }
+            (None, _) => None,
+        };
+        Ok((events, email))
+    }
+
+    /// Writes the events and e-mail a change of one membership calls for, in its transaction.
+    pub async fn record(
+        self,
+        tx: &mut Tx,
+        state: &Services,
+        m: &Membership,
+        customer: &Customer,
+        invoice: Option<&Invoice>,
+        at: DateTime<Utc>,
+    ) -> Result<(), BillingError> {
+        if self.is_empty() {
+            return Ok(());
+        }
+        let recent = if self.status_changed || self.updated.is_some() {
+            invoices::recent(&mut **tx, m.id, RECENT_INVOICES).await?
+        } else {
+            Vec::new()
+        };
+        let merchant = match self.email {
+            Some(_) => merchants::by_id_in(&mut **tx, m.merchant_id).await?,
+            None => None,
+        };
+        let (events, email) = self
+            .outbox_rows(
+                tx,
+                state,
+                Reporting {
+                    membership: m,
+                    customer,
+                    invoice,
+                    recent: &recent,
+                    merchant: merchant.as_ref(),
+                },
+                at,
+            )
+            .await?;
+        events::record(tx, events, at).await?;
+        if let Some(email) = email {
+            outbox::insert_emails(tx, &[email], at, state.clock.now()).await?;
+        }
+        Ok(())
+    }
+
+    /// [`Self::record`] for a membership whose customer is not loaded yet.
+    pub async fn record_for(
+        self,
+        tx: &mut Tx,
+        state: &Services,
+        m: &Membership,
+        invoice: Option<&Invoice>,
+        at: DateTime<Utc>,
+    ) -> Result<(), BillingError> {
+        if self.is_empty() {
+            return Ok(());
+        }
+        let customer = customers::by_id(&mut **tx, m.merchant_id, m.customer_id)
+            .await?
+            .ok_or(BillingError::NotFound)?;
+        self.record(tx, state, m, &customer, invoice, at).await
+    }
+}
