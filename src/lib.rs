@@ -1,7 +1,11 @@
 //! recur: self-hostable subscription billing and hosted payments.
 //!
-//! Layout follows the architecture: [`domain`] holds the pure rules (a crate of its own, so it
-//! cannot do I/O), [`store`] persists, [`api`] speaks HTTP, and [`app`] wires them together.
+//! The modules are in layers, each importing only from its own layer or lower ones (the table
+//! is in `docs/design.md`, "Layout", and `tests/layers.rs` checks it): [`domain`] holds the pure
+//! rules (a crate of its own, so it cannot do I/O); [`store`], [`processor`] and the plumbing
+//! beside them are the foundation; [`services::Services`] is what the engines work with;
+//! [`billing`], [`cashier`] and [`delivery`] are the engines and [`events`] their webhook events;
+//! [`api`] and [`pages`] speak HTTP over [`state::AppState`]; [`app`] starts it all.
 
 pub use recur_domain as domain;
 
@@ -9,6 +13,7 @@ pub mod api;
 pub mod app;
 pub mod auth;
 pub mod billing;
+pub mod cashier;
 pub mod cli;
 pub mod clock;
 pub mod config;
@@ -22,7 +27,6 @@ pub mod merchants;
 pub mod metrics;
 pub mod net;
 pub mod pages;
-pub mod payments;
 pub mod processor;
 pub mod services;
 pub mod state;

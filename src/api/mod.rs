@@ -2,13 +2,14 @@
 //! transaction and respond. Every failure is a problem document ([`problem`]).
 
 pub mod auth;
+pub mod cashier_orders;
+pub mod cashier_sessions;
 pub mod client_address;
 pub mod customers;
 pub mod events;
 pub mod extract;
 pub mod field_schemas;
 pub mod health;
-pub mod hosted_page;
 pub mod idempotency;
 pub mod input;
 pub mod invoices;
@@ -21,7 +22,6 @@ pub mod metrics;
 pub mod nosniff;
 pub mod nul_text;
 pub mod openapi;
-pub mod payments;
 pub mod problem;
 pub mod sessions;
 pub mod test_helpers;
@@ -87,11 +87,11 @@ pub fn router(state: AppState, pages: Router<AppState>) -> Router {
         .merge(pages)
         .route(
             "/api/payment/hosted-page",
-            post(hosted_page::create_session),
+            post(cashier_sessions::create_session),
         )
-        .route("/api/payment/refund", post(payments::refund))
-        .route("/api/payment/payout", post(payments::payout))
-        .route("/api/webhook-resync", post(payments::resync))
+        .route("/api/payment/refund", post(cashier_orders::refund))
+        .route("/api/payment/payout", post(cashier_orders::payout))
+        .route("/api/webhook-resync", post(cashier_orders::resync))
         .route("/openapi.json", get(openapi::document))
         .route("/docs", get(openapi::reference_page))
         .route("/healthz", get(health::healthz))

@@ -14,8 +14,8 @@ use utoipa::{Modify, OpenApi};
 
 use super::problem::ApiError;
 use super::{
-    auth, customers, events, health, hosted_page, invoices, membership_update, memberships,
-    payments, sessions, test_helpers,
+    auth, cashier_orders, cashier_sessions, customers, events, health, invoices, membership_update,
+    memberships, sessions, test_helpers,
 };
 use crate::state::AppState;
 
@@ -45,10 +45,10 @@ use crate::state::AppState;
         test_helpers::pay_membership,
         test_helpers::advance_clock,
         test_helpers::get_clock,
-        hosted_page::create_session,
-        payments::refund,
-        payments::payout,
-        payments::resync,
+        cashier_sessions::create_session,
+        cashier_orders::refund,
+        cashier_orders::payout,
+        cashier_orders::resync,
         health::healthz,
         health::readyz,
     ),
@@ -61,7 +61,7 @@ use crate::state::AppState;
         (name = "invoices", description = "Invoices and refunds of their payments"),
         (name = "events", description = "Webhook events and their delivery attempts"),
         (name = "sandbox", description = "Test cards and test clocks for sandbox merchants"),
-        (name = "hosted page", description = "Cashier sessions for single orders"),
+        (name = "cashier", description = "Cashier sessions for single orders"),
         (name = "operations", description = "Probes for operators"),
     )
 )]

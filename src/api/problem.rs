@@ -11,7 +11,7 @@ use utoipa::ToSchema;
 
 use super::trace_id::current_trace_id;
 use crate::billing::BillingError;
-use crate::payments::PaymentError;
+use crate::cashier::CashierError;
 
 /// The problem document (RFC 9457) recur answers every failure with.
 #[derive(Debug, Serialize, ToSchema)]
@@ -105,14 +105,14 @@ impl From<BillingError> for ApiError {
     }
 }
 
-impl From<PaymentError> for ApiError {
-    fn from(error: PaymentError) -> Self {
+impl From<CashierError> for ApiError {
+    fn from(error: CashierError) -> Self {
         match error {
-            PaymentError::NotFound => ApiError::NotFound,
-            PaymentError::Conflict(why) => ApiError::Conflict(why),
-            PaymentError::Invalid { field, message } => ApiError::invalid(field, message),
-            PaymentError::Database(e) => ApiError::Internal(e.into()),
-            PaymentError::Internal(e) => ApiError::Internal(e),
+            CashierError::NotFound => ApiError::NotFound,
+            CashierError::Conflict(why) => ApiError::Conflict(why),
+            CashierError::Invalid { field, message } => ApiError::invalid(field, message),
+            CashierError::Database(e) => ApiError::Internal(e.into()),
+            CashierError::Internal(e) => ApiError::Internal(e),
         }
     }
 }

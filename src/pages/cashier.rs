@@ -26,10 +26,10 @@ use super::render::{see_other, with_status};
 use super::{csrf, expired, session};
 use crate::api::client_address::ClientAddress;
 use crate::api::problem::ApiError;
-use crate::payments::orders::{self, CashierPayment};
+use crate::cashier::orders::{self, CashierPayment};
 use crate::state::AppState;
+use crate::store::cashier_sessions::{self, CashierSession, PendingPayment};
 use crate::store::cashier_transactions::{CardFacts, TransactionStatus};
-use crate::store::hosted_sessions::{self, HostedSession, PendingPayment};
 use crate::store::merchants::{self, Merchant};
 use crate::store::processors::{self, PaymentProcessor, ProcessorKind};
 
@@ -83,7 +83,7 @@ pub struct ConfirmForm {
 
 /// A usable session with what every cashier page needs.
 struct Cashier {
-    session: HostedSession,
+    session: CashierSession,
     merchant: Merchant,
     currency: Currency,
     token: String,
@@ -126,10 +126,10 @@ pub async fn find_session(
     state: &AppState,
     token: Option<&str>,
     order_id: Option<&str>,
-) -> Result<Option<HostedSession>, ApiError> {
+) -> Result<Option<CashierSession>, ApiError> {
     let Some(token) = token else { return Ok(None) };
     let session =
-        hosted_sessions::by_token_digest(&state.store, &state.keys.lookup_digest(token)).await?;
+        cashier_sessions::by_token_digest(&state.store, &state.keys.lookup_digest(token)).await?;
     Ok(session.filter(|s| {
         s.expires_at > state.clock.now() && order_id == Some(s.fields.order_id.as_str())
     }))
@@ -140,7 +140,7 @@ pub async fn find_session(
 /// given.
 pub fn offered(
     all: Vec<PaymentProcessor>,
-    session: &HostedSession,
+    session: &CashierSession,
     fixed: Option<i64>,
 ) -> Vec<PaymentProcessor> {
     let cards_only = session.fields.credit_card_only || session.fields.is_payout;
@@ -291,7 +291,7 @@ pub async fn pay(
                 amount,
                 processor_id: processor.processor_id,
             };
-            hosted_sessions::set_pending(&state.store, cashier.session.id, Some(&pending)).await?;
+            cashier_sessions::set_pending(&state.store, cashier.session.id, Some(&pending)).await?;
             return Ok(see_page(&cashier));
         }
     }
@@ -324,7 +324,7 @@ pub async fn confirm(
     let Some(pending) = cashier.session.pending.clone() else {
         return Ok(see_page(&cashier));
     };
-    hosted_sessions::set_pending(&state.store, cashier.session.id, None).await?;
+    cashier_sessions::set_pending(&state.store, cashier.session.id, None).await?;
     if cashier.session.status != "open" {
         return Ok(see_page(&cashier));
     }
@@ -363,7 +363,7 @@ async fn settle(
     client_ip: Option<String>,
 ) -> Result<Response, ApiError> {
     let now = state.clock.now();
-    if !hosted_sessions::claim(&state.store, cashier.session.id, now, now + CLAIM).await? {
+    if !cashier_sessions::claim(&state.store, cashier.session.id, now, now + CLAIM).await? {
         // Paid meanwhile (double click, second tab) or a payment in flight.
         return Ok(see_page(cashier));
     }
@@ -383,7 +383,7 @@ async fn settle(
         Ok(transaction) => transaction,
         Err(error) => {
             let mut tx = state.store.begin().await?;
-            hosted_sessions::release(&mut tx, cashier.session.id, false).await?;
+            cashier_sessions::release(&mut tx, cashier.session.id, false).await?;
             tx.commit().await?;
             return Err(error.into());
         }

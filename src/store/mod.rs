@@ -4,6 +4,7 @@
 //! `RETURNING`) and run through `sqlx::Any`. Each table has its own module; every query on
 //! tenant data takes the merchant id, so no query can cross merchants.
 
+pub mod cashier_sessions;
 pub mod cashier_transactions;
 pub mod charges;
 pub mod checkout_sessions;
@@ -11,7 +12,6 @@ pub mod coalesce;
 pub mod customers;
 pub mod emails;
 pub mod events;
-pub mod hosted_sessions;
 pub mod idempotency;
 pub mod invoices;
 pub mod memberships;

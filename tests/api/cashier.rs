@@ -340,7 +340,7 @@ backend_matrix!(
         assert_eq!(first["Retried"], false);
 
         // The provider retries over every card gateway: Success, Retried.
-        let retried = recur::payments::orders::retry(state, merchant_id, "hp-retry")
+        let retried = recur::cashier::orders::retry(state, merchant_id, "hp-retry")
             .await
             .unwrap();
         assert_eq!(retried.status.as_str(), "Success");
@@ -352,7 +352,7 @@ backend_matrix!(
         assert_ne!(all[1]["TransactionId"], first["TransactionId"]);
         // Successful orders are not retried again.
         assert!(
-            recur::payments::orders::retry(state, merchant_id, "hp-retry")
+            recur::cashier::orders::retry(state, merchant_id, "hp-retry")
                 .await
                 .is_err()
         );
@@ -360,7 +360,7 @@ backend_matrix!(
         // A card the issuer refuses stays Rejected, and says it was retried.
         let url = open_order(&server, "hp-retry-2", &receiver.url, json!({})).await;
         pay(&visitor(), &url, card("4000000000009995", "101")).await;
-        let again = recur::payments::orders::retry(state, merchant_id, "hp-retry-2")
+        let again = recur::cashier::orders::retry(state, merchant_id, "hp-retry-2")
             .await
             .unwrap();
         assert_eq!(again.status.as_str(), "Rejected");

@@ -96,7 +96,7 @@ backend_test!(
         assert_ne!(other.body["redirectUrl"], reply.body["redirectUrl"]);
 
         // The token is not stored in the clear.
-        let clear: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM hosted_page_sessions WHERE token_sealed LIKE '%hp-%' OR token_digest LIKE 'hp-%'")
+        let clear: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM cashier_sessions WHERE token_sealed LIKE '%hp-%' OR token_digest LIKE 'hp-%'")
         .fetch_one(server.server.state.store.pool())
         .await
         .unwrap();
@@ -423,7 +423,7 @@ backend_test!(
 
         // Once its hour is over, the order gets a new session with the new values.
         sqlx::query(
-            "UPDATE hosted_page_sessions SET expires_at = expires_at - 3600000000 \
+            "UPDATE cashier_sessions SET expires_at = expires_at - 3600000000 \
              WHERE order_id = $1",
         )
         .bind("order-r")
@@ -436,7 +436,7 @@ backend_test!(
         assert_eq!(reply.status, 200, "{}", reply.body);
         assert_ne!(reply.body["redirectUrl"], url);
         let amounts: Vec<Option<i64>> = sqlx::query_scalar(
-            "SELECT locked_amount FROM hosted_page_sessions WHERE order_id = $1 ORDER BY id",
+            "SELECT locked_amount FROM cashier_sessions WHERE order_id = $1 ORDER BY id",
         )
         .bind("order-r")
         .fetch_all(server.server.state.store.pool())

@@ -139,7 +139,7 @@ backend_test!(
         );
         let stored = server
             .count(
-                "SELECT COUNT(*) FROM hosted_page_sessions WHERE webhook_url = $1",
+                "SELECT COUNT(*) FROM cashier_sessions WHERE webhook_url = $1",
                 "https://merchant.example.com/hooks",
             )
             .await;
@@ -153,7 +153,7 @@ backend_test!(
         let url = open_cashier(&server, "hp-legacy", json!({})).await;
         store_raw(
             &server,
-            "UPDATE hosted_page_sessions SET success_redirect_url = $1",
+            "UPDATE cashier_sessions SET success_redirect_url = $1",
             "https://shop.example.com/o\r\nk",
         )
         .await;

@@ -86,7 +86,7 @@ backend_test!(
         assert_eq!(
             server
                 .count(
-                    "SELECT COUNT(*) FROM hosted_page_sessions WHERE order_id LIKE $1",
+                    "SELECT COUNT(*) FROM cashier_sessions WHERE order_id LIKE $1",
                     "hp-ssrf-%"
                 )
                 .await,

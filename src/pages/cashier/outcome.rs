@@ -15,8 +15,8 @@ use crate::i18n;
 use crate::pages::form::decline_message;
 use crate::pages::render::{page as render, Framing};
 use crate::state::AppState;
+use crate::store::cashier_sessions::NewCashierSession;
 use crate::store::cashier_transactions::{self, CashierTransaction, TransactionStatus};
-use crate::store::hosted_sessions::NewHostedSession;
 
 /// The order's outcome: after a payment inside an iframe (with the redirect the parent page
 /// performs), or when a completed session's link is opened again.
@@ -79,7 +79,7 @@ pub(super) async fn page(
 /// The origin the outcome is posted to: that of the session's `successRedirectUrl` (after a
 /// success) or `failedRedirectUrl`, the merchant's site that embeds the cashier. `None` without
 /// one: then nothing is posted.
-fn parent_origin(fields: &NewHostedSession, success: bool) -> Option<String> {
+fn parent_origin(fields: &NewCashierSession, success: bool) -> Option<String> {
     let target = if success {
         fields.success_redirect_url.as_deref()
     } else {

@@ -10,13 +10,13 @@ use recur_domain::money::{display_amount, Currency};
 
 use super::Cashier;
 use crate::api::problem::ApiError;
+use crate::cashier::payer::Payer;
 use crate::i18n;
 use crate::pages::csrf;
 use crate::pages::form::FormErrors;
 use crate::pages::render::{allow_form_redirect, page, Framing};
-use crate::payments::payer::Payer;
 use crate::state::AppState;
-use crate::store::hosted_sessions::PendingPayment;
+use crate::store::cashier_sessions::PendingPayment;
 use crate::store::merchants::Mode;
 use crate::store::processors::ProcessorKind;
 

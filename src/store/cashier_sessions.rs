@@ -1,4 +1,4 @@
-//! The `hosted_page_sessions` table: cashier sessions created by merchants for single orders.
+//! The `cashier_sessions` table: cashier sessions created by merchants for single orders.
 
 use chrono::{DateTime, Utc};
 
@@ -7,7 +7,7 @@ use super::{from_micros, to_micros, Tx};
 
 /// What a hosted-page session is created with, validated.
 #[derive(Debug, Clone)]
-pub struct NewHostedSession {
+pub struct NewCashierSession {
     /// The merchant's order id.
     pub order_id: String,
     /// ISO 4217 code.
@@ -39,7 +39,7 @@ pub struct OpenSession {
     /// The session token, sealed with the server key.
     pub token_sealed: String,
     /// What it was created with, as validated then.
-    pub fields: NewHostedSession,
+    pub fields: NewCashierSession,
     /// When it stops being usable.
     pub expires_at: DateTime<Utc>,
 }
@@ -53,7 +53,7 @@ pub async fn open_for_order(
 ) -> Result<Option<OpenSession>, sqlx::Error> {
     use sqlx::Row;
     let row = sqlx::query(&format!(
-        "SELECT {SESSION_COLUMNS}, token_sealed FROM hosted_page_sessions \
+        "SELECT {SESSION_COLUMNS}, token_sealed FROM cashier_sessions \
          WHERE merchant_id = $1 AND order_id = $2 AND status = 'open' AND expires_at > $3 \
          ORDER BY expires_at DESC LIMIT 1"
     ))
@@ -77,7 +77,7 @@ pub async fn open_for_order(
 pub async fn insert(
     tx: &mut Tx,
     merchant_id: i64,
-    session: &NewHostedSession,
+    session: &NewCashierSession,
     token_digest: &str,
     token_sealed: &str,
     now: DateTime<Utc>,
@@ -86,7 +86,7 @@ pub async fn insert(
     let disabled = serde_json::to_string(&session.disabled_psp_ids)
         .map_err(|e| sqlx::Error::Encode(Box::new(e)))?;
     sqlx::query(
-        "INSERT INTO hosted_page_sessions (merchant_id, order_id, token_digest, token_sealed, \
+        "INSERT INTO cashier_sessions (merchant_id, order_id, token_digest, token_sealed, \
          currency, locked_amount, billing_details, webhook_url, success_redirect_url, \
          failed_redirect_url, disabled_psp_ids, credit_card_only, is_payout, cashier_description, \
          status, created_at, expires_at) \
@@ -115,13 +115,13 @@ pub async fn insert(
 
 /// A stored session, as the cashier page needs it.
 #[derive(Debug, Clone)]
-pub struct HostedSession {
+pub struct CashierSession {
     /// Row id.
     pub id: i64,
     /// Owner.
     pub merchant_id: i64,
     /// What it was created with.
-    pub fields: NewHostedSession,
+    pub fields: NewCashierSession,
     /// `open` until paid.
     pub status: String,
     /// When it was opened.
@@ -149,7 +149,7 @@ const SESSION_COLUMNS: &str = "id, merchant_id, order_id, currency, locked_amoun
     credit_card_only, is_payout, cashier_description, status, created_at, expires_at, \
     pending_card, pending_amount, pending_processor_id";
 
-fn from_row(row: &sqlx::any::AnyRow) -> Result<HostedSession, sqlx::Error> {
+fn from_row(row: &sqlx::any::AnyRow) -> Result<CashierSession, sqlx::Error> {
     use sqlx::Row;
     let disabled: String = row.try_get("disabled_psp_ids")?;
     let pending_card: Option<String> = row.try_get("pending_card")?;
@@ -165,10 +165,10 @@ fn from_row(row: &sqlx::any::AnyRow) -> Result<HostedSession, sqlx::Error> {
         }),
         None => None,
     };
-    Ok(HostedSession {
+    Ok(CashierSession {
         id: row.try_get("id")?,
         merchant_id: row.try_get("merchant_id")?,
-        fields: NewHostedSession {
+        fields: NewCashierSession {
             order_id: row.try_get("order_id")?,
             currency: row.try_get("currency")?,
             locked_amount: row.try_get("locked_amount")?,
@@ -194,9 +194,9 @@ fn from_row(row: &sqlx::any::AnyRow) -> Result<HostedSession, sqlx::Error> {
 pub async fn by_token_digest(
     store: &super::Store,
     token_digest: &str,
-) -> Result<Option<HostedSession>, sqlx::Error> {
+) -> Result<Option<CashierSession>, sqlx::Error> {
     sqlx::query(&format!(
-        "SELECT {SESSION_COLUMNS} FROM hosted_page_sessions WHERE token_digest = $1"
+        "SELECT {SESSION_COLUMNS} FROM cashier_sessions WHERE token_digest = $1"
     ))
     .bind(token_digest)
     .fetch_optional(store.pool())
@@ -211,9 +211,9 @@ pub async fn by_id<'c, E: sqlx::Executor<'c, Database = sqlx::Any>>(
     executor: E,
     merchant_id: i64,
     id: i64,
-) -> Result<Option<HostedSession>, sqlx::Error> {
+) -> Result<Option<CashierSession>, sqlx::Error> {
     sqlx::query(&format!(
-        "SELECT {SESSION_COLUMNS} FROM hosted_page_sessions WHERE merchant_id = $1 AND id = $2"
+        "SELECT {SESSION_COLUMNS} FROM cashier_sessions WHERE merchant_id = $1 AND id = $2"
     ))
     .bind(merchant_id)
     .bind(id)
@@ -234,7 +234,7 @@ pub async fn claim(
     until: DateTime<Utc>,
 ) -> Result<bool, sqlx::Error> {
     let claimed = sqlx::query(
-        "UPDATE hosted_page_sessions SET claimed_until = $1 WHERE id = $2 AND status = 'open' \
+        "UPDATE cashier_sessions SET claimed_until = $1 WHERE id = $2 AND status = 'open' \
          AND (claimed_until IS NULL OR claimed_until <= $3)",
     )
     .bind(to_micros(until))
@@ -248,7 +248,7 @@ pub async fn claim(
 /// Ends a payment's claim; `completed` closes the session for good (paid or paid out).
 pub async fn release(tx: &mut Tx, id: i64, completed: bool) -> Result<(), sqlx::Error> {
     sqlx::query(
-        "UPDATE hosted_page_sessions SET claimed_until = NULL, \
+        "UPDATE cashier_sessions SET claimed_until = NULL, \
          status = CASE WHEN $1 = 1 THEN 'completed' ELSE status END WHERE id = $2",
     )
     .bind(i64::from(completed))
@@ -269,7 +269,7 @@ pub async fn set_pending(
         .transpose()
         .map_err(|e| sqlx::Error::Encode(Box::new(e)))?;
     sqlx::query(
-        "UPDATE hosted_page_sessions SET pending_card = $1, pending_amount = $2, \
+        "UPDATE cashier_sessions SET pending_card = $1, pending_amount = $2, \
          pending_processor_id = $3 WHERE id = $4",
     )
     .bind(card)

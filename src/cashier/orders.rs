@@ -9,15 +9,15 @@ use rust_decimal::Decimal;
 
 use super::cascade::{self, Cascade, Operation};
 use super::payer::Payer;
-use super::PaymentError;
+use super::CashierError;
 use crate::events::cashier::OrderTransaction;
 use crate::events::{self, Action, Event};
 use crate::ids;
 use crate::services::Services;
+use crate::store::cashier_sessions::{self, CashierSession};
 use crate::store::cashier_transactions::{
     self, CardFacts, CashierTransaction, NewTransaction, TransactionKind, TransactionStatus,
 };
-use crate::store::hosted_sessions::{self, HostedSession};
 use crate::store::processors::{self, PaymentProcessor, ProcessorKind};
 use crate::store::refunds::{self, Answer, NewRefund, RefundStatus, Refunded};
 use crate::store::{events as recorded, Tx};
@@ -26,7 +26,7 @@ use crate::store::{events as recorded, Tx};
 #[derive(Debug, Clone)]
 pub struct CashierPayment<'a> {
     /// The session, claimed by the caller.
-    pub session: &'a HostedSession,
+    pub session: &'a CashierSession,
     /// The processors the page offered, in cascade order.
     pub offered: &'a [PaymentProcessor],
     /// The one the customer chose.
@@ -44,7 +44,7 @@ pub struct CashierPayment<'a> {
 pub async fn pay(
     state: &Services,
     payment: CashierPayment<'_>,
-) -> Result<CashierTransaction, PaymentError> {
+) -> Result<CashierTransaction, CashierError> {
     let session = payment.session;
     let route: Vec<PaymentProcessor> = route(
         payment.offered,
@@ -56,7 +56,7 @@ pub async fn pay(
     .cloned()
     .collect();
     let Some(first) = route.first() else {
-        return Err(PaymentError::invalid(
+        return Err(CashierError::invalid(
             "processorId",
             "is not offered in this cashier",
         ));
@@ -75,7 +75,7 @@ pub async fn pay(
         (_, ProcessorKind::Alternative) if kind == TransactionKind::PayIn => Operation::Collect {
             account: &payer.email,
         },
-        _ => return Err(PaymentError::invalid("cardNumber", "is required")),
+        _ => return Err(CashierError::invalid("cardNumber", "is required")),
     };
     let card = match first.kind {
         ProcessorKind::Card => payment.card.clone(),
@@ -113,10 +113,10 @@ pub async fn retry(
     state: &Services,
     merchant_id: i64,
     order_id: &str,
-) -> Result<CashierTransaction, PaymentError> {
+) -> Result<CashierTransaction, CashierError> {
     let pool = state.store.pool();
     let Some(last) = cashier_transactions::latest(pool, merchant_id, order_id, None).await? else {
-        return Err(PaymentError::NotFound);
+        return Err(CashierError::NotFound);
     };
     let original = match last.kind {
         TransactionKind::Refund => None,
@@ -124,13 +124,13 @@ pub async fn retry(
         _ => Some(last),
     }
     .ok_or_else(|| {
-        PaymentError::Conflict(
+        CashierError::Conflict(
             "only an order whose latest transaction was rejected can be retried".into(),
         )
     })?;
-    let session = hosted_sessions::by_id(pool, merchant_id, original.session_id)
+    let session = cashier_sessions::by_id(pool, merchant_id, original.session_id)
         .await?
-        .ok_or(PaymentError::NotFound)?;
+        .ok_or(CashierError::NotFound)?;
     let payer = Payer::of(&session)?;
     let all = processors::list(pool, merchant_id).await?;
     let route: Vec<PaymentProcessor> = match &original.card {
@@ -144,7 +144,7 @@ pub async fn retry(
             .collect(),
     };
     if route.is_empty() {
-        return Err(PaymentError::Conflict(
+        return Err(CashierError::Conflict(
             "the merchant has no processor to retry with".into(),
         ));
     }
@@ -185,13 +185,13 @@ pub async fn refund(
     merchant_id: i64,
     order_id: &str,
     amount: Option<Decimal>,
-) -> Result<CashierTransaction, PaymentError> {
+) -> Result<CashierTransaction, CashierError> {
     let pool = state.store.pool();
     let Some(payin) =
         cashier_transactions::latest_success(pool, merchant_id, order_id, TransactionKind::PayIn)
             .await?
     else {
-        return Err(PaymentError::invalid(
+        return Err(CashierError::invalid(
             "orderId",
             "has no successful payment to refund",
         ));
@@ -199,7 +199,7 @@ pub async fn refund(
     let (count, refunded) = refunds::of_cashier_payment(pool, merchant_id, payin.id).await?;
     let left = payin.amount - refunded;
     if left <= 0 {
-        return Err(PaymentError::Conflict(
+        return Err(CashierError::Conflict(
             "the payment is fully refunded".into(),
         ));
     }
@@ -209,7 +209,7 @@ pub async fn refund(
         None => left,
     };
     if amount <= 0 || amount > left {
-        return Err(PaymentError::invalid(
+        return Err(CashierError::invalid(
             "amount",
             format!(
                 "must be greater than 0 and at most {} (what is left to refund)",
@@ -217,15 +217,15 @@ pub async fn refund(
             ),
         ));
     }
-    let session = hosted_sessions::by_id(pool, merchant_id, payin.session_id)
+    let session = cashier_sessions::by_id(pool, merchant_id, payin.session_id)
         .await?
-        .ok_or(PaymentError::NotFound)?;
+        .ok_or(CashierError::NotFound)?;
     let payer = Payer::of(&session)?;
     let processor = processors::list(pool, merchant_id)
         .await?
         .into_iter()
         .find(|p| p.processor_id == payin.processor_id)
-        .ok_or(PaymentError::NotFound)?;
+        .ok_or(CashierError::NotFound)?;
     let cascade = cascade::run(
         state,
         merchant_id,
@@ -259,7 +259,7 @@ pub async fn payout(
     merchant_id: i64,
     order_id: &str,
     amount: Decimal,
-) -> Result<CashierTransaction, PaymentError> {
+) -> Result<CashierTransaction, CashierError> {
     let pool = state.store.pool();
     let mut sources = Vec::new();
     for kind in [TransactionKind::PayIn, TransactionKind::PayOut] {
@@ -274,7 +274,7 @@ pub async fn payout(
         .filter(|t| t.card.is_some())
         .max_by_key(|t| t.id)
     else {
-        return Err(PaymentError::invalid(
+        return Err(CashierError::invalid(
             "orderId",
             "has no successful card payment or payout whose card could receive money",
         ));
@@ -284,11 +284,11 @@ pub async fn payout(
         Currency::parse(&source.currency).map_err(anyhow::Error::from)?,
     )?;
     if amount <= 0 {
-        return Err(PaymentError::invalid("amount", "must be greater than 0"));
+        return Err(CashierError::invalid("amount", "must be greater than 0"));
     }
-    let session = hosted_sessions::by_id(pool, merchant_id, source.session_id)
+    let session = cashier_sessions::by_id(pool, merchant_id, source.session_id)
         .await?
-        .ok_or(PaymentError::NotFound)?;
+        .ok_or(CashierError::NotFound)?;
     let payer = Payer::of(&session)?;
     let cards: Vec<PaymentProcessor> = processors::list(pool, merchant_id)
         .await?
@@ -301,7 +301,7 @@ pub async fn payout(
             .cloned()
             .collect();
     if route.is_empty() {
-        return Err(PaymentError::Conflict(
+        return Err(CashierError::Conflict(
             "the merchant has no card processor".into(),
         ));
     }
@@ -339,7 +339,7 @@ pub async fn resync(
     state: &Services,
     merchant_id: i64,
     order_id: &str,
-) -> Result<bool, PaymentError> {
+) -> Result<bool, CashierError> {
     let mut tx = state.store.begin().await?;
     let Some(action_id) = recorded::latest_for_order(
         &mut *tx,
@@ -360,7 +360,7 @@ pub async fn resync(
 
 /// What a transaction is recorded with besides its cascade.
 struct Recorded<'a> {
-    session: &'a HostedSession,
+    session: &'a CashierSession,
     payer: &'a Payer,
     kind: TransactionKind,
     amount: i64,
@@ -377,7 +377,7 @@ async fn record(
     state: &Services,
     r: Recorded<'_>,
     cascade: Cascade,
-) -> Result<CashierTransaction, PaymentError> {
+) -> Result<CashierTransaction, CashierError> {
     let session = r.session;
     let now = state.clock.now();
     let last = cascade
@@ -408,19 +408,19 @@ async fn record(
         retried: r.retried,
     };
     let Some(id) = cashier_transactions::insert(&mut tx, &new, now).await? else {
-        return Err(PaymentError::Conflict(
+        return Err(CashierError::Conflict(
             "this operation was recorded by a concurrent request".into(),
         ));
     };
     let transaction = cashier_transactions::by_id(&mut *tx, session.merchant_id, id)
         .await?
-        .ok_or(PaymentError::NotFound)?;
+        .ok_or(CashierError::NotFound)?;
     if let (TransactionKind::Refund, Some(payment_id)) = (r.kind, r.parent_id) {
         ledger_refund(&mut tx, &transaction, payment_id, now).await?;
     }
     notify(&mut tx, state, session, r.payer, &transaction, now).await?;
     if matches!(r.kind, TransactionKind::PayIn | TransactionKind::PayOut) {
-        hosted_sessions::release(
+        cashier_sessions::release(
             &mut tx,
             session.id,
             transaction.status == TransactionStatus::Success,
@@ -437,7 +437,7 @@ async fn ledger_refund(
     t: &CashierTransaction,
     payment_id: i64,
     now: DateTime<Utc>,
-) -> Result<(), PaymentError> {
+) -> Result<(), CashierError> {
     let refund_key = ids::refund_key();
     let new = NewRefund {
         merchant_id: t.merchant_id,
@@ -469,11 +469,11 @@ async fn ledger_refund(
 async fn notify(
     tx: &mut Tx,
     state: &Services,
-    session: &HostedSession,
+    session: &CashierSession,
     payer: &Payer,
     t: &CashierTransaction,
     now: DateTime<Utc>,
-) -> Result<(), PaymentError> {
+) -> Result<(), CashierError> {
     let Some(webhook_url) = session.fields.webhook_url.as_deref() else {
         return Ok(());
     };
@@ -490,6 +490,6 @@ async fn notify(
 }
 
 /// `amount` in minor units of `currency`: 400 on `amount` with more decimals than it has.
-fn minor(amount: Decimal, currency: Currency) -> Result<i64, PaymentError> {
-    decimal_to_minor(amount, currency).map_err(|e| PaymentError::invalid("amount", e.to_string()))
+fn minor(amount: Decimal, currency: Currency) -> Result<i64, CashierError> {
+    decimal_to_minor(amount, currency).map_err(|e| CashierError::invalid("amount", e.to_string()))
 }

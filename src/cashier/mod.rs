@@ -9,7 +9,7 @@ pub mod payer;
 /// Why a cashier operation did not happen. The messages read as the API's, so that the command
 /// line says what the API would.
 #[derive(Debug, thiserror::Error)]
-pub enum PaymentError {
+pub enum CashierError {
     /// No such order, session or processor for this merchant.
     #[error("not found")]
     NotFound,
@@ -33,10 +33,10 @@ pub enum PaymentError {
     Internal(#[from] anyhow::Error),
 }
 
-impl PaymentError {
+impl CashierError {
     /// A failure on one field.
     pub(crate) fn invalid(field: &'static str, message: impl Into<String>) -> Self {
-        PaymentError::Invalid {
+        CashierError::Invalid {
             field,
             message: message.into(),
         }

@@ -16,7 +16,7 @@ use super::extract::JsonBody;
 use super::input::Field;
 use super::merchant_secret::SecretMerchant;
 use super::problem::{ApiError, Problem};
-use crate::payments::orders;
+use crate::cashier::orders;
 use crate::state::AppState;
 use crate::store::cashier_transactions::CashierTransaction;
 
@@ -105,7 +105,7 @@ impl TransactionResponse {
 #[utoipa::path(
     post,
     path = "/api/payment/refund",
-    tag = "hosted page",
+    tag = "cashier",
     request_body = RefundRequest,
     params(("X-Merchant-Secret" = String, Header, description = "The merchant secret")),
     responses(
@@ -135,7 +135,7 @@ pub async fn refund(
 #[utoipa::path(
     post,
     path = "/api/payment/payout",
-    tag = "hosted page",
+    tag = "cashier",
     request_body = PayoutRequest,
     params(("X-Merchant-Secret" = String, Header, description = "The merchant secret")),
     responses(
@@ -182,7 +182,7 @@ pub struct ResyncResponse {
 #[utoipa::path(
     post,
     path = "/api/webhook-resync",
-    tag = "hosted page",
+    tag = "cashier",
     params(
         ResyncQuery,
         ("X-Merchant-Secret" = String, Header, description = "The merchant secret"),

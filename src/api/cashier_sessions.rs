@@ -22,8 +22,8 @@ use super::merchant_secret::SecretMerchant;
 use super::problem::{ApiError, Problem};
 use crate::ids;
 use crate::state::AppState;
+use crate::store::cashier_sessions::{self, NewCashierSession};
 use crate::store::cashier_transactions::{self, TransactionKind};
-use crate::store::hosted_sessions::{self, NewHostedSession};
 /// Allowed distance between the request's `timestamp` and the server's time.
 pub const TIMESTAMP_TOLERANCE: Duration = Duration::minutes(15);
 /// How long a cashier session stays usable.
@@ -173,7 +173,7 @@ pub struct HostedPageResponse {
 #[utoipa::path(
     post,
     path = "/api/payment/hosted-page",
-    tag = "hosted page",
+    tag = "cashier",
     request_body = HostedPageRequest,
     params(("X-Merchant-Secret" = String, Header, description = "The merchant secret")),
     responses(
@@ -206,7 +206,7 @@ pub async fn create_session(
         }
     }
     let mut tx = state.store.begin().await?;
-    let token = match hosted_sessions::open_for_order(&mut tx, merchant.id, &session.order_id, now)
+    let token = match cashier_sessions::open_for_order(&mut tx, merchant.id, &session.order_id, now)
         .await?
     {
         Some(open) => {
@@ -228,7 +228,7 @@ pub async fn create_session(
         }
         None => {
             let token = ids::prefixed("hp-", 32);
-            hosted_sessions::insert(
+            cashier_sessions::insert(
                 &mut tx,
                 merchant.id,
                 &session,
@@ -260,7 +260,7 @@ fn validate(
     secret: &str,
     now: DateTime<Utc>,
     allow_private: bool,
-) -> Result<NewHostedSession, ApiError> {
+) -> Result<NewCashierSession, ApiError> {
     let mut errors = FieldErrors::new();
     let timestamp = body
         .timestamp
@@ -342,7 +342,7 @@ fn validate(
     }
     match (order_id, billing) {
         (Some(order_id), Some((payer, currency, locked_amount))) if errors.is_empty() => {
-            Ok(NewHostedSession {
+            Ok(NewCashierSession {
                 order_id,
                 currency: currency.code().to_string(),
                 locked_amount,
@@ -365,7 +365,7 @@ fn validate(
 /// customer will pay it (amount, currency, payout mode), where its outcome goes (webhook and
 /// redirect URLs), what the cashier offers (processors, description) or the payer it prefills,
 /// so a repeat must match all of them, compared in their normal form.
-fn changed_fields(open: &NewHostedSession, new: &NewHostedSession) -> Vec<String> {
+fn changed_fields(open: &NewCashierSession, new: &NewCashierSession) -> Vec<String> {
     let mut changed: Vec<String> = Vec::new();
     let mut compare = |path: &str, same: bool| {
         if !same {

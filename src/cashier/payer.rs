@@ -5,7 +5,7 @@ use serde::Deserialize;
 
 use crate::events::transaction::{account_id, AccountDetails};
 use crate::keys::ServerKeys;
-use crate::store::hosted_sessions::HostedSession;
+use crate::store::cashier_sessions::CashierSession;
 
 /// The billing details a session was opened with.
 #[derive(Debug, Clone, Deserialize)]
@@ -35,7 +35,7 @@ pub struct Payer {
 
 impl Payer {
     /// The payer of `session`.
-    pub fn of(session: &HostedSession) -> anyhow::Result<Payer> {
+    pub fn of(session: &CashierSession) -> anyhow::Result<Payer> {
         Ok(serde_json::from_str(&session.fields.billing_details)?)
     }
 
@@ -45,7 +45,7 @@ impl Payer {
     }
 
     /// `AccountDetails` of a notification about `session`.
-    pub fn details(&self, session: &HostedSession) -> AccountDetails {
+    pub fn details(&self, session: &CashierSession) -> AccountDetails {
         AccountDetails {
             merchant_id: session.merchant_id,
             created: Some(session.created_at),
