@@ -10,6 +10,7 @@ mod bounds;
 mod cancel;
 mod cashier;
 mod cashier_frame;
+mod cashier_orders;
 mod checkout;
 mod cli;
 mod coalescing;
