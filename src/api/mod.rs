@@ -12,6 +12,7 @@ pub mod hosted_page;
 pub mod idempotency;
 pub mod input;
 pub mod invoices;
+pub mod lists;
 pub mod membership_fields;
 pub mod membership_records;
 pub mod membership_update;
@@ -21,6 +22,7 @@ pub mod metrics;
 pub mod nosniff;
 pub mod nul_text;
 pub mod openapi;
+pub mod pagination;
 pub mod payments;
 pub mod problem;
 pub mod sessions;
@@ -74,6 +76,10 @@ pub fn router(state: AppState) -> Router {
         )
         .route("/checkout/session", post(sessions::create_checkout_session))
         .route("/portal/session", post(sessions::create_portal_session))
+        .route("/customers", get(lists::list_customers))
+        .route("/memberships", get(lists::list_memberships))
+        .route("/invoices", get(lists::list_invoices))
+        .route("/events", get(lists::list_events))
         .route("/test-clock", get(test_helpers::get_clock))
         .route("/test-clock/advance", post(test_helpers::advance_clock))
         .layer(middleware::from_fn_with_state(

@@ -14,7 +14,7 @@ use utoipa::{Modify, OpenApi};
 
 use super::problem::ApiError;
 use super::{
-    auth, customers, events, health, hosted_page, invoices, membership_update, memberships,
+    auth, customers, events, health, hosted_page, invoices, lists, membership_update, memberships,
     payments, sessions, test_helpers,
 };
 use crate::app::AppState;
@@ -41,6 +41,10 @@ use crate::app::AppState;
         events::resend_event,
         invoices::get_invoice,
         invoices::refund_invoice,
+        lists::list_customers,
+        lists::list_memberships,
+        lists::list_invoices,
+        lists::list_events,
         test_helpers::attach_card,
         test_helpers::pay_membership,
         test_helpers::advance_clock,
