@@ -22,6 +22,7 @@ pub struct ServerKeys {
     sealing: Key,
     lookup: [u8; 32],
     jwt_default: [u8; 32],
+    cursor: [u8; 32],
 }
 
 impl std::fmt::Debug for ServerKeys {
@@ -44,6 +45,7 @@ impl ServerKeys {
             sealing: Key::from(derive(b"seal")),
             lookup: derive(b"lookup"),
             jwt_default: derive(b"jwt"),
+            cursor: derive(b"cursor"),
         }
     }
 
@@ -121,6 +123,12 @@ impl ServerKeys {
     /// The access-token key used when none is configured.
     pub fn default_jwt_key(&self) -> &[u8; 32] {
         &self.jwt_default
+    }
+
+    /// The key that authenticates list cursors (`api::pagination`), so that a client can only
+    /// hand back a cursor recur gave it.
+    pub fn cursor_key(&self) -> &[u8; 32] {
+        &self.cursor
     }
 }
 

@@ -60,7 +60,8 @@ pub struct EventRecord {
 }
 
 impl EventRecord {
-    fn new(event: Event, attempts: Vec<Attempt>) -> Self {
+    /// The record of `event` with its `attempts`, oldest first.
+    pub fn new(event: Event, attempts: Vec<Attempt>) -> Self {
         EventRecord {
             action_id: event.action_id,
             action: event.action,

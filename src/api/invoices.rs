@@ -17,7 +17,7 @@ use super::membership_records::InvoiceRecord;
 use super::problem::{ApiError, Problem};
 use crate::billing::refunds::{self, RefundAsk};
 use crate::state::AppState;
-use crate::store::invoices;
+use crate::store::invoices::{self, Invoice};
 use crate::store::memberships;
 use crate::store::refunds::{self as ledger, Refund};
 
@@ -82,6 +82,27 @@ pub struct InvoiceDocument {
     pub refunds: Vec<RefundRecord>,
 }
 
+impl InvoiceDocument {
+    /// The document of `invoice`, which bills membership `membership_key` of customer
+    /// `customer_key`, with its `refunds` (oldest first).
+    pub fn new(
+        invoice: &Invoice,
+        membership_key: String,
+        customer_key: String,
+        refunds: &[Refund],
+    ) -> Result<Self, ApiError> {
+        Ok(Self {
+            invoice: InvoiceRecord::from(invoice),
+            membership_key,
+            customer_key,
+            refunds: refunds
+                .iter()
+                .map(|r| RefundRecord::of(r, &invoice.invoice_key))
+                .collect::<Result<_, _>>()?,
+        })
+    }
+}
+
 /// Body of `POST /invoice/{invoiceKey}/refund`; may be left out for a full refund.
 #[derive(Debug, Default, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
@@ -122,17 +143,13 @@ pub async fn get_invoice(
     let m = memberships::by_id(pool, auth.merchant_id, invoice.membership_id)
         .await?
         .ok_or(ApiError::NotFound)?;
-    let refunds = ledger::of_invoice(pool, invoice.id)
-        .await?
-        .iter()
-        .map(|r| RefundRecord::of(r, &invoice.invoice_key))
-        .collect::<Result<_, _>>()?;
-    Ok(Json(InvoiceDocument {
-        invoice: InvoiceRecord::from(&invoice),
-        membership_key: m.membership_key,
-        customer_key: m.customer_key,
-        refunds,
-    }))
+    let refunds = ledger::of_invoice(pool, invoice.id).await?;
+    Ok(Json(InvoiceDocument::new(
+        &invoice,
+        m.membership_key,
+        m.customer_key,
+        &refunds,
+    )?))
 }
 
 /// Refunds all or part of a Paid invoice's card payment through the processor that took it. The

@@ -13,6 +13,7 @@ pub mod health;
 pub mod idempotency;
 pub mod input;
 pub mod invoices;
+pub mod lists;
 pub mod membership_fields;
 pub mod membership_records;
 pub mod membership_update;
@@ -22,6 +23,7 @@ pub mod metrics;
 pub mod nosniff;
 pub mod nul_text;
 pub mod openapi;
+pub mod pagination;
 pub mod problem;
 pub mod sessions;
 pub mod test_helpers;
@@ -76,6 +78,10 @@ pub fn router(state: AppState, pages: Router<AppState>) -> Router {
         )
         .route("/checkout/session", post(sessions::create_checkout_session))
         .route("/portal/session", post(sessions::create_portal_session))
+        .route("/customers", get(lists::list_customers))
+        .route("/memberships", get(lists::list_memberships))
+        .route("/invoices", get(lists::list_invoices))
+        .route("/events", get(lists::list_events))
         .route("/test-clock", get(test_helpers::get_clock))
         .route("/test-clock/advance", post(test_helpers::advance_clock))
         .layer(middleware::from_fn_with_state(

@@ -14,8 +14,8 @@ use utoipa::{Modify, OpenApi};
 
 use super::problem::ApiError;
 use super::{
-    auth, cashier_orders, cashier_sessions, customers, events, health, invoices, membership_update,
-    memberships, sessions, test_helpers,
+    auth, cashier_orders, cashier_sessions, customers, events, health, invoices, lists,
+    membership_update, memberships, sessions, test_helpers,
 };
 use crate::state::AppState;
 
@@ -41,6 +41,10 @@ use crate::state::AppState;
         events::resend_event,
         invoices::get_invoice,
         invoices::refund_invoice,
+        lists::list_customers,
+        lists::list_memberships,
+        lists::list_invoices,
+        lists::list_events,
         test_helpers::attach_card,
         test_helpers::pay_membership,
         test_helpers::advance_clock,

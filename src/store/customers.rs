@@ -6,6 +6,7 @@ use chrono::{DateTime, Utc};
 use futures_util::future::BoxFuture;
 
 use super::coalesce::{Batch, Statements};
+use super::keyset::{self, Filters, Value, Window};
 use super::{from_micros, to_micros, Pool, Store, Tx};
 
 /// A tax id of a customer, kept as given.
@@ -158,7 +159,7 @@ pub struct Insert;
 static INSERT: Statements = Statements::new();
 
 /// The columns of a customer row that [`Insert`] binds, in order.
-const INSERT_COLUMNS: usize = 16;
+const INSERT_COLUMNS: usize = 18;
 
 impl Batch for Insert {
     type Request = NewRow;
@@ -175,17 +176,18 @@ impl Batch for Insert {
                 // One row as a plain `VALUES`, which costs PostgreSQL less than a select from one.
                 let rows = match n {
                     1 => "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, \
-                          $15, $16, $16)"
+                          $15, $16, $17, $18, $18)"
                         .to_owned(),
                     n => format!(
-                        "SELECT v.*, v.column16 FROM (VALUES {}) AS v WHERE TRUE",
+                        "SELECT v.*, v.column18 FROM (VALUES {}) AS v WHERE TRUE",
                         super::placeholders(n, INSERT_COLUMNS, 1)
                     ),
                 };
                 format!(
                     "INSERT INTO customers (merchant_id, customer_key, processor_key, \
                      first_name, last_name, email, email_identity, phone, country_code, address1, \
-                     address2, city, state, zip_code, tax_ids, created_at, updated_at) {rows} \
+                     address2, city, state, zip_code, tax_ids, first_name_search, \
+                     last_name_search, created_at, updated_at) {rows} \
                      ON CONFLICT (merchant_id, email_identity) DO NOTHING RETURNING {COLUMNS}"
                 )
             });
@@ -215,6 +217,8 @@ impl Batch for Insert {
                     .bind(customer.state.as_deref())
                     .bind(customer.zip_code.as_deref())
                     .bind(tax_ids)
+                    .bind(search_key(&customer.first_name))
+                    .bind(search_key(&customer.last_name))
                     .bind(to_micros(*now));
             }
             let mut inserted: HashMap<String, Customer> = HashMap::with_capacity(rows.len());
@@ -347,4 +351,73 @@ pub async fn by_ids<'c, E: sqlx::Executor<'c, Database = sqlx::Any>>(
     rows.iter()
         .map(|row| decode(row).map(|customer| (customer.id, customer)))
         .collect()
+}
+
+/// How many characters of a text its search key keeps ([`search_key`]).
+pub const SEARCH_KEY_CHARS: usize = 100;
+
+/// The key a name is found under by prefix (`first_name_search`, `last_name_search`), and the
+/// key of a prefix searched for: lowercased as e-mail identities are (Unicode case folding, in
+/// recur rather than the database, so both databases compare alike), cut to its first
+/// [`SEARCH_KEY_CHARS`] characters so that an index entry stays small however long the name.
+pub fn search_key(text: &str) -> String {
+    text.to_lowercase().chars().take(SEARCH_KEY_CHARS).collect()
+}
+
+/// What a list of customers keeps (all of the merchant's when empty).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Filter {
+    /// Only the customer with this e-mail identity (`validation::email_identity`).
+    pub email_identity: Option<String>,
+    /// Only customers whose e-mail identity, first-name or last-name key starts with this key
+    /// ([`search_key`]).
+    pub prefix: Option<String>,
+}
+
+/// A page of the merchant's customers that `filter` keeps, newest first ([`keyset`]). A prefix
+/// reads the three key indexes over the range of keys that start with it, every customer it
+/// matches, keeps the page's ids of them (newest first, each once), and then reads those rows:
+/// its cost follows how many customers the prefix matches, not how many there are.
+pub async fn page<'c, E: sqlx::Executor<'c, Database = sqlx::Any>>(
+    executor: E,
+    merchant_id: i64,
+    filter: &Filter,
+    window: Window,
+) -> Result<Vec<Customer>, sqlx::Error> {
+    let mut filters = Filters::default();
+    if let Some(identity) = &filter.email_identity {
+        filters.and(vec![Value::Text(identity.clone())], |p| {
+            format!("c.email_identity = {}", p[0])
+        });
+    }
+    if let Some(prefix) = &filter.prefix {
+        let end = keyset::prefix_end(prefix);
+        let mut values = vec![Value::Text(prefix.clone())];
+        values.extend(end.map(Value::Text));
+        filters.and(values, |p| {
+            let branch = |column: &str| {
+                let below = p
+                    .get(1)
+                    .map(|end| format!(" AND s.{column} < {end}"))
+                    .unwrap_or_default();
+                format!(
+                    "SELECT s.id FROM customers s WHERE s.merchant_id = $1 \
+                     AND s.{column} >= {}{below}",
+                    p[0]
+                )
+            };
+            // The window's own bound and size ($2, $3) cut the matches to the page's ids, so
+            // that no planner walks the merchant's customers to meet them.
+            format!(
+                "c.id IN (SELECT u.id FROM ({} UNION {} UNION {}) AS u \
+                 WHERE u.id < $2 ORDER BY u.id DESC LIMIT $3)",
+                branch("email_identity"),
+                branch("first_name_search"),
+                branch("last_name_search")
+            )
+        });
+    }
+    let select = format!("SELECT {COLUMNS} FROM customers c");
+    let rows = keyset::page(executor, &select, "c", merchant_id, &filters, window).await?;
+    rows.iter().map(decode).collect()
 }

@@ -2,10 +2,13 @@
 //! recording each attempt, listing and re-sending. Every query is scoped by merchant id, or by
 //! an event id read under one.
 
+use std::collections::HashMap;
+
 use chrono::{DateTime, Utc};
 use sqlx::any::AnyRow;
 use sqlx::{Any, Executor, Row};
 
+use super::keyset::{self, Filters, Value, Window};
 use super::{from_micros, to_micros, Store, Tx};
 
 /// Where an event stands.
@@ -20,6 +23,13 @@ pub enum EventStatus {
 }
 
 impl EventStatus {
+    /// Every status.
+    pub const ALL: [EventStatus; 3] = [
+        EventStatus::Pending,
+        EventStatus::Delivered,
+        EventStatus::Undeliverable,
+    ];
+
     /// The stored and API name.
     pub fn as_str(self) -> &'static str {
         match self {
@@ -299,40 +309,99 @@ pub async fn for_membership(
         .bind(limit)
         .fetch_all(store.pool())
         .await?;
-    let mut events = Vec::with_capacity(rows.len());
-    for row in &rows {
-        let event = decode(row)?;
-        let attempts = attempts(store.pool(), event.id).await?;
-        events.push((event, attempts));
-    }
-    Ok(events)
+    let events = rows.iter().map(decode).collect::<Result<Vec<_>, _>>()?;
+    let ids: Vec<i64> = events.iter().map(|event| event.id).collect();
+    let mut attempts = attempts_of(store.pool(), &ids).await?;
+    Ok(events
+        .into_iter()
+        .map(|event| {
+            let made = attempts.remove(&event.id).unwrap_or_default();
+            (event, made)
+        })
+        .collect())
 }
 
-async fn attempts<'c, E: Executor<'c, Database = Any>>(
+/// The attempts of these events (ids read under their merchant), oldest first, by event id.
+pub async fn attempts_of<'c, E: Executor<'c, Database = Any>>(
     executor: E,
-    event_id: i64,
-) -> Result<Vec<Attempt>, sqlx::Error> {
-    let rows = sqlx::query(
-        "SELECT attempt, started_at, status_code, latency_ms, error, next_attempt_at \
-         FROM event_attempts WHERE event_id = $1 ORDER BY id",
-    )
-    .bind(event_id)
-    .fetch_all(executor)
-    .await?;
-    rows.iter()
-        .map(|row| {
-            Ok(Attempt {
-                attempt: row.try_get("attempt")?,
-                started_at: from_micros(row.try_get("started_at")?),
-                status_code: row.try_get("status_code")?,
-                latency_ms: row.try_get("latency_ms")?,
-                error: row.try_get("error")?,
-                next_attempt_at: row
-                    .try_get::<Option<i64>, _>("next_attempt_at")?
-                    .map(from_micros),
-            })
-        })
-        .collect()
+    event_ids: &[i64],
+) -> Result<HashMap<i64, Vec<Attempt>>, sqlx::Error> {
+    if event_ids.is_empty() {
+        return Ok(HashMap::new());
+    }
+    let sql = format!(
+        "SELECT event_id, attempt, started_at, status_code, latency_ms, error, next_attempt_at \
+         FROM event_attempts WHERE event_id IN (SELECT column1 FROM (VALUES {}) AS v) \
+         ORDER BY event_id, id",
+        super::placeholders(event_ids.len(), 1, 1)
+    );
+    let mut query = sqlx::query(&sql);
+    for id in event_ids {
+        query = query.bind(*id);
+    }
+    let mut attempts: HashMap<i64, Vec<Attempt>> = HashMap::new();
+    for row in query.fetch_all(executor).await? {
+        let attempt = Attempt {
+            attempt: row.try_get("attempt")?,
+            started_at: from_micros(row.try_get("started_at")?),
+            status_code: row.try_get("status_code")?,
+            latency_ms: row.try_get("latency_ms")?,
+            error: row.try_get("error")?,
+            next_attempt_at: row
+                .try_get::<Option<i64>, _>("next_attempt_at")?
+                .map(from_micros),
+        };
+        attempts
+            .entry(row.try_get("event_id")?)
+            .or_default()
+            .push(attempt);
+    }
+    Ok(attempts)
+}
+
+/// What a list of events keeps (all of the merchant's when empty).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Filter {
+    /// Only events with this `Action` (index `events_by_action`).
+    pub action: Option<String>,
+    /// Only events whose delivery is in this status (index `events_by_status`).
+    pub status: Option<EventStatus>,
+    /// Only the events of the merchant's membership with this key (index
+    /// `events_by_membership`); none for a key the merchant does not have.
+    pub membership_key: Option<String>,
+}
+
+/// A page of the merchant's events that `filter` keeps, newest first ([`keyset`]), without
+/// their attempts ([`attempts_of`]).
+pub async fn page<'c, E: Executor<'c, Database = Any>>(
+    executor: E,
+    merchant_id: i64,
+    filter: &Filter,
+    window: Window,
+) -> Result<Vec<Event>, sqlx::Error> {
+    let mut filters = Filters::default();
+    if let Some(action) = &filter.action {
+        filters.and(vec![Value::Text(action.clone())], |p| {
+            format!("e.action = {}", p[0])
+        });
+    }
+    if let Some(status) = filter.status {
+        filters.and(vec![Value::Text(status.as_str().into())], |p| {
+            format!("e.status = {}", p[0])
+        });
+    }
+    if let Some(key) = &filter.membership_key {
+        filters.and_within(vec![Value::Text(key.clone())], |p| {
+            format!(
+                "e.membership_id = (SELECT k.id FROM memberships k \
+                 WHERE k.merchant_id = $1 AND k.membership_key = {})",
+                p[0]
+            )
+        });
+    }
+    let select = format!("SELECT {COLUMNS} FROM events e");
+    let rows = keyset::page(executor, &select, "e", merchant_id, &filters, window).await?;
+    rows.iter().map(decode).collect()
 }
 
 /// Schedules an event of `merchant_id` for a new round of attempts at `now`, whatever its

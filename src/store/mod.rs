@@ -14,6 +14,7 @@ pub mod emails;
 pub mod events;
 pub mod idempotency;
 pub mod invoices;
+pub mod keyset;
 pub mod memberships;
 pub mod merchants;
 pub mod outbox;

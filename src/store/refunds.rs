@@ -1,6 +1,8 @@
 //! The `refunds` table: the one refund ledger of subscription invoices and cashier orders
 //! (DESIGN §9). A refund's id is its `TransactionId` ([`super::transaction_ids`]).
 
+use std::collections::HashMap;
+
 use chrono::{DateTime, Utc};
 use sqlx::any::AnyRow;
 use sqlx::{Any, Executor, Row};
@@ -278,15 +280,38 @@ pub async fn of_invoice<'c, E: Executor<'c, Database = Any>>(
     executor: E,
     invoice_id: i64,
 ) -> Result<Vec<Refund>, sqlx::Error> {
-    sqlx::query(&format!(
-        "SELECT {COLUMNS} FROM refunds WHERE invoice_id = $1 ORDER BY id"
-    ))
-    .bind(invoice_id)
-    .fetch_all(executor)
-    .await?
-    .iter()
-    .map(decode)
-    .collect()
+    Ok(of_invoices(executor, &[invoice_id])
+        .await?
+        .remove(&invoice_id)
+        .unwrap_or_default())
+}
+
+/// The refunds of these invoices (ids read under their merchant), oldest first, by invoice id;
+/// an invoice without refunds is left out.
+pub async fn of_invoices<'c, E: Executor<'c, Database = Any>>(
+    executor: E,
+    invoice_ids: &[i64],
+) -> Result<HashMap<i64, Vec<Refund>>, sqlx::Error> {
+    if invoice_ids.is_empty() {
+        return Ok(HashMap::new());
+    }
+    let sql = format!(
+        "SELECT {COLUMNS} FROM refunds \
+         WHERE invoice_id IN (SELECT column1 FROM (VALUES {}) AS v) ORDER BY id",
+        super::placeholders(invoice_ids.len(), 1, 1)
+    );
+    let mut query = sqlx::query(&sql);
+    for id in invoice_ids {
+        query = query.bind(*id);
+    }
+    let mut refunds: HashMap<i64, Vec<Refund>> = HashMap::new();
+    for row in query.fetch_all(executor).await? {
+        let refund = decode(&row)?;
+        if let Refunded::Invoice { invoice_id, .. } = refund.refunded {
+            refunds.entry(invoice_id).or_default().push(refund);
+        }
+    }
+    Ok(refunds)
 }
 
 /// How many refunds cashier payment `payment_id` has had, and how much of it they gave back.

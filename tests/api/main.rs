@@ -24,6 +24,7 @@ mod hosted_page;
 mod idempotency;
 mod instances;
 mod kill;
+mod lists;
 mod mail;
 mod memberships;
 mod metrics_access;

@@ -5,10 +5,12 @@
 //! and writing it back with [`save_many`], which also checks the row's `version`: a write based on a
 //! stale read fails instead of overwriting someone else's change. The submodules hold the
 //! statements of one role each: `create` inserts memberships, `with_invoices` reads a
-//! membership with its invoices for the API, `claims` claims the engine's due work.
+//! membership with its invoices for the API, `claims` claims the engine's due work, `list`
+//! reads the merchant's list a page at a time.
 
 mod claims;
 mod create;
+pub mod list;
 mod with_invoices;
 
 pub use claims::{any_due, claim_due, claim_due_renewals};
