@@ -29,9 +29,11 @@ pub async fn customers(
 ) {
     let sql = format!(
         "INSERT INTO customers (merchant_id, customer_key, processor_key, first_name, last_name, \
-         email, email_identity, phone, country_code, tax_ids, created_at, updated_at) \
+         email, email_identity, phone, country_code, tax_ids, first_name_search, \
+         last_name_search, created_at, updated_at) \
          SELECT $1, $4 || n, $2, 'Seed', 'Row', $4 || n || '@example.com', \
-         $4 || n || '@example.com', '+4915112345678', 'DE', '[]', $3, $3 FROM ({}) seq",
+         $4 || n || '@example.com', '+4915112345678', 'DE', '[]', 'seed', 'row', $3, $3 \
+         FROM ({}) seq",
         series(store.backend(), 5)
     );
     sqlx::query(&sql)

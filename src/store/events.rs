@@ -8,7 +8,7 @@ use chrono::{DateTime, Utc};
 use sqlx::any::AnyRow;
 use sqlx::{Any, Executor, Row};
 
-use super::keyset::{self, Filters, Value, Window};
+use super::keyset::{self, Filters, Window};
 use super::{from_micros, to_micros, Store, Tx};
 
 /// Where an event stands.
@@ -326,21 +326,17 @@ pub async fn attempts_of<'c, E: Executor<'c, Database = Any>>(
     executor: E,
     event_ids: &[i64],
 ) -> Result<HashMap<i64, Vec<Attempt>>, sqlx::Error> {
-    if event_ids.is_empty() {
-        return Ok(HashMap::new());
-    }
-    let sql = format!(
+    let rows = super::rows_with_ids(
+        executor,
         "SELECT event_id, attempt, started_at, status_code, latency_ms, error, next_attempt_at \
-         FROM event_attempts WHERE event_id IN (SELECT column1 FROM (VALUES {}) AS v) \
-         ORDER BY event_id, id",
-        super::placeholders(event_ids.len(), 1, 1)
-    );
-    let mut query = sqlx::query(&sql);
-    for id in event_ids {
-        query = query.bind(*id);
-    }
+         FROM event_attempts",
+        "event_id",
+        event_ids,
+        "event_id, id",
+    )
+    .await?;
     let mut attempts: HashMap<i64, Vec<Attempt>> = HashMap::new();
-    for row in query.fetch_all(executor).await? {
+    for row in rows {
         let attempt = Attempt {
             attempt: row.try_get("attempt")?,
             started_at: from_micros(row.try_get("started_at")?),
@@ -380,25 +376,14 @@ pub async fn page<'c, E: Executor<'c, Database = Any>>(
     window: Window,
 ) -> Result<Vec<Event>, sqlx::Error> {
     let mut filters = Filters::default();
-    if let Some(action) = &filter.action {
-        filters.and(vec![Value::Text(action.clone())], |p| {
-            format!("e.action = {}", p[0])
-        });
-    }
-    if let Some(status) = filter.status {
-        filters.and(vec![Value::Text(status.as_str().into())], |p| {
-            format!("e.status = {}", p[0])
-        });
-    }
-    if let Some(key) = &filter.membership_key {
-        filters.and_within(vec![Value::Text(key.clone())], |p| {
-            format!(
-                "e.membership_id = (SELECT k.id FROM memberships k \
-                 WHERE k.merchant_id = $1 AND k.membership_key = {})",
-                p[0]
-            )
-        });
-    }
+    filters.equal("e.action", filter.action.as_deref());
+    filters.equal("e.status", filter.status.map(EventStatus::as_str));
+    filters.owned_by(
+        "e.membership_id",
+        "memberships",
+        "membership_key",
+        filter.membership_key.as_deref(),
+    );
     let select = format!("SELECT {COLUMNS} FROM events e");
     let rows = keyset::page(executor, &select, "e", merchant_id, &filters, window).await?;
     rows.iter().map(decode).collect()

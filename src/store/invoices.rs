@@ -502,20 +502,13 @@ pub async fn page<'c, E: Executor<'c, Database = Any>>(
     window: Window,
 ) -> Result<Vec<Listed>, sqlx::Error> {
     let mut filters = Filters::default();
-    if let Some(status) = filter.status {
-        filters.and(vec![Value::Text(status.as_str().into())], |p| {
-            format!("i.status = {}", p[0])
-        });
-    }
-    if let Some(key) = &filter.membership_key {
-        filters.and_within(vec![Value::Text(key.clone())], |p| {
-            format!(
-                "i.membership_id = (SELECT k.id FROM memberships k \
-                 WHERE k.merchant_id = $1 AND k.membership_key = {})",
-                p[0]
-            )
-        });
-    }
+    filters.equal("i.status", filter.status.map(|s| s.as_str()));
+    filters.owned_by(
+        "i.membership_id",
+        "memberships",
+        "membership_key",
+        filter.membership_key.as_deref(),
+    );
     if let Some(key) = &filter.customer_key {
         filters.and_within(vec![Value::Text(key.clone())], |p| {
             format!(

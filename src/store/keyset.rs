@@ -50,6 +50,30 @@ impl Filters {
         self.values.extend(values);
     }
 
+    /// Keeps the rows whose `column` is `value`, when there is one.
+    pub fn equal(&mut self, column: &str, value: Option<&str>) {
+        if let Some(value) = value {
+            self.and(vec![Value::Text(value.into())], |p| {
+                format!("{column} = {}", p[0])
+            });
+        }
+    }
+
+    /// Keeps, when there is a `key`, the rows whose `column` holds the id of the merchant's row
+    /// of `table` whose `key_column` is `key`: the rows of one customer or membership
+    /// ([`Filters::and_within`]), none for a key the merchant does not have.
+    pub fn owned_by(&mut self, column: &str, table: &str, key_column: &str, key: Option<&str>) {
+        if let Some(key) = key {
+            self.and_within(vec![Value::Text(key.into())], |p| {
+                format!(
+                    "{column} = (SELECT k.id FROM {table} k \
+                     WHERE k.merchant_id = $1 AND k.{key_column} = {})",
+                    p[0]
+                )
+            });
+        }
+    }
+
     /// [`Filters::and`] for a condition that keeps the rows of one customer or membership, which
     /// an index of their own holds in id order: the page is read from that index, not from one
     /// of the merchant's. A planner without statistics (recur never analyses SQLite) would

@@ -282,6 +282,30 @@ pub async fn rows_by_ids<'c, E: Executor<'c, Database = Any>>(
     query.fetch_all(executor).await
 }
 
+/// The rows of `select` (a statement up to its `WHERE`) whose `column` is one of `ids`, ordered
+/// by `order`, in one query: how a page's records read what belongs to their rows (ids read
+/// under the merchant), whatever the page's size.
+pub async fn rows_with_ids<'c, E: Executor<'c, Database = Any>>(
+    executor: E,
+    select: &str,
+    column: &str,
+    ids: &[i64],
+    order: &str,
+) -> Result<Vec<sqlx::any::AnyRow>, sqlx::Error> {
+    if ids.is_empty() {
+        return Ok(Vec::new());
+    }
+    let sql = format!(
+        "{select} WHERE {column} IN (SELECT column1 FROM (VALUES {}) AS v) ORDER BY {order}",
+        placeholders(ids.len(), 1, 1)
+    );
+    let mut query = sqlx::query(&sql);
+    for id in ids {
+        query = query.bind(*id);
+    }
+    query.fetch_all(executor).await
+}
+
 /// Whether `error` is a unique-constraint violation.
 pub fn is_unique_violation(error: &sqlx::Error) -> bool {
     error

@@ -292,20 +292,10 @@ pub async fn of_invoices<'c, E: Executor<'c, Database = Any>>(
     executor: E,
     invoice_ids: &[i64],
 ) -> Result<HashMap<i64, Vec<Refund>>, sqlx::Error> {
-    if invoice_ids.is_empty() {
-        return Ok(HashMap::new());
-    }
-    let sql = format!(
-        "SELECT {COLUMNS} FROM refunds \
-         WHERE invoice_id IN (SELECT column1 FROM (VALUES {}) AS v) ORDER BY id",
-        super::placeholders(invoice_ids.len(), 1, 1)
-    );
-    let mut query = sqlx::query(&sql);
-    for id in invoice_ids {
-        query = query.bind(*id);
-    }
+    let select = format!("SELECT {COLUMNS} FROM refunds");
+    let rows = super::rows_with_ids(executor, &select, "invoice_id", invoice_ids, "id").await?;
     let mut refunds: HashMap<i64, Vec<Refund>> = HashMap::new();
-    for row in query.fetch_all(executor).await? {
+    for row in rows {
         let refund = decode(&row)?;
         if let Refunded::Invoice { invoice_id, .. } = refund.refunded {
             refunds.entry(invoice_id).or_default().push(refund);

@@ -4,7 +4,7 @@ use recur_domain::status::MembershipStatus;
 use sqlx::{Any, Executor};
 
 use super::{decode, Membership, COLUMNS, FROM};
-use crate::store::keyset::{self, Filters, Value, Window};
+use crate::store::keyset::{self, Filters, Window};
 
 /// What a list of memberships keeps (all of the merchant's when empty).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -24,20 +24,13 @@ pub async fn page<'c, E: Executor<'c, Database = Any>>(
     window: Window,
 ) -> Result<Vec<Membership>, sqlx::Error> {
     let mut filters = Filters::default();
-    if let Some(status) = filter.status {
-        filters.and(vec![Value::Text(status.as_str().into())], |p| {
-            format!("m.status = {}", p[0])
-        });
-    }
-    if let Some(key) = &filter.customer_key {
-        filters.and_within(vec![Value::Text(key.clone())], |p| {
-            format!(
-                "m.customer_id = (SELECT k.id FROM customers k \
-                 WHERE k.merchant_id = $1 AND k.customer_key = {})",
-                p[0]
-            )
-        });
-    }
+    filters.equal("m.status", filter.status.map(|s| s.as_str()));
+    filters.owned_by(
+        "m.customer_id",
+        "customers",
+        "customer_key",
+        filter.customer_key.as_deref(),
+    );
     let select = format!("SELECT {COLUMNS} {FROM}");
     let rows = keyset::page(executor, &select, "m", merchant_id, &filters, window).await?;
     rows.iter().map(decode).collect()
