@@ -30,7 +30,7 @@ use std::time::{Duration, Instant};
 
 use recur::api::client_address::PeerAddress;
 use recur::api::pagination::{seal, ListScope};
-use recur::app::AppState;
+use recur::state::AppState;
 use recur::store::{to_micros, Backend};
 use serde_json::json;
 
@@ -130,8 +130,8 @@ async fn serve(state: &AppState) -> SocketAddr {
         .await
         .expect("bind");
     let addr = listener.local_addr().expect("address");
-    let app =
-        recur::api::router(state.clone()).into_make_service_with_connect_info::<PeerAddress>();
+    let app = recur::api::router(state.clone(), recur::pages::router(state))
+        .into_make_service_with_connect_info::<PeerAddress>();
     tokio::spawn(async move { axum::serve(listener, app).await });
     addr
 }
