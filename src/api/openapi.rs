@@ -133,13 +133,14 @@ impl Modify for CommonResponses {
 }
 
 /// OpenAPI links from what a create returns to the operations that take its key, so that clients
-/// (and schemathesis' stateful phase) can follow a customer or membership from its creation.
+/// (and schemathesis' stateful phase) can follow a customer, membership or API key from its
+/// creation.
 struct ResponseLinks;
 
 impl ResponseLinks {
     /// (creating path, the key in its answer and the path parameter that takes it, the
     /// operations that take it).
-    const FOLLOW: [(&'static str, &'static str, &'static [&'static str]); 2] = [
+    const FOLLOW: [(&'static str, &'static str, &'static [&'static str]); 3] = [
         (
             "/api/subscriptions/v1/customer",
             "customerKey",
@@ -154,6 +155,11 @@ impl ResponseLinks {
                 "cancel_membership",
                 "pay_membership",
             ],
+        ),
+        (
+            "/api/subscriptions/v1/api-keys",
+            "apiKeyId",
+            &["revoke_api_key"],
         ),
     ];
 }

@@ -36,6 +36,13 @@ async fn list(server: &TestServer, auth: &str) -> Reply {
     server.call(Method::GET, KEYS, Some(auth), None).await
 }
 
+/// The listed keys (the `data` of a 200).
+async fn live_keys(server: &TestServer, auth: &str) -> Vec<Value> {
+    let reply = list(server, auth).await;
+    assert_eq!(reply.status, StatusCode::OK, "{}", reply.body);
+    reply.body["data"].as_array().unwrap().clone()
+}
+
 async fn revoke(server: &TestServer, auth: &str, key_id: &str) -> Reply {
     server
         .call(
@@ -192,13 +199,7 @@ backend_test!(
             .await
             .problem(403);
         revoke(&server, &key, &victim).await.problem(403);
-        assert_eq!(
-            list(&server, &token).await.body["data"]
-                .as_array()
-                .unwrap()
-                .len(),
-            2
-        );
+        assert_eq!(live_keys(&server, &token).await.len(), 2);
     }
 );
 
@@ -227,10 +228,7 @@ backend_test!(
             .await
             .problem(401);
         // Gone from the list; revoking it again, or an unknown id, is a 404.
-        assert!(list(&server, &token).await.body["data"]
-            .as_array()
-            .unwrap()
-            .is_empty());
+        assert!(live_keys(&server, &token).await.is_empty());
         revoke(&server, &token, &id).await.problem(404);
         revoke(&server, &token, "ak_unknown").await.problem(404);
         // An unknown secret is a 401 like any bad token.
@@ -248,8 +246,7 @@ backend_test!(
         let other = server.another_merchant(Mode::Sandbox).await;
         let other_token = server.token_for(&other).await;
         revoke(&server, &other_token, &id).await.problem(404);
-        let theirs = list(&server, &other_token).await;
-        assert!(theirs.body["data"].as_array().unwrap().is_empty());
+        assert!(live_keys(&server, &other_token).await.is_empty());
         // Still live for its own merchant, and it acts for that merchant only.
         let customer = server.create_customer(&token, "mine@example.com").await;
         assert_eq!(
@@ -293,13 +290,7 @@ backend_test!(
         )
         .await;
         assert_eq!(hundred.status, StatusCode::CREATED, "{}", hundred.body);
-        assert_eq!(
-            list(&server, &token).await.body["data"]
-                .as_array()
-                .unwrap()
-                .len(),
-            1
-        );
+        assert_eq!(live_keys(&server, &token).await.len(), 1);
     }
 );
 
@@ -319,13 +310,7 @@ backend_test!(
         )
         .await
         .problem(409);
-        assert_eq!(
-            list(&server, &token).await.body["data"]
-                .as_array()
-                .unwrap()
-                .len(),
-            100
-        );
+        assert_eq!(live_keys(&server, &token).await.len(), 100);
         revoke(&server, &token, &first.unwrap()).await;
         new_key(&server, &token, "read").await;
     }
@@ -467,20 +452,15 @@ backend_test!(
         let (id, key) = new_key(&server, &token, "read").await;
         let (idle, _) = new_key(&server, &token, "read").await;
         let customer = server.create_customer(&token, "used@example.com").await;
-        let before = list(&server, &token).await;
-        assert!(before.body["data"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .all(|k| k["lastUsedAt"].is_null()));
+        let before = live_keys(&server, &token).await;
+        assert!(before.iter().all(|k| k["lastUsedAt"].is_null()));
         assert_eq!(
             get_customer(&server, &key, &customer).await.status,
             StatusCode::OK
         );
         // The use shows at once in the process that served it (the row follows, off the
         // request path, at most once a minute).
-        let after = list(&server, &token).await;
-        let data = after.body["data"].as_array().unwrap();
+        let data = live_keys(&server, &token).await;
         let used = data.iter().find(|k| k["apiKeyId"] == id.as_str()).unwrap();
         let unused = data
             .iter()
