@@ -12,7 +12,7 @@
 //!   (SQLite: a plain loop over the same pool settings recur uses; PostgreSQL: `pgbench` with an
 //!   equivalent script when it is installed, otherwise the same loop as for SQLite);
 //! - recur's create-customer, get-customer, create-membership and get-membership requests over
-//!   HTTP, end to end, from a lean keep-alive client (`support/http.rs`, one connection per
+//!   HTTP, end to end (get-customer also with a read API key in place of the access token), from a lean keep-alive client (`support/http.rs`, one connection per
 //!   client, as `wrk` and `oha` work);
 //! - the same client against `GET /healthz`, a route that does no work: the most requests per
 //!   second loopback HTTP reaches on this machine, which bounds every API ratio from above;
@@ -73,7 +73,7 @@ use args::Args;
 use measure::{drive, Run, Sample};
 use raw::{raw_loop, raw_postgres};
 use scratch::ScratchDatabase;
-use table::{cpu_row, table_row, Row, COLUMNS, CPU_COLUMNS};
+use table::{auth_rows, cpu_row, table_row, Row, AUTH_COLUMNS, COLUMNS, CPU_COLUMNS};
 
 const CONCURRENCY: [usize; 3] = [1, 8, 64];
 
@@ -95,6 +95,20 @@ async fn access_token(addr: SocketAddr, user_name: &str, password: &str) -> Stri
     let request = http::request("POST", &format!("{BASE}/auth"), "", Some(body.as_bytes()));
     let response = connection.send(&request).await.expect("auth");
     created_key(response, 200, "accessToken")
+}
+
+/// Creates a read API key with `token` and returns its secret.
+async fn read_api_key(addr: SocketAddr, token: &str) -> String {
+    let mut connection = http::Connection::open(addr).await.expect("connect");
+    let body = json!({"name": "bench", "scope": "read"}).to_string();
+    let request = http::request(
+        "POST",
+        &format!("{BASE}/api-keys"),
+        token,
+        Some(body.as_bytes()),
+    );
+    let response = connection.send(&request).await.expect("create API key");
+    created_key(response, 201, "secret")
 }
 
 /// The string field `field` of a response that must have `status`.
@@ -173,6 +187,20 @@ where
     (sample, kept)
 }
 
+/// Get-customer requests for `customers` in turn, sent with the bearer credential `auth`.
+async fn get_customers(load: &Load, auth: String, customers: Arc<Vec<String>>) -> Sample {
+    let (sample, _) = drive_http(
+        load,
+        move |n| {
+            let key = &customers[(n as usize) % customers.len()];
+            http::request("GET", &format!("{BASE}/customer/{key}"), &auth, None)
+        },
+        |response| expect_status(&response, 200, "get-customer"),
+    )
+    .await;
+    sample
+}
+
 /// Fills the database with `count` customers of `merchant_id`, each with a card and an Active
 /// membership with its paid first invoice (one statement per table).
 async fn seed_stored(url: &str, merchant_id: i64, processor_key: &str, count: i64) {
@@ -240,6 +268,7 @@ async fn bench_backend(backend: Backend, plan: &Plan) -> Vec<Row> {
     )
     .await;
     let token = access_token(server.addr, &merchant.user_name, &merchant.password).await;
+    let api_key = read_api_key(server.addr, &token).await;
     let addr = server.addr;
     // The statements run from the client's runtime, through pools of its own with recur's
     // settings: a connection is driven by the runtime that opened it.
@@ -250,6 +279,7 @@ async fn bench_backend(backend: Backend, plan: &Plan) -> Vec<Row> {
         processor_key: merchant.processor_key.clone(),
         tag,
     };
+    let run = |sample: Sample| Some(Run::of(&sample));
     let mut rows = Vec::new();
     for concurrency in plan.clients.iter().copied() {
         let subject = subject(format!("{concurrency}"));
@@ -288,22 +318,15 @@ async fn bench_backend(backend: Backend, plan: &Plan) -> Vec<Row> {
             statements::create_customer(subject.clone()),
         )
         .await;
-        let (t, keys) = (token.clone(), customers.clone());
-        let (gets, _) = drive_http(
-            &load,
-            move |n| {
-                let key = &keys[(n as usize) % keys.len()];
-                http::request("GET", &format!("{BASE}/customer/{key}"), &t, None)
-            },
-            |response| expect_status(&response, 200, "get-customer"),
-        )
-        .await;
-        let statement_gets = drive(
+        let gets = get_customers(&load, token.clone(), customers.clone()).await;
+        // The same reads with a read API key in place of the access token.
+        let key_gets = get_customers(&load, api_key.clone(), customers.clone()).await;
+        let statement_gets = run(drive(
             concurrency,
             duration,
             statements::get_customer(subject.clone(), customers.clone()),
         )
-        .await;
+        .await);
         let (t, keys) = (token.clone(), customers.clone());
         let (membership_creates, membership_keys) = drive_http(
             &load,
@@ -354,7 +377,6 @@ async fn bench_backend(backend: Backend, plan: &Plan) -> Vec<Row> {
         )
         .await;
         let ceiling = empty.rate();
-        let run = |sample: Sample| Some(Run::of(&sample));
         for (operation, sample, raw, statement) in [
             (
                 "create-membership (write)",
@@ -374,7 +396,13 @@ async fn bench_backend(backend: Backend, plan: &Plan) -> Vec<Row> {
                 raw_insert,
                 run(statement_creates),
             ),
-            ("get-customer (read)", gets, raw_select, run(statement_gets)),
+            (table::GET_CUSTOMER, gets, raw_select, statement_gets),
+            (
+                table::KEY_GET_CUSTOMER,
+                key_gets,
+                raw_select,
+                statement_gets,
+            ),
             ("ceiling: GET /healthz", empty, raw_select, None),
         ] {
             rows.push(Row {
@@ -420,6 +448,11 @@ fn main() {
         &format!("recur API vs raw database, {seconds} s per measurement"),
         &COLUMNS,
         rows.iter().map(table_row),
+    );
+    report::print_table(
+        "get-customer with an access token and with an API key",
+        &AUTH_COLUMNS,
+        auth_rows(&rows),
     );
     report::print_table(
         "CPU per operation by part (µs), and what it bounds",

@@ -36,6 +36,19 @@ pub fn payment_method_key() -> String {
     prefixed("pm_", KEY_RANDOM_CHARS)
 }
 
+/// A new API key id: `ak_` + 24 random base62 characters.
+pub fn api_key_id() -> String {
+    prefixed("ak_", KEY_RANDOM_CHARS)
+}
+
+/// What every API key secret starts with.
+pub const API_KEY_SECRET_PREFIX: &str = "rk_";
+
+/// A new API key secret: `rk_` + 32 base62 characters (about 190 bits).
+pub fn api_key_secret() -> String {
+    prefixed(API_KEY_SECRET_PREFIX, 32)
+}
+
 /// A random base62 string of `len` characters with `prefix` in front.
 pub fn prefixed(prefix: &str, len: usize) -> String {
     let mut key = String::with_capacity(prefix.len() + len);

@@ -1,6 +1,7 @@
 //! The state of the HTTP layer: the process's [`Services`] and what only requests need (access
-//! tokens, the login limiter, the merchants' processor keys, the hosted pages' strings) and the
-//! two delivery workers' handles. Built once at start-up ([`AppState::build`]).
+//! tokens, remembered API keys, the login limiter, the merchants' processor keys, the hosted
+//! pages' strings) and the two delivery workers' handles. Built once at start-up
+//! ([`AppState::build`]).
 
 use std::net::SocketAddr;
 use std::ops::Deref;
@@ -8,6 +9,7 @@ use std::sync::Arc;
 
 use anyhow::Context;
 
+use crate::auth::api_keys::ApiKeys;
 use crate::auth::jwt::TokenService;
 use crate::auth::login_limiter::LoginLimiter;
 use crate::clock::Clock;
@@ -32,6 +34,8 @@ pub struct Shared {
     pub services: Arc<Services>,
     /// Access-token signer and verifier.
     pub tokens: TokenService,
+    /// API keys remembered by this process, and their recorded uses.
+    pub api_keys: ApiKeys,
     /// Failed-login limiter.
     pub login_limiter: LoginLimiter,
     /// Merchants' processor keys, remembered (they never change).
@@ -101,6 +105,7 @@ impl AppState {
                 public_url,
             }),
             tokens,
+            api_keys: ApiKeys::default(),
             login_limiter: LoginLimiter::new(),
             processor_keys: ProcessorKeys::default(),
             strings: Strings::load()?,

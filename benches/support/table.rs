@@ -72,6 +72,53 @@ pub fn table_row(row: &Row) -> String {
     )
 }
 
+/// The operation of the get-customer rows sent with an access token.
+pub const GET_CUSTOMER: &str = "get-customer (read)";
+/// The operation of the get-customer rows sent with an API key.
+pub const KEY_GET_CUSTOMER: &str = "get-customer, API key (read)";
+
+/// The columns of [`auth_rows`].
+pub const AUTH_COLUMNS: [&str; 9] = [
+    "backend",
+    "clients",
+    "token req/s",
+    "API key req/s",
+    "key / token",
+    "token p50 ms",
+    "API key p50 ms",
+    "token p99 ms",
+    "API key p99 ms",
+];
+
+/// Each get-customer measurement with an access token beside the same with an API key, of one
+/// backend and concurrency.
+pub fn auth_rows(rows: &[Row]) -> Vec<String> {
+    let millis = |sample: &Sample, p: f64| sample.percentile(p).as_secs_f64() * 1000.0;
+    rows.iter()
+        .filter(|row| row.operation == GET_CUSTOMER)
+        .filter_map(|token| {
+            let key = rows.iter().find(|row| {
+                row.operation == KEY_GET_CUSTOMER
+                    && row.backend == token.backend
+                    && row.concurrency == token.concurrency
+            })?;
+            let (t, k) = (&token.sample, &key.sample);
+            Some(format!(
+                "| {:?} | {} | {:.0} | {:.0} | {:.0}% | {:.2} | {:.2} | {:.2} | {:.2} |",
+                token.backend,
+                token.concurrency,
+                t.rate(),
+                k.rate(),
+                100.0 * k.rate() / t.rate(),
+                millis(t, 0.50),
+                millis(k, 0.50),
+                millis(t, 0.99),
+                millis(k, 0.99),
+            ))
+        })
+        .collect()
+}
+
 /// The columns of [`cpu_row`].
 pub const CPU_COLUMNS: [&str; 13] = [
     "backend",

@@ -1,5 +1,5 @@
-//! The merchant's side of cashier orders, authenticated by `X-Merchant-Secret`:
-//! `POST /api/payment/refund`, `POST /api/payment/payout` and
+//! The merchant's side of cashier orders, authenticated by `X-Merchant-Secret` or a write API
+//! key: `POST /api/payment/refund`, `POST /api/payment/payout` and
 //! `POST /api/webhook-resync?merchantOrderId=…`.
 
 use axum::extract::{Query, State};
@@ -107,17 +107,17 @@ impl TransactionResponse {
     path = "/api/payment/refund",
     tag = "cashier",
     request_body = RefundRequest,
-    params(("X-Merchant-Secret" = String, Header, description = "The merchant secret")),
+    params(("X-Merchant-Secret" = Option<String>, Header, description = "The merchant secret; or else send a write API key as `Authorization: Bearer rk_…`")),
     responses(
         (status = 201, description = "Refund recorded", body = TransactionResponse),
         (status = 400, description = "Unknown order, nothing paid, or an amount over what is left", body = Problem, content_type = "application/problem+json"),
-        (status = 401, description = "Missing or unknown X-Merchant-Secret", body = Problem, content_type = "application/problem+json"),
+        (status = 401, description = "Missing or unknown X-Merchant-Secret and API key", body = Problem, content_type = "application/problem+json"),
         (status = 409, description = "Already fully refunded", body = Problem, content_type = "application/problem+json"),
     )
 )]
 pub async fn refund(
     State(state): State<AppState>,
-    SecretMerchant { merchant, .. }: SecretMerchant,
+    SecretMerchant { merchant_id, .. }: SecretMerchant,
     JsonBody(body): JsonBody<RefundRequest>,
 ) -> Result<(StatusCode, Json<TransactionResponse>), ApiError> {
     let mut errors = FieldErrors::new();
@@ -126,7 +126,7 @@ pub async fn refund(
     let (Some(order_id), true) = (order_id, errors.is_empty()) else {
         return Err(ApiError::Validation(errors));
     };
-    let t = orders::refund(&state, merchant.id, &order_id, amount).await?;
+    let t = orders::refund(&state, merchant_id, &order_id, amount).await?;
     Ok((StatusCode::CREATED, Json(TransactionResponse::of(&t)?)))
 }
 
@@ -137,16 +137,16 @@ pub async fn refund(
     path = "/api/payment/payout",
     tag = "cashier",
     request_body = PayoutRequest,
-    params(("X-Merchant-Secret" = String, Header, description = "The merchant secret")),
+    params(("X-Merchant-Secret" = Option<String>, Header, description = "The merchant secret; or else send a write API key as `Authorization: Bearer rk_…`")),
     responses(
         (status = 201, description = "Payout recorded", body = TransactionResponse),
         (status = 400, description = "Unknown order, no card, or a bad amount", body = Problem, content_type = "application/problem+json"),
-        (status = 401, description = "Missing or unknown X-Merchant-Secret", body = Problem, content_type = "application/problem+json"),
+        (status = 401, description = "Missing or unknown X-Merchant-Secret and API key", body = Problem, content_type = "application/problem+json"),
     )
 )]
 pub async fn payout(
     State(state): State<AppState>,
-    SecretMerchant { merchant, .. }: SecretMerchant,
+    SecretMerchant { merchant_id, .. }: SecretMerchant,
     JsonBody(body): JsonBody<PayoutRequest>,
 ) -> Result<(StatusCode, Json<TransactionResponse>), ApiError> {
     let mut errors = FieldErrors::new();
@@ -155,7 +155,7 @@ pub async fn payout(
     let (Some(order_id), Some(amount), true) = (order_id, amount, errors.is_empty()) else {
         return Err(ApiError::Validation(errors));
     };
-    let t = orders::payout(&state, merchant.id, &order_id, amount).await?;
+    let t = orders::payout(&state, merchant_id, &order_id, amount).await?;
     Ok((StatusCode::CREATED, Json(TransactionResponse::of(&t)?)))
 }
 
@@ -185,17 +185,17 @@ pub struct ResyncResponse {
     tag = "cashier",
     params(
         ResyncQuery,
-        ("X-Merchant-Secret" = String, Header, description = "The merchant secret"),
+        ("X-Merchant-Secret" = Option<String>, Header, description = "The merchant secret; or else send a write API key as `Authorization: Bearer rk_…`"),
     ),
     responses(
         (status = 200, description = "Whether a notification was scheduled", body = ResyncResponse),
         (status = 400, description = "A malformed query: a parameter given twice, or holding U+0000", body = Problem, content_type = "application/problem+json"),
-        (status = 401, description = "Missing or unknown X-Merchant-Secret", body = Problem, content_type = "application/problem+json"),
+        (status = 401, description = "Missing or unknown X-Merchant-Secret and API key", body = Problem, content_type = "application/problem+json"),
     )
 )]
 pub async fn resync(
     State(state): State<AppState>,
-    SecretMerchant { merchant, .. }: SecretMerchant,
+    SecretMerchant { merchant_id, .. }: SecretMerchant,
     Query(query): Query<ResyncQuery>,
 ) -> Result<Json<ResyncResponse>, ApiError> {
     let Some(order_id) = query.merchant_order_id.filter(|id| !id.is_empty()) else {
@@ -204,7 +204,7 @@ pub async fn resync(
             error_message: Some("merchantOrderId is required".into()),
         }));
     };
-    let sent = orders::resync(&state, merchant.id, &order_id).await?;
+    let sent = orders::resync(&state, merchant_id, &order_id).await?;
     Ok(Json(ResyncResponse {
         is_success: sent,
         error_message: (!sent).then(|| "no notification exists for this order".into()),

@@ -1,8 +1,9 @@
 //! `POST /api/payment/hosted-page`: a merchant opens a cashier session for one order.
 //!
-//! Authenticated by `X-Merchant-Secret` (401 when missing or unknown) and by the body's
-//! `signature` = SHA-256 hex of `email;timestamp;secret`, with `timestamp` within ±15 minutes of
-//! the server's time (400 otherwise, like every other field).
+//! Authenticated by `X-Merchant-Secret` or a write API key (401 when missing or unknown) and by
+//! the body's `signature` = SHA-256 hex of `email;timestamp;secret`, with `timestamp` within ±15
+//! minutes of the server's time (400 otherwise, like every other field). The signature is made
+//! with the merchant secret whichever credential the request carries.
 
 use axum::extract::State;
 use axum::Json;
@@ -175,25 +176,26 @@ pub struct HostedPageResponse {
     path = "/api/payment/hosted-page",
     tag = "cashier",
     request_body = HostedPageRequest,
-    params(("X-Merchant-Secret" = String, Header, description = "The merchant secret")),
+    params(("X-Merchant-Secret" = Option<String>, Header, description = "The merchant secret; or else send a write API key as `Authorization: Bearer rk_…` (the signature is still made with the merchant secret)")),
     responses(
         (status = 200, description = "Session opened", body = HostedPageResponse),
         (status = 400, description = "Validation, signature or timestamp failed", body = Problem, content_type = "application/problem+json"),
-        (status = 401, description = "Missing or unknown X-Merchant-Secret", body = Problem, content_type = "application/problem+json"),
+        (status = 401, description = "Missing or unknown X-Merchant-Secret and API key", body = Problem, content_type = "application/problem+json"),
         (status = 409, description = "The order has an open session with other values: errors.orderId names them", body = Problem, content_type = "application/problem+json"),
     )
 )]
 pub async fn create_session(
     State(state): State<AppState>,
-    SecretMerchant { merchant, secret }: SecretMerchant,
+    merchant: SecretMerchant,
     JsonBody(body): JsonBody<HostedPageRequest>,
 ) -> Result<Json<HostedPageResponse>, ApiError> {
     let now = state.clock.now();
+    let secret = merchant.merchant_secret(&state).await?;
     let session = validate(body, &secret, now, state.config.webhooks.allow_private)?;
     for kind in [TransactionKind::PayIn, TransactionKind::PayOut] {
         if cashier_transactions::latest_success(
             state.store.pool(),
-            merchant.id,
+            merchant.merchant_id,
             &session.order_id,
             kind,
         )
@@ -206,8 +208,13 @@ pub async fn create_session(
         }
     }
     let mut tx = state.store.begin().await?;
-    let token = match cashier_sessions::open_for_order(&mut tx, merchant.id, &session.order_id, now)
-        .await?
+    let token = match cashier_sessions::open_for_order(
+        &mut tx,
+        merchant.merchant_id,
+        &session.order_id,
+        now,
+    )
+    .await?
     {
         Some(open) => {
             let changed = changed_fields(&open.fields, &session);
@@ -230,7 +237,7 @@ pub async fn create_session(
             let token = ids::prefixed("hp-", 32);
             cashier_sessions::insert(
                 &mut tx,
-                merchant.id,
+                merchant.merchant_id,
                 &session,
                 &state.keys.lookup_digest(&token),
                 &state.keys.seal(&token),

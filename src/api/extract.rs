@@ -1,4 +1,5 @@
-//! Extractors: a JSON body that fails as problem+json, and the authenticated merchant.
+//! Extractors: a JSON body that fails as problem+json, and the authenticated merchant (by access
+//! token or API key).
 
 use axum::body::Bytes;
 use axum::extract::{FromRequest, FromRequestParts, Request};
@@ -8,7 +9,9 @@ use serde::de::DeserializeOwned;
 
 use super::nul_text;
 use super::problem::ApiError;
+use crate::auth::api_keys;
 use crate::state::AppState;
+use crate::store::api_keys::Scope;
 
 /// Largest accepted request body.
 pub const MAX_BODY_BYTES: usize = 256 * 1024;
@@ -93,12 +96,15 @@ fn is_json(content_type: Option<&header::HeaderValue>) -> bool {
         || (essence.starts_with("application/") && essence.ends_with("+json"))
 }
 
-/// The merchant a valid bearer token was issued to, which exists. Anything else: 401 with
+/// The merchant a request acts for, by a valid access token of a merchant that exists or by a
+/// live API key, and what it may do. Anything else: 401 with
 /// `WWW-Authenticate: Bearer error="invalid_token"`.
 #[derive(Debug, Clone, Copy)]
 pub struct AuthMerchant {
     /// The merchant's id.
     pub merchant_id: i64,
+    /// What the credential may do: an access token may do everything (`Write`).
+    pub scope: Scope,
 }
 
 impl FromRequestParts<AppState> for AuthMerchant {
@@ -108,17 +114,24 @@ impl FromRequestParts<AppState> for AuthMerchant {
         parts: &mut Parts,
         state: &AppState,
     ) -> Result<Self, Self::Rejection> {
-        bearer_merchant(&parts.headers, state)
-            .await
-            .map(|merchant_id| AuthMerchant { merchant_id })
+        bearer_merchant(&parts.headers, state).await
     }
 }
 
-/// The merchant id of the valid bearer token in `headers`, when that merchant exists. A
-/// correctly signed token can name a merchant this database does not hold (a database restored
-/// or replaced under the same keys); it is refused like a forged one.
-pub async fn bearer_merchant(headers: &HeaderMap, state: &AppState) -> Result<i64, ApiError> {
+/// The merchant of the bearer credential in `headers`: an API key (`rk_…`, see
+/// [`api_keys`]) or an access token. A correctly signed token can name a merchant this database
+/// does not hold (a database restored or replaced under the same keys); it is refused like a
+/// forged one.
+pub async fn bearer_merchant(
+    headers: &HeaderMap,
+    state: &AppState,
+) -> Result<AuthMerchant, ApiError> {
     let token = bearer_token(headers).ok_or(ApiError::Unauthorized)?;
+    if api_keys::is_api_key(token) {
+        return api_key_merchant(token, state)
+            .await?
+            .ok_or(ApiError::Unauthorized);
+    }
     let merchant_id = state
         .tokens
         .verify(token, state.clock.now())
@@ -130,7 +143,25 @@ pub async fn bearer_merchant(headers: &HeaderMap, state: &AppState) -> Result<i6
     {
         return Err(ApiError::Unauthorized);
     }
-    Ok(merchant_id)
+    Ok(AuthMerchant {
+        merchant_id,
+        scope: Scope::Write,
+    })
+}
+
+/// The merchant and scope of the live API key `secret`, or `None` when it is unknown or revoked.
+pub async fn api_key_merchant(
+    secret: &str,
+    state: &AppState,
+) -> Result<Option<AuthMerchant>, ApiError> {
+    let key = state
+        .api_keys
+        .verify(&state.store, &state.keys, secret, state.clock.now())
+        .await?;
+    Ok(key.map(|key| AuthMerchant {
+        merchant_id: key.merchant_id,
+        scope: key.scope,
+    }))
 }
 
 /// The token of an `Authorization: Bearer <token>` header (scheme in any case).

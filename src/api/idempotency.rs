@@ -5,7 +5,7 @@
 //! Keys are per merchant. Server errors (5xx) and rate limits (429) are not remembered, so the
 //! request can be retried under the same key.
 
-use axum::body::{to_bytes, Body};
+use axum::body::{to_bytes, Body, Bytes};
 use axum::extract::{Request, State};
 use axum::http::{header, HeaderValue, Method, StatusCode};
 use axum::middleware::Next;
@@ -13,7 +13,7 @@ use axum::response::{IntoResponse, Response};
 use recur_domain::validation::FieldErrors;
 use sha2::{Digest, Sha256};
 
-use super::extract::{bearer_merchant, MAX_BODY_BYTES};
+use super::extract::{bearer_merchant, AuthMerchant, MAX_BODY_BYTES};
 use super::problem::ApiError;
 use crate::state::AppState;
 use crate::store::idempotency;
@@ -24,6 +24,11 @@ pub const HEADER: &str = "idempotency-key";
 pub const REPLAYED: &str = "idempotent-replayed";
 /// Longest accepted key.
 const MAX_KEY_LEN: usize = 255;
+
+/// A response extension: the body to remember (and replay) in place of the one sent, for an
+/// answer that holds a secret shown once, which must not be stored.
+#[derive(Debug, Clone)]
+pub struct RememberInstead(pub Bytes);
 
 /// Middleware for the merchant API.
 pub async fn idempotency(State(state): State<AppState>, request: Request, next: Next) -> Response {
@@ -37,9 +42,10 @@ async fn handle(state: &AppState, request: Request, next: Next) -> Result<Respon
     let Some(key) = request.headers().get(HEADER).filter(|_| applies).cloned() else {
         return Ok(next.run(request).await);
     };
-    // Without a valid token of an existing merchant the handler answers 401 itself; nothing to
-    // remember.
-    let Ok(merchant_id) = bearer_merchant(request.headers(), state).await else {
+    // Without a valid token of an existing merchant, or a live API key, the handler answers 401
+    // itself; nothing to remember.
+    let Ok(AuthMerchant { merchant_id, .. }) = bearer_merchant(request.headers(), state).await
+    else {
         return Ok(next.run(request).await);
     };
     let key = valid_key(&key).map_err(IntoResponse::into_response)?;
@@ -91,13 +97,17 @@ async fn handle(state: &AppState, request: Request, next: Next) -> Result<Respon
         .headers
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok());
+    let remembered = parts
+        .extensions
+        .get::<RememberInstead>()
+        .map_or(&body, |instead| &instead.0);
     idempotency::complete(
         &state.store,
         merchant_id,
         &key,
         status.as_u16(),
         content_type,
-        &body,
+        remembered,
     )
     .await
     .map_err(internal)?;

@@ -1,6 +1,7 @@
 //! The merchant-facing HTTP API: thin handlers that parse, apply domain rules, store in one
 //! transaction and respond. Every failure is a problem document ([`problem`]).
 
+pub mod api_keys;
 pub mod auth;
 pub mod cashier_orders;
 pub mod cashier_sessions;
@@ -25,13 +26,14 @@ pub mod nul_text;
 pub mod openapi;
 pub mod pagination;
 pub mod problem;
+pub mod read_only_keys;
 pub mod sessions;
 pub mod test_helpers;
 pub mod trace;
 pub mod trace_id;
 
 use axum::extract::DefaultBodyLimit;
-use axum::routing::{get, post, put};
+use axum::routing::{delete, get, post, put};
 use axum::{middleware, Router};
 use tower_http::catch_panic::CatchPanicLayer;
 
@@ -84,13 +86,18 @@ pub fn router(state: AppState, pages: Router<AppState>) -> Router {
         .route("/events", get(lists::list_events))
         .route("/test-clock", get(test_helpers::get_clock))
         .route("/test-clock/advance", post(test_helpers::advance_clock))
+        .route(
+            "/api-keys",
+            post(api_keys::create_api_key).get(api_keys::list_api_keys),
+        )
+        .route("/api-keys/{api_key_id}", delete(api_keys::revoke_api_key))
         .layer(middleware::from_fn_with_state(
             state.clone(),
             idempotency::idempotency,
         ));
-    let router = Router::new()
+    // The merchant API: what API keys are accepted by, and a read key held to reading.
+    let merchant_api = Router::new()
         .nest("/api/subscriptions/v1", subscriptions_v1)
-        .merge(pages)
         .route(
             "/api/payment/hosted-page",
             post(cashier_sessions::create_session),
@@ -98,6 +105,13 @@ pub fn router(state: AppState, pages: Router<AppState>) -> Router {
         .route("/api/payment/refund", post(cashier_orders::refund))
         .route("/api/payment/payout", post(cashier_orders::payout))
         .route("/api/webhook-resync", post(cashier_orders::resync))
+        .layer(middleware::from_fn_with_state(
+            state.clone(),
+            read_only_keys::read_only_keys,
+        ));
+    let router = Router::new()
+        .merge(merchant_api)
+        .merge(pages)
         .route("/openapi.json", get(openapi::document))
         .route("/docs", get(openapi::reference_page))
         .route("/healthz", get(health::healthz))

@@ -14,7 +14,7 @@ use utoipa::{Modify, OpenApi};
 
 use super::problem::ApiError;
 use super::{
-    auth, cashier_orders, cashier_sessions, customers, events, health, invoices, lists,
+    api_keys, auth, cashier_orders, cashier_sessions, customers, events, health, invoices, lists,
     membership_update, memberships, sessions, test_helpers,
 };
 use crate::state::AppState;
@@ -49,6 +49,9 @@ use crate::state::AppState;
         test_helpers::pay_membership,
         test_helpers::advance_clock,
         test_helpers::get_clock,
+        api_keys::create_api_key,
+        api_keys::list_api_keys,
+        api_keys::revoke_api_key,
         cashier_sessions::create_session,
         cashier_orders::refund,
         cashier_orders::payout,
@@ -64,6 +67,7 @@ use crate::state::AppState;
         (name = "sessions", description = "Links to the hosted checkout and the customer portal"),
         (name = "invoices", description = "Invoices and refunds of their payments"),
         (name = "events", description = "Webhook events and their delivery attempts"),
+        (name = "api-keys", description = "Long-lived keys for the API, read-only or full"),
         (name = "sandbox", description = "Test cards and test clocks for sandbox merchants"),
         (name = "cashier", description = "Cashier sessions for single orders"),
         (name = "operations", description = "Probes for operators"),
@@ -77,6 +81,10 @@ impl Modify for BearerScheme {
     fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
         let mut http = Http::new(HttpAuthScheme::Bearer);
         http.bearer_format = Some("JWT".into());
+        http.description = Some(
+            "An access token from POST /auth, or an API key (rk_…). A read key may only GET."
+                .into(),
+        );
         openapi
             .components
             .get_or_insert_with(Default::default)
@@ -85,7 +93,8 @@ impl Modify for BearerScheme {
 }
 
 /// Documents, in one place, the failures any operation can answer with: 500 everywhere; 413 and
-/// 415 where there is a body; 422 (`Idempotency-Key` reuse) on authenticated POST and PUT.
+/// 415 where there is a body; 422 (`Idempotency-Key` reuse) on authenticated POST and PUT; 403
+/// (a read API key) on every write of the merchant API.
 struct CommonResponses;
 
 impl Modify for CommonResponses {
@@ -93,14 +102,16 @@ impl Modify for CommonResponses {
         for (path, item) in openapi.paths.paths.iter_mut() {
             let idempotent_path =
                 path.starts_with("/api/subscriptions/v1/") && !path.ends_with("/auth");
+            let merchant_api = path.starts_with("/api/");
+            // (takes an Idempotency-Key, changes something, the operation)
             let operations = [
-                (false, item.get.as_mut()),
-                (true, item.post.as_mut()),
-                (true, item.put.as_mut()),
-                (false, item.delete.as_mut()),
-                (true, item.patch.as_mut()),
+                (false, false, item.get.as_mut()),
+                (true, true, item.post.as_mut()),
+                (true, true, item.put.as_mut()),
+                (false, true, item.delete.as_mut()),
+                (true, true, item.patch.as_mut()),
             ];
-            for (writes, operation) in operations {
+            for (idempotent, writes, operation) in operations {
                 let Some(operation) = operation else { continue };
                 let mut add = |status: &str, description: &str| {
                     operation
@@ -114,8 +125,11 @@ impl Modify for CommonResponses {
                     add("413", "Body larger than 256 KiB");
                     add("415", "Body is not application/json");
                 }
-                if writes && idempotent_path {
+                if idempotent && idempotent_path {
                     add("422", "Idempotency-Key reused with a different request");
+                }
+                if writes && merchant_api {
+                    add("403", "A read API key was sent: it may only GET");
                 }
             }
         }
@@ -123,13 +137,14 @@ impl Modify for CommonResponses {
 }
 
 /// OpenAPI links from what a create returns to the operations that take its key, so that clients
-/// (and schemathesis' stateful phase) can follow a customer or membership from its creation.
+/// (and schemathesis' stateful phase) can follow a customer, membership or API key from its
+/// creation.
 struct ResponseLinks;
 
 impl ResponseLinks {
     /// (creating path, the key in its answer and the path parameter that takes it, the
     /// operations that take it).
-    const FOLLOW: [(&'static str, &'static str, &'static [&'static str]); 2] = [
+    const FOLLOW: [(&'static str, &'static str, &'static [&'static str]); 3] = [
         (
             "/api/subscriptions/v1/customer",
             "customerKey",
@@ -144,6 +159,11 @@ impl ResponseLinks {
                 "cancel_membership",
                 "pay_membership",
             ],
+        ),
+        (
+            "/api/subscriptions/v1/api-keys",
+            "apiKeyId",
+            &["revoke_api_key"],
         ),
     ];
 }

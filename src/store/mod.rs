@@ -4,6 +4,7 @@
 //! `RETURNING`) and run through `sqlx::Any`. Each table has its own module; every query on
 //! tenant data takes the merchant id, so no query can cross merchants.
 
+pub mod api_keys;
 pub mod cashier_sessions;
 pub mod cashier_transactions;
 pub mod charges;

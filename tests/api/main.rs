@@ -4,6 +4,7 @@ mod harness;
 mod receivers;
 mod visitor;
 
+mod api_keys;
 mod auth;
 mod billing;
 mod bounds;

@@ -1,6 +1,7 @@
 //! No card number, secret or token ends up where it should not: a full run of the real binary
 //! (debug logging) is searched — its log, the whole database, the e-mails — for every card number,
-//! password, merchant secret, signing secret, access token and cashier session token it handled.
+//! password, merchant secret, signing secret, access token, API key and cashier session token it
+//! handled.
 
 use std::process::Stdio;
 use std::time::{Duration, Instant};
@@ -101,6 +102,27 @@ backend_matrix!(secrets_and_card_numbers_never_leak, |backend| async move {
         Some(json!({"membershipKey": key, "pricePerUnit": "20.00"})),
     )
     .await;
+    // An API key: created under an Idempotency-Key (whose answer is remembered), then used.
+    let created_key: Value = client
+        .post(format!("{api}/api-keys"))
+        .bearer_auth(&token)
+        .header("idempotency-key", "leak-key")
+        .json(&json!({"name": "Leak", "scope": "write"}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let api_key = created_key["secret"].as_str().unwrap().to_string();
+    assert!(client
+        .get(format!("{api}/customer/{customer_key}"))
+        .bearer_auth(&api_key)
+        .send()
+        .await
+        .unwrap()
+        .status()
+        .is_success());
     // A hosted-page session: merchant secret in a header, session token in the redirect URL.
     let secret = merchant["merchantSecret"].as_str().unwrap();
     let timestamp = chrono::Utc::now().timestamp().to_string();
@@ -262,6 +284,11 @@ backend_matrix!(secrets_and_card_numbers_never_leak, |backend| async move {
         token.rsplit('.').next().unwrap().to_string(),
     ));
     needles.push(("cashier session token".into(), session_token));
+    needles.push(("API key secret".into(), api_key.clone()));
+    needles.push((
+        "API key secret without its prefix".into(),
+        api_key.trim_start_matches("rk_").to_string(),
+    ));
     for token in link_tokens {
         needles.push(("checkout or portal link token".into(), token));
     }
