@@ -25,6 +25,7 @@ mod hosted_page;
 mod idempotency;
 mod instances;
 mod kill;
+mod list_refusals;
 mod lists;
 mod mail;
 mod memberships;
