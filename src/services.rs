@@ -1,5 +1,5 @@
 //! What the layers below the HTTP surface work with: the database, the processor, the clock,
-//! the server keys, the configuration, the templates and the metrics. Billing, payments,
+//! the server keys, the configuration, the templates and the metrics. Billing, the cashier,
 //! events, delivery and the workers take a [`Services`]; the HTTP layer's
 //! [`AppState`](crate::state::AppState) holds one beside what only requests need (access tokens,
 //! the login limiter, the pages' strings), so no lower layer sees the whole application.

@@ -1,7 +1,7 @@
 //! The webhook events recur emits, in one place (DESIGN §5). Each kind of event is a variant of
 //! [`Event`] with one payload builder, in the spec's PascalCase shape; every event becomes its
 //! outbox row ([`NewEvent`]) here, written in the transaction of the change it reports. Adding
-//! an event type touches this module only. Billing and payments build events; the dispatcher
+//! an event type touches this module only. Billing and the cashier build events; the dispatcher
 //! delivers the rows.
 
 pub mod cashier;
