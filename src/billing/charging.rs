@@ -21,7 +21,7 @@ use crate::store::memberships::{self, Membership};
 use crate::store::merchants::{self, Merchant};
 use crate::store::outbox::{self};
 use crate::store::payment_methods::{self, PaymentMethod};
-use crate::store::processors::{self, PaymentProcessor, ProcessorKind};
+use crate::store::processors::{self, PaymentProcessor};
 use crate::store::Tx;
 
 /// How a charge attempt ended.
@@ -294,11 +294,7 @@ impl Context {
                 .await?
                 .ok_or(BillingError::NotFound)?;
             merchants.insert(merchant_id, merchant);
-            if let Some(processor) = processors::list(&mut **tx, merchant_id)
-                .await?
-                .into_iter()
-                .find(|p| p.kind == ProcessorKind::Card)
-            {
+            if let Some(processor) = processors::first_card(&mut **tx, merchant_id).await? {
                 card_processors.insert(merchant_id, processor);
             }
         }

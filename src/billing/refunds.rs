@@ -6,7 +6,7 @@
 //! key, so money is never given back twice. The membership's status does not change.
 
 use chrono::{DateTime, Utc};
-use recur_domain::money::{decimal_to_minor, format_amount, Currency};
+use recur_domain::money::{refund_amount, Currency};
 use recur_domain::status::InvoiceStatus;
 use rust_decimal::Decimal;
 
@@ -19,10 +19,10 @@ use crate::processor::{ChargeOutcome, RefundRequest};
 use crate::services::Services;
 use crate::store::charges;
 use crate::store::customers;
-use crate::store::invoices::{self, Invoice, RECENT_INVOICES};
+use crate::store::invoices::{self, RECENT_INVOICES};
 use crate::store::memberships;
 use crate::store::payment_methods;
-use crate::store::processors::{self, ProcessorKind};
+use crate::store::processors::{self};
 use crate::store::refunds::{self, Answer, NewRefund, Refund, RefundStatus, Refunded};
 
 /// What the merchant asks for.
@@ -78,7 +78,11 @@ pub async fn refund_invoice(
         }
     };
     let currency = Currency::parse(&invoice.currency).map_err(anyhow::Error::from)?;
-    let amount = refund_amount(ask.amount, left, currency)?;
+    let invalid = |message: String| BillingError::Invalid {
+        field: "amount",
+        message,
+    };
+    let amount = refund_amount(ask.amount.map_err(invalid)?, left, currency).map_err(invalid)?;
     let refund_key = ids::refund_key();
     let new = NewRefund {
         merchant_id,
@@ -95,29 +99,6 @@ pub async fn refund_invoice(
     let refund = refunds::insert_pending(&mut tx, &new, now).await?;
     tx.commit().await?;
     execute(state, &refund, now).await
-}
-
-/// The amount to refund in minor units: `asked`, or everything `left` when not asked.
-fn refund_amount(
-    asked: Result<Option<Decimal>, String>,
-    left: i64,
-    currency: Currency,
-) -> Result<i64, BillingError> {
-    let invalid = |message: String| BillingError::Invalid {
-        field: "amount",
-        message,
-    };
-    let Some(asked) = asked.map_err(invalid)? else {
-        return Ok(left);
-    };
-    let amount = decimal_to_minor(asked, currency).map_err(|e| invalid(e.to_string()))?;
-    if amount <= 0 || amount > left {
-        return Err(invalid(format!(
-            "must be greater than 0 and at most {} (what is left to refund)",
-            format_amount(left, currency)
-        )));
-    }
-    Ok(amount)
 }
 
 /// Asks the processor to run a `Pending` invoice refund (again: the idempotency key makes a
@@ -139,9 +120,6 @@ pub async fn execute(
         )));
     };
     let pool = state.store.pool();
-    let invoice = invoices::get(pool, refund.merchant_id, invoice_id)
-        .await?
-        .ok_or(BillingError::NotFound)?;
     let charge = charges::approved_for_invoice(pool, invoice_id)
         .await?
         .filter(|c| c.id == charge_id)
@@ -180,17 +158,13 @@ pub async fn execute(
             .ok_or(BillingError::NotFound);
     };
     if done.status == RefundStatus::Succeeded {
-        invoices::add_refunded(&mut tx, invoice.id, done.amount).await?;
+        invoices::add_refunded(&mut tx, invoice_id, done.amount).await?;
     }
-    let invoice = Invoice {
-        amount_refunded: invoice.amount_refunded
-            + if done.status == RefundStatus::Succeeded {
-                done.amount
-            } else {
-                0
-            },
-        ..invoice
-    };
+    // Read again in this transaction: the notification shows what is refunded now, other
+    // refunds that completed meanwhile included.
+    let invoice = invoices::get(&mut *tx, done.merchant_id, invoice_id)
+        .await?
+        .ok_or(BillingError::NotFound)?;
     let m = memberships::by_id(&mut *tx, done.merchant_id, invoice.membership_id)
         .await?
         .ok_or(BillingError::NotFound)?;
@@ -201,10 +175,7 @@ pub async fn execute(
         .await?
         .ok_or(BillingError::NotFound)?;
     let recent = invoices::recent(&mut *tx, m.id, RECENT_INVOICES).await?;
-    let processor = processors::list(&mut *tx, m.merchant_id)
-        .await?
-        .into_iter()
-        .find(|p| p.kind == ProcessorKind::Card);
+    let processor = processors::first_card(&mut *tx, m.merchant_id).await?;
     let event = notify::transaction(
         state,
         TransactionFacts {

@@ -204,19 +204,8 @@ pub async fn refund(
         ));
     }
     let currency = Currency::parse(&payin.currency).map_err(anyhow::Error::from)?;
-    let amount = match amount {
-        Some(amount) => minor(amount, currency)?,
-        None => left,
-    };
-    if amount <= 0 || amount > left {
-        return Err(CashierError::invalid(
-            "amount",
-            format!(
-                "must be greater than 0 and at most {} (what is left to refund)",
-                recur_domain::money::format_amount(left, currency)
-            ),
-        ));
-    }
+    let amount = recur_domain::money::refund_amount(amount, left, currency)
+        .map_err(|message| CashierError::invalid("amount", message))?;
     let session = cashier_sessions::by_id(pool, merchant_id, payin.session_id)
         .await?
         .ok_or(CashierError::NotFound)?;

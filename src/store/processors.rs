@@ -89,3 +89,15 @@ pub async fn list<'c, E: sqlx::Executor<'c, Database = sqlx::Any>>(
         )
         .collect())
 }
+
+/// The merchant's first card processor in cascade order: the one its subscription charges and
+/// their refunds are reported under.
+pub async fn first_card<'c, E: sqlx::Executor<'c, Database = sqlx::Any>>(
+    executor: E,
+    merchant_id: i64,
+) -> Result<Option<PaymentProcessor>, sqlx::Error> {
+    Ok(list(executor, merchant_id)
+        .await?
+        .into_iter()
+        .find(|p| p.kind == ProcessorKind::Card))
+}

@@ -225,6 +225,23 @@ pub fn decimal_to_minor(value: Decimal, currency: Currency) -> Result<i64, Money
         .ok_or(MoneyError::TooLarge(currency))
 }
 
+/// The amount of a refund in minor units of `currency`: the `asked` amount, or everything `left`
+/// (minor units, more than 0) when none is asked. The error is the message for the refund's
+/// `amount` field: more decimals than the currency has, not greater than 0, or more than is left.
+pub fn refund_amount(asked: Option<Decimal>, left: i64, currency: Currency) -> Result<i64, String> {
+    let Some(asked) = asked else {
+        return Ok(left);
+    };
+    let amount = decimal_to_minor(asked, currency).map_err(|e| e.to_string())?;
+    if amount <= 0 || amount > left {
+        return Err(format!(
+            "must be greater than 0 and at most {} (what is left to refund)",
+            format_amount(left, currency)
+        ));
+    }
+    Ok(amount)
+}
+
 /// Converts minor units into the exact decimal amount, with exactly `currency.exponent()`
 /// decimal places (`1050` USD becomes `10.50`).
 pub fn minor_to_decimal(minor: i64, currency: Currency) -> Decimal {
@@ -505,6 +522,19 @@ mod tests {
         #[test]
         fn parse_amount_never_panics(input in "\\PC{0,40}") {
             let _ = parse_amount(&input, cur("USD"));
+        }
+
+        /// A refund is never more than what is left, never nothing, and everything left when no
+        /// amount is asked.
+        #[test]
+        fn refunds_stay_within_what_is_left(left in 1i64..=100_000, asked in -200_000i64..=200_000) {
+            let usd = cur("USD");
+            prop_assert_eq!(refund_amount(None, left, usd), Ok(left));
+            let asked_decimal = minor_to_decimal(asked, usd);
+            match refund_amount(Some(asked_decimal), left, usd) {
+                Ok(amount) => prop_assert!(amount == asked && (1..=left).contains(&amount)),
+                Err(message) => prop_assert!(asked <= 0 || asked > left, "{}", message),
+            }
         }
 
         #[test]
