@@ -29,26 +29,8 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for JsonBody<T> {
         if !is_json(request.headers().get(header::CONTENT_TYPE)) {
             return Err(ApiError::UnsupportedMediaType);
         }
-        let bytes = Bytes::from_request(request, state)
-            .await
-            .map_err(|rejection| {
-                if rejection.status() == axum::http::StatusCode::PAYLOAD_TOO_LARGE {
-                    ApiError::PayloadTooLarge
-                } else {
-                    ApiError::MalformedBody(rejection.body_text())
-                }
-            })?;
-        let value: serde_json::Value =
-            serde_json::from_slice(&bytes).map_err(|e| ApiError::MalformedBody(e.to_string()))?;
-        if !value.is_object() {
-            return Err(ApiError::MalformedBody(
-                "the body must be a JSON object".into(),
-            ));
-        }
-        nul_text::check_json(&value)?;
-        T::deserialize(value)
-            .map(JsonBody)
-            .map_err(|e| ApiError::MalformedBody(e.to_string()))
+        let bytes = body_bytes(request, state).await?;
+        json_object(&bytes).map(JsonBody)
     }
 }
 
@@ -61,25 +43,44 @@ impl<S: Send + Sync, T: DeserializeOwned + Default> FromRequest<S> for OptionalJ
     type Rejection = ApiError;
 
     async fn from_request(request: Request, state: &S) -> Result<Self, Self::Rejection> {
-        let (parts, body) = request.into_parts();
-        let bytes = Bytes::from_request(Request::from_parts(parts.clone(), body), state)
-            .await
-            .map_err(|rejection| {
-                if rejection.status() == axum::http::StatusCode::PAYLOAD_TOO_LARGE {
-                    ApiError::PayloadTooLarge
-                } else {
-                    ApiError::MalformedBody(rejection.body_text())
-                }
-            })?;
+        let json = is_json(request.headers().get(header::CONTENT_TYPE));
+        let bytes = body_bytes(request, state).await?;
         let text = std::str::from_utf8(&bytes).unwrap_or_default().trim();
         if bytes.iter().all(u8::is_ascii_whitespace) || text == "null" {
             return Ok(OptionalJsonBody(T::default()));
         }
-        let request = Request::from_parts(parts, axum::body::Body::from(bytes));
-        JsonBody::from_request(request, state)
-            .await
-            .map(|JsonBody(value)| OptionalJsonBody(value))
+        if !json {
+            return Err(ApiError::UnsupportedMediaType);
+        }
+        json_object(&bytes).map(OptionalJsonBody)
     }
+}
+
+/// The request's body: over [`MAX_BODY_BYTES`] a 413, unreadable a 400.
+async fn body_bytes<S: Send + Sync>(request: Request, state: &S) -> Result<Bytes, ApiError> {
+    Bytes::from_request(request, state)
+        .await
+        .map_err(|rejection| {
+            if rejection.status() == axum::http::StatusCode::PAYLOAD_TOO_LARGE {
+                ApiError::PayloadTooLarge
+            } else {
+                ApiError::MalformedBody(rejection.body_text())
+            }
+        })
+}
+
+/// `bytes` read as a JSON object into `T`: not JSON, or not an object, a 400 with the parser's
+/// message; a string holding U+0000, a 400 naming the field ([`nul_text`]).
+fn json_object<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
+    let value: serde_json::Value =
+        serde_json::from_slice(bytes).map_err(|e| ApiError::MalformedBody(e.to_string()))?;
+    if !value.is_object() {
+        return Err(ApiError::MalformedBody(
+            "the body must be a JSON object".into(),
+        ));
+    }
+    nul_text::check_json(&value)?;
+    T::deserialize(value).map_err(|e| ApiError::MalformedBody(e.to_string()))
 }
 
 fn is_json(content_type: Option<&header::HeaderValue>) -> bool {
