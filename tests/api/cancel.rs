@@ -53,15 +53,15 @@ backend_test!(
     cancel_leaves_a_failed_renewal_open_and_payable,
     |server: TestServer| async move {
         let token = server.token().await;
-        let customer = server.create_customer(&token, "c1@example.com").await;
-        let mut body = server.membership_body(&customer, "cancel-1");
-        body["chargeEmitterQueue"] = json!([{"transactionStatus": "Rejected"}]);
-        let record = server
-            .active_membership(&token, "2027-03-01T00:00:00Z", body)
+        let (customer, key) = server
+            .past_due_membership(
+                &token,
+                "c1@example.com",
+                "cancel-1",
+                "2027-03-01T00:00:00Z",
+                "2027-04-01T00:00:00Z",
+            )
             .await;
-        let key = record["membershipKey"].as_str().unwrap().to_string();
-        server.advance(&token, "2027-04-01T00:00:00Z").await;
-        assert_eq!(server.membership(&token, &key).await["status"], "PastDue");
 
         let canceled = cancel(&server, &token, &key).await;
         assert_eq!(canceled["status"], "Canceled");

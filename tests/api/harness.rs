@@ -397,6 +397,27 @@ impl TestServer {
         paid.body
     }
 
+    /// A customer `email` whose membership `order_id` went Active at test-clock time `start` and
+    /// whose first renewal, at `renewal_at`, was declined (its `chargeEmitterQueue` rejects it):
+    /// PastDue, with the renewal invoice Open. Returns the customer's and the membership's keys.
+    pub async fn past_due_membership(
+        &self,
+        token: &str,
+        email: &str,
+        order_id: &str,
+        start: &str,
+        renewal_at: &str,
+    ) -> (String, String) {
+        let customer = self.create_customer(token, email).await;
+        let mut body = self.membership_body(&customer, order_id);
+        body["chargeEmitterQueue"] = serde_json::json!([{"transactionStatus": "Rejected"}]);
+        let record = self.active_membership(token, start, body).await;
+        let key = record["membershipKey"].as_str().expect("key").to_string();
+        self.advance(token, renewal_at).await;
+        assert_eq!(self.membership(token, &key).await["status"], "PastDue");
+        (customer, key)
+    }
+
     /// One number from the database (for checks the API does not show, like outbox rows).
     pub async fn count(&self, sql: &str, key: &str) -> i64 {
         sqlx::query_scalar(sql)

@@ -240,15 +240,15 @@ backend_test!(
     the_pay_now_link_settles_a_past_due_membership,
     |server: TestServer| async move {
         let token = server.token().await;
-        let customer = server.create_customer(&token, "a@example.com").await;
-        let mut body = server.membership_body(&customer, "order-1");
-        body["chargeEmitterQueue"] = json!([{"transactionStatus": "Rejected"}]);
-        let active = server
-            .active_membership(&token, "2027-01-10T09:00:00Z", body)
+        let (customer, key) = server
+            .past_due_membership(
+                &token,
+                "a@example.com",
+                "order-1",
+                "2027-01-10T09:00:00Z",
+                "2027-02-10T10:00:00Z",
+            )
             .await;
-        let key = active["membershipKey"].as_str().unwrap().to_string();
-        server.advance(&token, "2027-02-10T10:00:00Z").await;
-        assert_eq!(server.membership(&token, &key).await["status"], "PastDue");
         let session = open(
             &server,
             &token,
@@ -290,15 +290,15 @@ backend_test!(
     pay_now_posts_racing_a_dunning_retry_charge_once,
     |server: TestServer| async move {
         let token = server.token().await;
-        let customer = server.create_customer(&token, "a@example.com").await;
-        let mut body = server.membership_body(&customer, "order-1");
-        body["chargeEmitterQueue"] = json!([{"transactionStatus": "Rejected"}]);
-        let active = server
-            .active_membership(&token, "2027-01-10T09:00:00Z", body)
+        let (customer, key) = server
+            .past_due_membership(
+                &token,
+                "a@example.com",
+                "order-1",
+                "2027-01-10T09:00:00Z",
+                "2027-02-10T10:00:00Z",
+            )
             .await;
-        let key = active["membershipKey"].as_str().unwrap().to_string();
-        server.advance(&token, "2027-02-10T10:00:00Z").await;
-        assert_eq!(server.membership(&token, &key).await["status"], "PastDue");
         // Opened after the failure so that the link outlives the retry a day later.
         server.advance(&token, "2027-02-10T12:00:00Z").await;
         let session = open(

@@ -189,15 +189,16 @@ backend_test!(
     |server: TestServer| async move {
         let token = server.token().await;
         // A renewal whose charge failed leaves an Open invoice.
-        let customer = server.create_customer(&token, "open@example.com").await;
-        let mut body = server.membership_body(&customer, "refund-open");
-        body["chargeEmitterQueue"] = json!([{"transactionStatus": "Rejected"}]);
-        let record = server
-            .active_membership(&token, "2027-03-01T00:00:00Z", body)
+        let (_, key) = server
+            .past_due_membership(
+                &token,
+                "open@example.com",
+                "refund-open",
+                "2027-03-01T00:00:00Z",
+                "2027-04-01T00:00:00Z",
+            )
             .await;
-        let key = record["membershipKey"].as_str().unwrap();
-        server.advance(&token, "2027-04-01T00:00:00Z").await;
-        let m = server.membership(&token, key).await;
+        let m = server.membership(&token, &key).await;
         let open = m["invoices"][0]["invoiceKey"].as_str().unwrap();
         assert_eq!(m["invoices"][0]["status"], "Open");
         // 409, even with an amount that would be a 400.
