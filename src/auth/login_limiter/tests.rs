@@ -17,6 +17,13 @@ fn fail(limiter: &LoginLimiter, user: &str, address: IpAddr, count: usize, clock
     }
 }
 
+fn succeed(limiter: &LoginLimiter, user: &str, address: IpAddr, clock: &ManualClock) {
+    limiter
+        .begin(user, address, clock.now())
+        .expect("admitted")
+        .succeeded(clock.now());
+}
+
 #[test]
 fn a_pair_is_limited_after_five_failures_until_the_window_passes() {
     let clock = ManualClock::new(Utc::now());
@@ -119,10 +126,7 @@ fn success_clears_the_pair_and_not_the_source_or_user_counts() {
     let limiter = LoginLimiter::new();
     let a = ip("203.0.113.9");
     fail(&limiter, "acme", a, MAX_FAILURES_PER_PAIR - 1, &clock);
-    limiter
-        .begin("acme", a, clock.now())
-        .unwrap()
-        .succeeded(clock.now());
+    succeed(&limiter, "acme", a, &clock);
     fail(&limiter, "acme", a, MAX_FAILURES_PER_PAIR, &clock);
     assert!(limiter.begin("acme", a, clock.now()).is_err());
     // The source kept counting: 9 failures so far, so 11 more for other user names fill it.
@@ -139,10 +143,7 @@ fn distributed_guessing_is_bounded_without_locking_out_known_sources() {
     let clock = ManualClock::new(Utc::now());
     let limiter = LoginLimiter::new();
     let home = ip("192.0.2.10");
-    limiter
-        .begin("acme", home, clock.now())
-        .unwrap()
-        .succeeded(clock.now());
+    succeed(&limiter, "acme", home, &clock);
     clock.advance(Duration::minutes(1));
 
     let attackers = MAX_FAILURES_PER_USER / MAX_FAILURES_PER_PAIR;
@@ -165,10 +166,7 @@ fn distributed_guessing_is_bounded_without_locking_out_known_sources() {
         .begin("other", ip("203.0.113.200"), clock.now())
         .is_ok());
     // The known source is not locked by the others' failures.
-    limiter
-        .begin("ACME", home, clock.now())
-        .unwrap()
-        .succeeded(clock.now());
+    succeed(&limiter, "ACME", home, &clock);
     // Its own failures still count, as its pair.
     fail(&limiter, "acme", home, MAX_FAILURES_PER_PAIR, &clock);
     assert!(limiter.begin("acme", home, clock.now()).is_err());
@@ -179,10 +177,7 @@ fn a_known_source_is_forgotten_after_a_month_without_success() {
     let clock = ManualClock::new(Utc::now());
     let limiter = LoginLimiter::new();
     let home = ip("192.0.2.10");
-    limiter
-        .begin("acme", home, clock.now())
-        .unwrap()
-        .succeeded(clock.now());
+    succeed(&limiter, "acme", home, &clock);
     clock.advance(KNOWN_FOR);
     for i in 0..MAX_FAILURES_PER_USER / MAX_FAILURES_PER_PAIR {
         fail(
@@ -201,10 +196,7 @@ fn known_sources_are_bounded_per_user_name() {
     let clock = ManualClock::new(Utc::now());
     let limiter = LoginLimiter::new();
     for i in 0..=MAX_KNOWN_PER_USER {
-        limiter
-            .begin("acme", ip(&format!("192.0.2.{i}")), clock.now())
-            .unwrap()
-            .succeeded(clock.now());
+        succeed(&limiter, "acme", ip(&format!("192.0.2.{i}")), &clock);
         clock.advance(Duration::seconds(1));
     }
     let tables = lock(&limiter.0);
