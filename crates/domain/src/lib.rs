@@ -16,6 +16,7 @@ pub mod network;
 pub mod price;
 pub mod proration;
 pub mod schedule;
+pub mod settings;
 pub mod signature;
 pub mod status;
 pub mod time;
