@@ -17,6 +17,7 @@ pub mod idempotency;
 pub mod invoices;
 pub mod keyset;
 pub mod memberships;
+pub mod merchant_settings;
 pub mod merchants;
 pub mod outbox;
 pub mod payment_methods;
