@@ -14,6 +14,7 @@ use std::sync::OnceLock;
 use recur_domain::calendar::MAX_INTERVAL_COUNT;
 use recur_domain::membership as rules_membership;
 use recur_domain::money::{Currency, MAX_AMOUNT_MINOR};
+use recur_domain::settings as rules_settings;
 use recur_domain::validation as rules;
 use utoipa::openapi::schema::{ObjectBuilder, Schema, SchemaFormat, Type};
 use utoipa::openapi::RefOr;
@@ -107,6 +108,41 @@ impl PartialSchema for PersonName {
 }
 
 impl ToSchema for PersonName {}
+
+/// A brand colour, `#RRGGBB`.
+pub struct BrandColor;
+
+impl PartialSchema for BrandColor {
+    fn schema() -> RefOr<Schema> {
+        string()
+            .description(Some(
+                "A colour: # and six hexadecimal digits, either case (answered uppercase).",
+            ))
+            .pattern(Some(rules_settings::BRAND_COLOR_PATTERN))
+            .examples(["#1F4FD1"])
+            .into()
+    }
+}
+
+impl ToSchema for BrandColor {}
+
+/// The prefix of invoice numbers.
+pub struct InvoicePrefix;
+
+impl PartialSchema for InvoicePrefix {
+    fn schema() -> RefOr<Schema> {
+        string()
+            .description(Some(
+                "1 to 12 ASCII letters, digits and hyphens, starting and ending with a letter or \
+                 digit (answered uppercase). Invoices are numbered PREFIX-…",
+            ))
+            .pattern(Some(rules_settings::INVOICE_PREFIX_PATTERN))
+            .examples(["INV", "ACME-EU"])
+            .into()
+    }
+}
+
+impl ToSchema for InvoicePrefix {}
 
 /// `quantity`: an integer from 1 to [`rules_membership::MAX_QUANTITY`].
 pub struct Quantity;

@@ -20,6 +20,7 @@ pub mod membership_records;
 pub mod membership_update;
 pub mod memberships;
 pub mod merchant_secret;
+pub mod merchant_settings;
 pub mod metrics;
 pub mod nosniff;
 pub mod nul_text;
@@ -91,6 +92,10 @@ pub fn router(state: AppState, pages: Router<AppState>) -> Router {
             post(api_keys::create_api_key).get(api_keys::list_api_keys),
         )
         .route("/api-keys/{api_key_id}", delete(api_keys::revoke_api_key))
+        .route(
+            "/merchant/settings",
+            get(merchant_settings::get_settings).put(merchant_settings::update_settings),
+        )
         .layer(middleware::from_fn_with_state(
             state.clone(),
             idempotency::idempotency,

@@ -15,7 +15,7 @@ use utoipa::{Modify, OpenApi};
 use super::problem::ApiError;
 use super::{
     api_keys, auth, cashier_orders, cashier_sessions, customers, events, health, invoices, lists,
-    membership_update, memberships, sessions, test_helpers,
+    membership_update, memberships, merchant_settings, sessions, test_helpers,
 };
 use crate::state::AppState;
 
@@ -52,6 +52,8 @@ use crate::state::AppState;
         api_keys::create_api_key,
         api_keys::list_api_keys,
         api_keys::revoke_api_key,
+        merchant_settings::get_settings,
+        merchant_settings::update_settings,
         cashier_sessions::create_session,
         cashier_orders::refund,
         cashier_orders::payout,
@@ -68,6 +70,7 @@ use crate::state::AppState;
         (name = "invoices", description = "Invoices and refunds of their payments"),
         (name = "events", description = "Webhook events and their delivery attempts"),
         (name = "api-keys", description = "Long-lived keys for the API, read-only or full"),
+        (name = "merchant", description = "The merchant's settings: name, legal details, support e-mail, branding"),
         (name = "sandbox", description = "Test cards and test clocks for sandbox merchants"),
         (name = "cashier", description = "Cashier sessions for single orders"),
         (name = "operations", description = "Probes for operators"),

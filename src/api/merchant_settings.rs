@@ -1,0 +1,211 @@
+//! The merchant's settings (DESIGN §13): `GET` and `PUT /merchant/settings`. A `PUT` merges:
+//! a field left out keeps its value, `null` unsets it, a value replaces it; the answer is the
+//! whole settings. Hosted pages, customer e-mails and (with issue 31) invoices use them.
+
+use axum::extract::State;
+use axum::Json;
+use recur_domain::settings::{
+    self as rules, MAX_DISPLAY_NAME_CHARS, MAX_LEGAL_NAME_CHARS, MAX_TAX_ID_CHARS,
+};
+use recur_domain::time::format_utc;
+use recur_domain::validation::{self, FieldErrors};
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+
+use super::extract::{AuthMerchant, JsonBody};
+use super::field_schemas::{BrandColor, CountryCode, HttpsUrl, InvoicePrefix};
+use super::input::Field;
+use super::problem::{ApiError, Problem};
+use crate::state::AppState;
+use crate::store::merchant_settings::{self, Change, Named, Patch};
+
+/// Body of `PUT /merchant/settings`: every field optional. Left out: unchanged; `null`: unset
+/// (`displayName` and `invoicePrefix` then show their defaults); a value: checked and set.
+/// Fields the API does not know are ignored, as in every body.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SettingsUpdate {
+    /// The name customers see on hosted pages and in e-mails: 1–100 characters on one line.
+    /// Unset, the merchant's name is shown.
+    #[serde(default)]
+    #[schema(value_type = Option<String>, min_length = 1, max_length = 100, example = "Acme Coffee")]
+    pub display_name: Field<String>,
+    /// The registered company name, for invoices: 1–200 characters on one line.
+    #[serde(default)]
+    #[schema(value_type = Option<String>, min_length = 1, max_length = 200, example = "Acme Coffee GmbH")]
+    pub legal_name: Field<String>,
+    /// The postal address: 1–500 characters in at most 10 lines (`\n` or `\r\n`, answered as
+    /// `\n`), no other control characters.
+    #[serde(default)]
+    #[schema(value_type = Option<String>, min_length = 1, max_length = 500, example = "Main Street 1\n10115 Berlin")]
+    pub address: Field<String>,
+    /// The merchant's country (answered uppercase).
+    #[serde(default)]
+    #[schema(value_type = Option<CountryCode>)]
+    pub country: Field<String>,
+    /// The merchant's tax id (a VAT number, say), as written: 1–50 characters on one line.
+    #[serde(default)]
+    #[schema(value_type = Option<String>, min_length = 1, max_length = 50, example = "DE123456789")]
+    pub tax_id: Field<String>,
+    /// Where customers' questions go (`name@domain.tld`): the Reply-To of customer e-mails,
+    /// which also name it.
+    #[serde(default)]
+    #[schema(value_type = Option<String>, format = Email, example = "help@acme.example")]
+    pub support_email: Field<String>,
+    /// The accent colour of hosted pages (buttons, links).
+    #[serde(default)]
+    #[schema(value_type = Option<BrandColor>)]
+    pub brand_color: Field<String>,
+    /// The logo on hosted pages, at most 2048 characters; the pages' policy lets images load
+    /// from its origin.
+    #[serde(default)]
+    #[schema(value_type = Option<HttpsUrl>)]
+    pub logo_url: Field<String>,
+    /// The prefix of invoice numbers. Unset, `INV`.
+    #[serde(default)]
+    #[schema(value_type = Option<InvoicePrefix>)]
+    pub invoice_prefix: Field<String>,
+}
+
+/// A merchant's settings, with the defaults in place of unset `displayName` and
+/// `invoicePrefix`; other unset fields are `null`.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SettingsRecord {
+    /// The name customers see: the merchant's own name until one is set.
+    pub display_name: String,
+    /// Registered company name.
+    pub legal_name: Option<String>,
+    /// Postal address, lines separated by `\n`.
+    pub address: Option<String>,
+    /// ISO 3166-1 alpha-2, uppercase.
+    pub country: Option<String>,
+    /// Tax id.
+    pub tax_id: Option<String>,
+    /// Support e-mail.
+    pub support_email: Option<String>,
+    /// `#RRGGBB`, uppercase.
+    pub brand_color: Option<String>,
+    /// Logo URL (absolute HTTPS).
+    pub logo_url: Option<String>,
+    /// Invoice number prefix: `INV` until one is set.
+    pub invoice_prefix: String,
+    /// When the settings were last changed (UTC); `null` before the first change.
+    pub updated_at: Option<String>,
+}
+
+impl From<Named> for SettingsRecord {
+    fn from(named: Named) -> Self {
+        let display_name = named.display_name().to_string();
+        let s = named.settings;
+        Self {
+            display_name,
+            invoice_prefix: s.invoice_prefix().to_string(),
+            legal_name: s.legal_name,
+            address: s.address,
+            country: s.country,
+            tax_id: s.tax_id,
+            support_email: s.support_email,
+            brand_color: s.brand_color,
+            logo_url: s.logo_url,
+            updated_at: s.updated_at.map(format_utc),
+        }
+    }
+}
+
+/// The merchant's settings. A read API key may read them.
+#[utoipa::path(
+    get,
+    path = "/api/subscriptions/v1/merchant/settings",
+    tag = "merchant",
+    security(("bearer" = [])),
+    responses(
+        (status = 200, description = "The settings, defaults in place of unset displayName and invoicePrefix", body = SettingsRecord),
+        (status = 401, description = "Missing or invalid bearer token or API key", body = Problem, content_type = "application/problem+json"),
+    )
+)]
+pub async fn get_settings(
+    State(state): State<AppState>,
+    auth: AuthMerchant,
+) -> Result<Json<SettingsRecord>, ApiError> {
+    let named = merchant_settings::with_name(state.store.pool(), auth.merchant_id)
+        .await?
+        .ok_or(ApiError::Unauthorized)?;
+    Ok(Json(named.into()))
+}
+
+/// Changes the fields the body names and answers the whole settings: a field left out is
+/// unchanged, `null` unsets it. Every failing field is listed; nothing is changed then.
+#[utoipa::path(
+    put,
+    path = "/api/subscriptions/v1/merchant/settings",
+    tag = "merchant",
+    request_body = SettingsUpdate,
+    security(("bearer" = [])),
+    responses(
+        (status = 200, description = "The settings after the change", body = SettingsRecord),
+        (status = 400, description = "Validation failed: every failing field is listed", body = Problem, content_type = "application/problem+json"),
+        (status = 401, description = "Missing or invalid bearer token or API key", body = Problem, content_type = "application/problem+json"),
+    )
+)]
+pub async fn update_settings(
+    State(state): State<AppState>,
+    auth: AuthMerchant,
+    JsonBody(body): JsonBody<SettingsUpdate>,
+) -> Result<Json<SettingsRecord>, ApiError> {
+    let patch = validate(body)?;
+    if patch.is_empty() {
+        return get_settings(State(state), auth).await;
+    }
+    let mut tx = state.store.begin().await?;
+    merchant_settings::update(&mut tx, auth.merchant_id, &patch, state.clock.now()).await?;
+    let named = merchant_settings::with_name(&mut *tx, auth.merchant_id)
+        .await?
+        .ok_or(ApiError::Unauthorized)?;
+    tx.commit().await?;
+    Ok(Json(named.into()))
+}
+
+fn validate(body: SettingsUpdate) -> Result<Patch, ApiError> {
+    let mut errors = FieldErrors::new();
+    let mut field =
+        |value: Field<String>, path: &str, rule: &dyn Fn(&str) -> Result<String, String>| {
+            match value {
+                Field::Absent => Change::Keep,
+                Field::Null => Change::Clear,
+                Field::Invalid(message) => {
+                    errors.add(path, message);
+                    Change::Keep
+                }
+                Field::Present(text) => match rule(&text) {
+                    Ok(checked) => Change::Set(checked),
+                    Err(message) => {
+                        errors.add(path, message);
+                        Change::Keep
+                    }
+                },
+            }
+        };
+    let patch = Patch {
+        display_name: field(body.display_name, "displayName", &|v| {
+            rules::single_line(v, MAX_DISPLAY_NAME_CHARS)
+        }),
+        legal_name: field(body.legal_name, "legalName", &|v| {
+            rules::single_line(v, MAX_LEGAL_NAME_CHARS)
+        }),
+        address: field(body.address, "address", &rules::address),
+        country: field(body.country, "country", &validation::country_code),
+        tax_id: field(body.tax_id, "taxId", &|v| {
+            rules::single_line(v, MAX_TAX_ID_CHARS)
+        }),
+        support_email: field(body.support_email, "supportEmail", &validation::email),
+        brand_color: field(body.brand_color, "brandColor", &rules::brand_color),
+        logo_url: field(body.logo_url, "logoUrl", &rules::logo_url),
+        invoice_prefix: field(body.invoice_prefix, "invoicePrefix", &rules::invoice_prefix),
+    };
+    if errors.is_empty() {
+        Ok(patch)
+    } else {
+        Err(ApiError::Validation(errors))
+    }
+}
