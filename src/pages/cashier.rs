@@ -20,6 +20,7 @@ use minijinja::context;
 use recur_domain::money::{parse_amount, Currency};
 use serde::Deserialize;
 
+use super::brand::Brand;
 use super::form::{decline_message, CardForm, FormErrors, PageForm, TokenForm};
 use super::format::input_amount;
 use super::render::{see_other, with_status};
@@ -85,6 +86,7 @@ pub struct ConfirmForm {
 struct Cashier {
     session: CashierSession,
     merchant: Merchant,
+    brand: Brand,
     currency: Currency,
     token: String,
     fixed: Option<String>,
@@ -159,6 +161,7 @@ async fn load(state: &AppState, link: &CashierQuery) -> Result<Option<Cashier>, 
     let merchant = merchants::by_id(&state.store, session.merchant_id)
         .await?
         .ok_or(ApiError::NotFound)?;
+    let brand = Brand::load(state, &merchant).await?;
     let currency = Currency::parse(&session.fields.currency).map_err(anyhow::Error::from)?;
     let fixed = link.m_fixed_pp_id.clone().filter(|f| !f.is_empty());
     let processors = offered(
@@ -169,6 +172,7 @@ async fn load(state: &AppState, link: &CashierQuery) -> Result<Option<Cashier>, 
     Ok(Some(Cashier {
         session,
         merchant,
+        brand,
         currency,
         token: token.unwrap_or_default().to_string(),
         fixed,

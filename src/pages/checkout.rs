@@ -234,7 +234,6 @@ fn summary(t: &BTreeMap<String, String>, checkout: &Checkout, due: Option<&DueNo
     let money = |minor: i64| display_amount(minor, currency, lang);
     let price = m.state.price;
     context! {
-        merchant_name => checkout.page.merchant.name,
         subscription_name => m.subscription_name,
         description => m.order_description,
         price => money(m.state.price.total),
@@ -287,6 +286,7 @@ async fn form_page(
             expiry => form.expiry,
             sandbox => checkout.page.merchant.mode == Mode::Sandbox,
         },
+        Some(&checkout.page.brand),
         Framing::Deny,
     )
     .map(|r| allow_form_redirect(r, checkout.page.session.return_url.as_deref()))
@@ -311,6 +311,7 @@ async fn challenge_page(
             csrf_token => csrf::form_token(&state.keys, &checkout.token),
             sandbox => checkout.page.merchant.mode == Mode::Sandbox,
         },
+        Some(&checkout.page.brand),
         Framing::Deny,
     )
     .map(|r| allow_form_redirect(r, checkout.page.session.return_url.as_deref()))
@@ -340,6 +341,7 @@ fn outcome_page(
             next_billing => m.state.next_billing_date().map(|at| display_date(at, lang)),
             return_url => checkout.page.session.return_url,
         },
+        Some(&checkout.page.brand),
         Framing::Deny,
     )
 }

@@ -20,6 +20,7 @@ pub fn page_for(
         StatusCode::GONE,
         "expired.html",
         context! { t => strings },
+        None,
         Framing::Embeddable,
     )
 }

@@ -12,7 +12,6 @@ use crate::i18n;
 use crate::store::customers::Customer;
 use crate::store::invoices::Invoice;
 use crate::store::memberships::Membership;
-use crate::store::merchants::Merchant;
 
 /// One line of the invoice table.
 #[derive(Debug, Clone, Serialize)]
@@ -26,7 +25,7 @@ pub struct LineView {
 /// Everything shown on an invoice, formatted.
 #[derive(Debug, Clone, Serialize)]
 pub struct InvoiceView {
-    /// The seller.
+    /// The seller: the name the merchant's customers see (its display name).
     pub merchant_name: String,
     /// `in_…`.
     pub number: String,
@@ -60,10 +59,10 @@ pub struct InvoiceView {
     pub currency: String,
 }
 
-/// Builds the view of `invoice` for a page in the language of `t`.
+/// Builds the view of `invoice`, sold by `seller`, for a page in the language of `t`.
 pub fn invoice_view(
     t: &BTreeMap<String, String>,
-    merchant: &Merchant,
+    seller: &str,
     customer: &Customer,
     membership: &Membership,
     invoice: &Invoice,
@@ -98,7 +97,7 @@ pub fn invoice_view(
         0
     };
     InvoiceView {
-        merchant_name: merchant.name.clone(),
+        merchant_name: seller.to_string(),
         number: invoice.invoice_key.clone(),
         status: t
             .get(&format!("invoice_status_{status_code}"))

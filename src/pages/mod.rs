@@ -2,6 +2,7 @@
 //! Content-Security-Policy, CSRF tokens on every form, strings from `locales/`, amounts
 //! formatted for the currency.
 
+pub mod brand;
 pub mod cashier;
 pub mod checkout;
 pub mod csrf;
@@ -63,6 +64,7 @@ pub fn router(state: &AppState) -> Router<AppState> {
         )
         .route("/portal/{token}/memberships/{key}/pay", post(portal::pay))
         .route("/assets/recur.css", get(stylesheet))
+        .route("/assets/accent/{file}", get(brand::accent_stylesheet))
         .route("/assets/card-form.js", get(card_form_script))
         .route("/assets/cashier-page.js", get(cashier_page_script))
         .route("/cdn/cashier.js", get(cashier_embed_script))

@@ -44,6 +44,7 @@ fn show(
         status,
         "notice.html",
         context! { t => t, title => t.get(title), text => t.get(text) },
+        None,
         Framing::Deny,
     )
 }

@@ -102,7 +102,6 @@ pub async fn show(
         "portal.html",
         context! {
             t => t,
-            merchant_name => portal.merchant.name,
             customer_name => format!("{} {}", portal.customer.fields.first_name, portal.customer.fields.last_name),
             email => portal.customer.fields.email,
             memberships => cards,
@@ -112,6 +111,7 @@ pub async fn show(
             banner => banner,
             csrf_token => csrf::form_token(&state.keys, &token),
         },
+        Some(&portal.brand),
         Framing::Deny,
     )
 }
@@ -187,7 +187,7 @@ pub async fn invoice_page(
     let Some((invoice, m)) = customers_invoice(&state, &portal, &invoice_key).await? else {
         return notice::not_found(&state, t);
     };
-    let view = invoice_view(t, &portal.merchant, &portal.customer, &m, &invoice);
+    let view = invoice_view(t, &portal.brand.name, &portal.customer, &m, &invoice);
     page(
         &state,
         StatusCode::OK,
@@ -198,6 +198,7 @@ pub async fn invoice_page(
             pdf_url => format!("/portal/{token}/invoices/{invoice_key}/pdf"),
             back_url => format!("/portal/{token}"),
         },
+        Some(&portal.brand),
         Framing::Deny,
     )
 }
@@ -216,7 +217,7 @@ pub async fn invoice_pdf(
     let Some((invoice, m)) = customers_invoice(&state, &portal, &invoice_key).await? else {
         return notice::not_found(&state, t);
     };
-    let view = invoice_view(t, &portal.merchant, &portal.customer, &m, &invoice);
+    let view = invoice_view(t, &portal.brand.name, &portal.customer, &m, &invoice);
     let bytes = invoice_pdf::render(&view, t);
     let disposition = format!(
         "attachment; filename=\"invoice-{}.pdf\"",
@@ -350,7 +351,6 @@ fn card_form(
         "portal_card.html",
         context! {
             t => t,
-            merchant_name => portal.merchant.name,
             action => format!("/portal/{token}/payment-method"),
             back_url => format!("/portal/{token}"),
             csrf_token => csrf::form_token(&state.keys, token),
@@ -359,6 +359,7 @@ fn card_form(
             holder => form.holder_or(&portal.customer.fields),
             expiry => form.expiry,
         },
+        Some(&portal.brand),
         Framing::Deny,
     )
 }
@@ -376,12 +377,13 @@ async fn challenge_page(
         "challenge.html",
         context! {
             t => t,
-            plan => context! { merchant_name => portal.merchant.name },
+            plan => context! {},
             card => card.map(|c| context! { brand => c.brand, last4 => c.last4 }),
             action => format!("/portal/{token}/payment-method/confirm"),
             csrf_token => csrf::form_token(&state.keys, token),
             sandbox => portal.merchant.mode == Mode::Sandbox,
         },
+        Some(&portal.brand),
         Framing::Deny,
     )
 }
@@ -423,7 +425,6 @@ pub async fn cancel_page(
         "portal_cancel.html",
         context! {
             t => t,
-            merchant_name => portal.merchant.name,
             name => m.subscription_name,
             price => display_amount(m.state.price.total, m.currency(), lang),
             interval => interval_phrase(t, m.state.cycle.interval_type, m.state.cycle.interval_count),
@@ -431,6 +432,7 @@ pub async fn cancel_page(
             back_url => format!("/portal/{token}"),
             csrf_token => csrf::form_token(&state.keys, &token),
         },
+        Some(&portal.brand),
         Framing::Deny,
     )
 }

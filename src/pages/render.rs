@@ -6,8 +6,9 @@
 
 use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{Html, IntoResponse, Response};
-use minijinja::Value;
+use minijinja::{context, Value};
 
+use super::brand::Brand;
 use crate::api::problem::ApiError;
 use crate::state::AppState;
 
@@ -20,18 +21,27 @@ pub enum Framing {
     Embeddable,
 }
 
-/// The policy, without `frame-ancestors`.
-const CSP: &str = "default-src 'none'; style-src 'self'; script-src 'self'; img-src 'self' data:; \
-                   form-action 'self'; base-uri 'none'";
+/// The policy's start, up to the images' sources.
+const CSP: &str = "default-src 'none'; style-src 'self'; script-src 'self'; img-src 'self' data:";
 
-/// Renders `template` with `context` as a complete response.
+/// The policy's end, without `frame-ancestors`.
+const CSP_END: &str = "form-action 'self'; base-uri 'none'";
+
+/// Renders `template` with `context` as a complete response. A merchant's page passes its
+/// `brand`: the template gets it as `brand`, and the policy lets images load from the logo's
+/// origin (that origin only).
 pub fn page(
     state: &AppState,
     status: StatusCode,
     template: &str,
     context: Value,
+    brand: Option<&Brand>,
     framing: Framing,
 ) -> Result<Response, ApiError> {
+    let context = match brand {
+        Some(brand) => context! { brand => Value::from_serialize(brand), ..context },
+        None => context,
+    };
     let html = state
         .templates
         .get_template(template)
@@ -43,7 +53,11 @@ pub fn page(
         Framing::Deny => "'none'",
         Framing::Embeddable => "*",
     };
-    let csp = format!("{CSP}; frame-ancestors {ancestors}");
+    let logo = brand
+        .and_then(Brand::image_origin)
+        .map(|origin| format!(" {origin}"))
+        .unwrap_or_default();
+    let csp = format!("{CSP}{logo}; {CSP_END}; frame-ancestors {ancestors}");
     headers.insert(
         header::CONTENT_SECURITY_POLICY,
         HeaderValue::from_str(&csp).map_err(anyhow::Error::from)?,

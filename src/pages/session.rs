@@ -1,5 +1,5 @@
 //! Finding the checkout or portal session behind a page's link, and what every page of it needs:
-//! the merchant, the customer, the merchant's time and the visitor's language; and the card a
+//! the merchant and its brand, the customer, the merchant's time and the visitor's language; and the card a
 //! customer enters on such a page (or their saved card), through the identity-confirmation step
 //! when the card asks for one.
 
@@ -8,6 +8,7 @@ use std::collections::BTreeMap;
 use axum::http::{header, HeaderMap};
 use chrono::{DateTime, Utc};
 
+use super::brand::Brand;
 use crate::api::problem::ApiError;
 use crate::billing::checkout;
 use crate::state::AppState;
@@ -23,6 +24,8 @@ pub struct PageSession {
     pub session: CheckoutSession,
     /// Its merchant.
     pub merchant: Merchant,
+    /// How the merchant's pages look.
+    pub brand: Brand,
     /// Its customer.
     pub customer: Customer,
     /// The merchant's current time (its test clock for a sandbox merchant that has one).
@@ -53,9 +56,11 @@ pub async fn open(
     let customer = customers::by_id(state.store.pool(), session.merchant_id, session.customer_id)
         .await?
         .ok_or(ApiError::NotFound)?;
+    let brand = Brand::load(state, &merchant).await?;
     Ok(Some(PageSession {
         session,
         merchant,
+        brand,
         customer,
         now,
     }))

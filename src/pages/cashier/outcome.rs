@@ -60,7 +60,6 @@ pub(super) async fn page(
         "cashier_done.html",
         context! {
             t => t,
-            merchant_name => cashier.merchant.name,
             order_id => fields.order_id,
             success => success,
             payout => fields.is_payout,
@@ -72,6 +71,7 @@ pub(super) async fn page(
             parent_origin => parent_origin(fields, success),
             outcome => if success { "success" } else { "failed" },
         },
+        Some(&cashier.brand),
         Framing::Embeddable,
     )
 }

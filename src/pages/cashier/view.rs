@@ -51,7 +51,6 @@ pub(super) fn form_page(
         .or(cashier.processors.first().map(|p| p.processor_id));
     let context = context! {
         t => t,
-        merchant_name => cashier.merchant.name,
         order_id => fields.order_id,
         description => fields.cashier_description,
         currency => cashier.currency.code(),
@@ -89,6 +88,7 @@ pub(super) fn form_page(
         StatusCode::OK,
         "cashier.html",
         context,
+        Some(&cashier.brand),
         Framing::Embeddable,
     )
     .map(|r| allow_redirects(r, cashier))
@@ -109,7 +109,6 @@ pub(super) fn challenge_page(
         context! {
             t => t,
             plan => context! {
-                merchant_name => cashier.merchant.name,
                 due_today => display_amount(pending.amount, cashier.currency, lang),
             },
             card => context! { brand => pending.card.brand, last4 => pending.card.last4 },
@@ -118,6 +117,7 @@ pub(super) fn challenge_page(
             csrf_token => csrf::form_token(&state.keys, &cashier.token),
             sandbox => cashier.merchant.mode == Mode::Sandbox,
         },
+        Some(&cashier.brand),
         Framing::Embeddable,
     )
     .map(|r| allow_redirects(r, cashier))
