@@ -132,6 +132,7 @@ async fn recur_rate(sink: &SmtpSink, database_url: &str, n: usize) -> f64 {
             text_body: text_body(),
             html_body: html_body(),
             link_session: None,
+            reply_to: None,
         })
         .collect();
     let mut tx = state.store.begin().await.unwrap();

@@ -10,6 +10,7 @@ use recur_domain::membership::{InvoiceChange, RecurringAttempt, Settlement};
 use super::followups::{self, Followups, Reporting};
 use super::notify;
 use super::{proration, BillingError};
+use crate::delivery::compose::Sender;
 use crate::events::subscription::{Movement, TransactionFacts};
 use crate::events::{self};
 use crate::processor::{ChargeOutcome, ChargeRequest};
@@ -18,7 +19,6 @@ use crate::store::charges::{self, Charge, ChargeKind, ChargeStatus, Completion};
 use crate::store::customers::{self, Customer};
 use crate::store::invoices::{self, Invoice, RECENT_INVOICES};
 use crate::store::memberships::{self, Membership};
-use crate::store::merchants::{self, Merchant};
 use crate::store::outbox::{self};
 use crate::store::payment_methods::{self, PaymentMethod};
 use crate::store::processors::{self, PaymentProcessor};
@@ -270,7 +270,7 @@ struct Context {
     invoices: HashMap<i64, Invoice>,
     customers: HashMap<i64, Customer>,
     recent: HashMap<i64, Vec<Invoice>>,
-    merchants: HashMap<i64, Merchant>,
+    senders: HashMap<i64, Sender>,
     processors: HashMap<i64, PaymentProcessor>,
 }
 
@@ -283,17 +283,17 @@ impl Context {
     ) -> Result<Self, BillingError> {
         let owners = distinct(memberships.values().map(|m| (m.merchant_id, m.customer_id)));
         let membership_ids: Vec<i64> = memberships.keys().copied().collect();
-        let mut merchants = HashMap::new();
+        let mut senders = HashMap::new();
         let mut card_processors = HashMap::new();
         for merchant_id in charges
             .iter()
             .map(|c| c.merchant_id)
             .collect::<HashSet<_>>()
         {
-            let merchant = merchants::by_id_in(&mut **tx, merchant_id)
+            let sender = Sender::load(&mut **tx, merchant_id)
                 .await?
                 .ok_or(BillingError::NotFound)?;
-            merchants.insert(merchant_id, merchant);
+            senders.insert(merchant_id, sender);
             if let Some(processor) = processors::first_card(&mut **tx, merchant_id).await? {
                 card_processors.insert(merchant_id, processor);
             }
@@ -302,7 +302,7 @@ impl Context {
             invoices: invoices::get_many(&mut **tx, invoice_ids).await?,
             customers: customers::by_ids(&mut **tx, &owners).await?,
             recent: invoices::recent_many(&mut **tx, &membership_ids, RECENT_INVOICES).await?,
-            merchants,
+            senders,
             processors: card_processors,
         })
     }
@@ -328,7 +328,7 @@ impl Context {
                 .ok_or(BillingError::NotFound)?,
             invoice,
             recent: self.recent.get(&m.id).map_or(&[], Vec::as_slice),
-            merchant: self.merchants.get(&m.merchant_id),
+            sender: self.senders.get(&m.merchant_id),
         })
     }
 }

@@ -6,13 +6,12 @@ use recur_domain::membership::{EmailKind, Settlement};
 use serde_json::{Map, Value};
 
 use super::{checkout, BillingError};
-use crate::delivery::compose;
+use crate::delivery::compose::{self, Sender};
 use crate::events::{self, Event};
 use crate::services::Services;
 use crate::store::customers::{self, Customer};
 use crate::store::invoices::{self, Invoice, RECENT_INVOICES};
 use crate::store::memberships::{self, Membership};
-use crate::store::merchants::{self, Merchant};
 use crate::store::outbox::{self, NewEmail};
 use crate::store::Tx;
 
@@ -81,8 +80,8 @@ pub struct Reporting<'a> {
     pub invoice: Option<&'a Invoice>,
     /// The membership's latest invoices, newest first (for status and update events).
     pub recent: &'a [Invoice],
-    /// Its merchant (for e-mails).
-    pub merchant: Option<&'a Merchant>,
+    /// Whom its e-mails come from: the merchant, as its settings say.
+    pub sender: Option<&'a Sender>,
 }
 
 impl Followups {
@@ -116,8 +115,8 @@ impl Followups {
                 updates,
             });
         }
-        let email = match (self.email, reporting.merchant) {
-            (Some(kind), Some(merchant)) => {
+        let email = match (self.email, reporting.sender) {
+            (Some(kind), Some(sender)) => {
                 let pay_link = match kind {
                     EmailKind::PaymentFailed => {
                         Some(checkout::open_pay_now_link(tx, state, m, at).await?)
@@ -127,7 +126,7 @@ impl Followups {
                 Some(compose::email(
                     state,
                     kind,
-                    merchant,
+                    sender,
                     m,
                     reporting.customer,
                     reporting.invoice,
@@ -162,8 +161,8 @@ impl Followups {
         } else {
             Vec::new()
         };
-        let merchant = match self.email {
-            Some(_) => merchants::by_id_in(&mut **tx, m.merchant_id).await?,
+        let sender = match self.email {
+            Some(_) => Sender::load(&mut **tx, m.merchant_id).await?,
             None => None,
         };
         let (events, email) = self
@@ -175,7 +174,7 @@ impl Followups {
                     customer,
                     invoice,
                     recent: &recent,
-                    merchant: merchant.as_ref(),
+                    sender: sender.as_ref(),
                 },
                 at,
             )

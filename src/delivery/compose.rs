@@ -1,25 +1,51 @@
 //! Customer e-mails about a membership (a receipt, a failed payment, a cancellation), rendered
 //! from the `email/` templates into the outbox in the transaction of the change; the mailer
-//! ([`super::mail`]) sends them.
+//! ([`super::mail`]) sends them. They speak for the merchant as its settings say: under its
+//! display name, with its support e-mail as Reply-To and contact.
 
 use recur_domain::membership::EmailKind;
 use recur_domain::money::display_amount;
 use serde_json::{json, Value};
+use sqlx::{Any, Executor};
 
 use crate::services::Services;
 use crate::store::customers::Customer;
 use crate::store::invoices::Invoice;
 use crate::store::memberships::Membership;
-use crate::store::merchants::Merchant;
+use crate::store::merchant_settings;
 use crate::store::outbox::{NewEmail, LINK_MARKER};
 
-/// Renders a customer e-mail of `merchant` about `m` (and `invoice`, when there is one). With
+/// Whom a merchant's customer e-mails come from, as its settings say.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Sender {
+    /// The name customers see: the display name, or the merchant's name.
+    pub name: String,
+    /// The support e-mail, when set: the Reply-To, and named in the message.
+    pub support_email: Option<String>,
+}
+
+impl Sender {
+    /// The sender of `merchant_id`'s e-mails, read in one statement through `executor` (the
+    /// change's transaction); `None` when there is no such merchant.
+    pub async fn load<'c, E: Executor<'c, Database = Any>>(
+        executor: E,
+        merchant_id: i64,
+    ) -> Result<Option<Self>, sqlx::Error> {
+        let named = merchant_settings::with_name(executor, merchant_id).await?;
+        Ok(named.map(|named| Sender {
+            name: named.display_name().to_string(),
+            support_email: named.settings.support_email,
+        }))
+    }
+}
+
+/// Renders a customer e-mail from `sender` about `m` (and `invoice`, when there is one). With
 /// `pay_link` (the session key of a pay-now link) the e-mail carries a "Pay now" button whose
 /// address the mailer fills in ([`LINK_MARKER`]).
 pub fn email(
     state: &Services,
     kind: EmailKind,
-    merchant: &Merchant,
+    sender: &Sender,
     m: &Membership,
     customer: &Customer,
     invoice: Option<&Invoice>,
@@ -29,13 +55,13 @@ pub fn email(
     let money = |minor: i64| display_amount(minor, currency, "en");
     let (subject, heading, message, total_label) = match kind {
         EmailKind::Receipt => (
-            format!("Your receipt from {}", merchant.name),
+            format!("Your receipt from {}", sender.name),
             "Payment received".to_string(),
             format!("Thank you: your payment for {} was received.", m.subscription_name),
             "Paid",
         ),
         EmailKind::PaymentFailed => (
-            format!("Your payment to {} failed", merchant.name),
+            format!("Your payment to {} failed", sender.name),
             "Payment failed".to_string(),
             format!(
                 "We could not charge your card for {}. We will try again; you can also pay now, with your saved card or another one.",
@@ -70,7 +96,8 @@ pub fn email(
         )
     });
     let context = minijinja::context! {
-        merchant_name => merchant.name,
+        merchant_name => sender.name,
+        support_email => sender.support_email,
         first_name => customer.fields.first_name,
         heading => heading,
         message => message,
@@ -100,5 +127,6 @@ pub fn email(
         text_body,
         html_body,
         link_session: pay_link,
+        reply_to: sender.support_email.clone(),
     })
 }

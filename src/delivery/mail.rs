@@ -172,8 +172,16 @@ impl Mailer {
             .to_address
             .parse()
             .with_context(|| format!("recipient {:?} is not an address", email.to_address))?;
-        let message = Message::builder()
-            .from(self.from.clone())
+        let mut message = Message::builder().from(self.from.clone());
+        // The support e-mail passed the API's e-mail rule; one lettre cannot read goes without.
+        match email.reply_to.as_deref().map(str::parse::<Mailbox>) {
+            Some(Ok(reply_to)) => message = message.reply_to(reply_to),
+            Some(Err(error)) => {
+                tracing::warn!(email_id = email.id, %error, "Reply-To left out: not an address");
+            }
+            None => {}
+        }
+        let message = message
             .to(to)
             .subject(&email.subject)
             .message_id(Some(message_id.to_string()))

@@ -21,6 +21,8 @@ pub struct OutgoingEmail {
     /// The session key of the pay-now link the bodies carry as
     /// [`LINK_MARKER`](super::outbox::LINK_MARKER), if any.
     pub link_session: Option<String>,
+    /// The Reply-To address, if any.
+    pub reply_to: Option<String>,
     /// Send attempts so far.
     pub attempts: i64,
     /// When it was recorded.
@@ -49,8 +51,8 @@ pub async fn lease_due(
          WHERE status = 'Pending' AND next_attempt_at <= $1 \
          AND (lease_until IS NULL OR lease_until < $1) ORDER BY next_attempt_at, id LIMIT $3) \
          AND status = 'Pending' AND (lease_until IS NULL OR lease_until < $1) \
-         RETURNING id, to_address, subject, text_body, html_body, link_session, attempts, \
-         created_at",
+         RETURNING id, to_address, subject, text_body, html_body, link_session, reply_to, \
+         attempts, created_at",
     )
     .bind(to_micros(now))
     .bind(to_micros(until))
@@ -66,6 +68,7 @@ pub async fn lease_due(
                 text_body: row.try_get("text_body")?,
                 html_body: row.try_get("html_body")?,
                 link_session: row.try_get("link_session")?,
+                reply_to: row.try_get("reply_to")?,
                 attempts: row.try_get("attempts")?,
                 created_at: from_micros(row.try_get("created_at")?),
             })

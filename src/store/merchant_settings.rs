@@ -149,8 +149,18 @@ type SettingsRow = (
 );
 
 fn from_row(row: SettingsRow) -> Settings {
-    let (display_name, legal_name, address, country, tax_id, support_email, brand, logo, prefix, at) =
-        row;
+    let (
+        display_name,
+        legal_name,
+        address,
+        country,
+        tax_id,
+        support_email,
+        brand,
+        logo,
+        prefix,
+        at,
+    ) = row;
     Settings {
         display_name,
         legal_name,

@@ -99,6 +99,8 @@ pub struct NewEmail {
     pub html_body: String,
     /// The session key of the pay-now link the bodies carry as [`LINK_MARKER`], if any.
     pub link_session: Option<String>,
+    /// The Reply-To address (the merchant's support e-mail), if any.
+    pub reply_to: Option<String>,
 }
 
 /// Stands in the stored bodies of an e-mail for its link (`emails.link_session`); the mailer
@@ -119,8 +121,9 @@ pub async fn insert_emails(
     }
     let sql = format!(
         "INSERT INTO emails (merchant_id, customer_id, kind, to_address, subject, text_body, \
-         html_body, link_session, status, attempts, next_attempt_at, created_at) VALUES {}",
-        super::placeholders(emails.len(), 12, 1)
+         html_body, link_session, reply_to, status, attempts, next_attempt_at, created_at) \
+         VALUES {}",
+        super::placeholders(emails.len(), 13, 1)
     );
     let mut query = sqlx::query(&sql);
     for email in emails {
@@ -133,6 +136,7 @@ pub async fn insert_emails(
             .bind(email.text_body.clone())
             .bind(email.html_body.clone())
             .bind(email.link_session.clone())
+            .bind(email.reply_to.clone())
             .bind("Pending")
             .bind(0_i64)
             .bind(to_micros(due_at))
