@@ -45,6 +45,7 @@ mod redirects;
 mod refunds;
 mod renewals;
 mod secrets;
+mod settings;
 mod soak;
 mod source_address;
 mod spec;
