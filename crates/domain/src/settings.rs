@@ -180,7 +180,17 @@ mod tests {
     #[test]
     fn brand_colours_are_six_hex_digits() {
         assert_eq!(brand_color("#1f4fd1").unwrap(), "#1F4FD1");
-        for bad in ["", "1F4FD1", "#1F4FD", "#1F4FD1F", "#GGGGGG", "#1f4 d1", "red", "#fff", "#1F4FD1\n"] {
+        for bad in [
+            "",
+            "1F4FD1",
+            "#1F4FD",
+            "#1F4FD1F",
+            "#GGGGGG",
+            "#1f4 d1",
+            "red",
+            "#fff",
+            "#1F4FD1\n",
+        ] {
             assert!(brand_color(bad).is_err(), "{bad}");
         }
     }
@@ -191,7 +201,11 @@ mod tests {
             logo_url("https://Cdn.example/logo.png").unwrap(),
             "https://cdn.example/logo.png"
         );
-        for bad in ["http://cdn.example/logo.png", "/logo.png", "data:image/png;base64,AA"] {
+        for bad in [
+            "http://cdn.example/logo.png",
+            "/logo.png",
+            "data:image/png;base64,AA",
+        ] {
             assert!(logo_url(bad).is_err(), "{bad}");
         }
         let long = format!("https://cdn.example/{}", "a".repeat(MAX_LOGO_URL_CHARS));
