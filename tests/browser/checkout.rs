@@ -219,3 +219,36 @@ async fn the_portal_shows_the_invoice_and_cancels_the_membership() {
     phone.screenshot("portal-phone").await;
     phone.close().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_checkout_wears_the_merchants_display_name_and_colour() {
+    let server = TestServer::start(Backend::Sqlite).await;
+    let (token, _, url) = checkout(&server, "brand@example.com", "order-brand").await;
+    let reply = server
+        .call(
+            Method::PUT,
+            "/api/subscriptions/v1/merchant/settings",
+            Some(&token),
+            Some(json!({"displayName": "Acme Coffee", "brandColor": "#0B6E4F"})),
+        )
+        .await;
+    assert_eq!(reply.status, 200, "{}", reply.body);
+    let browser = Browser::start(DESKTOP).await;
+    browser.open(&url).await;
+    // The eyebrow is set in capitals.
+    assert_eq!(browser.text(".summary .eyebrow").await, "ACME COFFEE");
+    // The accent stylesheet loads under the page's policy and colours the pay button.
+    let style = |property: &'static str| {
+        let browser = &browser;
+        async move {
+            let script = format!(
+                "return getComputedStyle(document.querySelector('button.primary')).{property}"
+            );
+            browser.client.execute(&script, vec![]).await.unwrap()
+        }
+    };
+    assert_eq!(style("backgroundColor").await, "rgb(11, 110, 79)");
+    assert_eq!(style("color").await, "rgb(255, 255, 255)");
+    browser.screenshot("checkout-branded").await;
+    browser.close().await;
+}
