@@ -168,44 +168,53 @@ pub async fn update_settings(
 
 fn validate(body: SettingsUpdate) -> Result<Patch, ApiError> {
     let mut errors = FieldErrors::new();
-    let mut field =
-        |value: Field<String>, path: &str, rule: &dyn Fn(&str) -> Result<String, String>| {
-            match value {
-                Field::Absent => Change::Keep,
-                Field::Null => Change::Clear,
-                Field::Invalid(message) => {
-                    errors.add(path, message);
-                    Change::Keep
-                }
-                Field::Present(text) => match rule(&text) {
-                    Ok(checked) => Change::Set(checked),
-                    Err(message) => {
-                        errors.add(path, message);
-                        Change::Keep
-                    }
-                },
-            }
-        };
+    let e = &mut errors;
     let patch = Patch {
-        display_name: field(body.display_name, "displayName", &|v| {
+        display_name: change(body.display_name, "displayName", e, |v| {
             rules::single_line(v, MAX_DISPLAY_NAME_CHARS)
         }),
-        legal_name: field(body.legal_name, "legalName", &|v| {
+        legal_name: change(body.legal_name, "legalName", e, |v| {
             rules::single_line(v, MAX_LEGAL_NAME_CHARS)
         }),
-        address: field(body.address, "address", &rules::address),
-        country: field(body.country, "country", &validation::country_code),
-        tax_id: field(body.tax_id, "taxId", &|v| {
+        address: change(body.address, "address", e, rules::address),
+        country: change(body.country, "country", e, validation::country_code),
+        tax_id: change(body.tax_id, "taxId", e, |v| {
             rules::single_line(v, MAX_TAX_ID_CHARS)
         }),
-        support_email: field(body.support_email, "supportEmail", &validation::email),
-        brand_color: field(body.brand_color, "brandColor", &rules::brand_color),
-        logo_url: field(body.logo_url, "logoUrl", &rules::logo_url),
-        invoice_prefix: field(body.invoice_prefix, "invoicePrefix", &rules::invoice_prefix),
+        support_email: change(body.support_email, "supportEmail", e, validation::email),
+        brand_color: change(body.brand_color, "brandColor", e, rules::brand_color),
+        logo_url: change(body.logo_url, "logoUrl", e, rules::logo_url),
+        invoice_prefix: change(
+            body.invoice_prefix,
+            "invoicePrefix",
+            e,
+            rules::invoice_prefix,
+        ),
     };
     if errors.is_empty() {
         Ok(patch)
     } else {
         Err(ApiError::Validation(errors))
+    }
+}
+
+/// What a `PUT` asks of one field: left out, keep it; `null`, unset it; a value, set it once
+/// `rule` accepts it (a refusal, or a value of the wrong type, is reported under `path`).
+fn change(
+    field: Field<String>,
+    path: &str,
+    errors: &mut FieldErrors,
+    rule: impl FnOnce(&str) -> Result<String, String>,
+) -> Change {
+    match field {
+        Field::Absent => Change::Keep,
+        Field::Null => Change::Clear,
+        Field::Invalid(message) => {
+            errors.add(path, message);
+            Change::Keep
+        }
+        Field::Present(text) => errors
+            .check(path, rule(&text))
+            .map_or(Change::Keep, Change::Set),
     }
 }

@@ -1,8 +1,8 @@
 //! Rendering a page with the headers every hosted page carries: a strict Content-Security-Policy
-//! (same-origin styles and scripts only, no inline code, forms post only to recur), no caching,
-//! referrers only to recur itself (with `no-referrer` browsers send `Origin: null` on the pages'
-//! own forms, which the CSRF check refuses), no MIME sniffing, and framing denied unless the page
-//! is meant to be embedded.
+//! (same-origin styles and scripts only, no inline code, images from recur and the merchant's
+//! logo host, forms post only to recur), no caching, referrers only to recur itself (with
+//! `no-referrer` browsers send `Origin: null` on the pages' own forms, which the CSRF check
+//! refuses), no MIME sniffing, and framing denied unless the page is meant to be embedded.
 
 use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{Html, IntoResponse, Response};
