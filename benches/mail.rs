@@ -34,7 +34,7 @@ use lettre::{AsyncSmtpTransport, AsyncTransport, Message, Tokio1Executor};
 use receivers::SmtpSink;
 use recur::delivery::mail::Mailer;
 use recur::domain::membership::EmailKind;
-use recur::store::outbox::{self, NewEmail};
+use recur::store::outbox::{self, MailKind, NewEmail};
 use recur::store::Backend;
 use scratch::ScratchDatabase;
 
@@ -125,8 +125,8 @@ async fn recur_rate(sink: &SmtpSink, database_url: &str, n: usize) -> f64 {
     let emails: Vec<NewEmail> = (0..n)
         .map(|i| NewEmail {
             merchant_id: merchant.merchant_id,
-            customer_id,
-            kind: EmailKind::Receipt,
+            customer_id: Some(customer_id),
+            kind: MailKind::Customer(EmailKind::Receipt),
             to_address: format!("customer-{i}@example.com"),
             subject: subject(),
             text_body: text_body(),

@@ -13,7 +13,7 @@ use crate::store::customers::Customer;
 use crate::store::invoices::Invoice;
 use crate::store::memberships::Membership;
 use crate::store::merchant_settings;
-use crate::store::outbox::{NewEmail, LINK_MARKER};
+use crate::store::outbox::{MailKind, NewEmail, LINK_MARKER};
 
 /// Whom a merchant's customer e-mails come from, as its settings say.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -120,8 +120,8 @@ pub fn email(
     let html_body = render("email/message.html")?;
     Ok(NewEmail {
         merchant_id: m.merchant_id,
-        customer_id: customer.id,
-        kind,
+        customer_id: Some(customer.id),
+        kind: MailKind::Customer(kind),
         to_address: customer.fields.email.clone(),
         subject,
         text_body,

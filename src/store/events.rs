@@ -137,6 +137,8 @@ pub struct Candidate {
     pub id: i64,
     /// Destination.
     pub webhook_url: String,
+    /// When it is due.
+    pub next_attempt_at: DateTime<Utc>,
 }
 
 /// How many events are pending (due now or later), over all merchants: the `events_due` index.
@@ -162,7 +164,7 @@ pub async fn due(
         Scope::Merchant(_) => "merchant_id = $3",
     };
     let sql = format!(
-        "SELECT id, webhook_url FROM events WHERE status = 'Pending' AND next_attempt_at <= $1 \
+        "SELECT id, webhook_url, next_attempt_at FROM events WHERE status = 'Pending' AND next_attempt_at <= $1 \
          AND (lease_until IS NULL OR lease_until < $2) AND {filter} \
          ORDER BY next_attempt_at, id LIMIT $4"
     );
@@ -181,6 +183,7 @@ pub async fn due(
             Ok(Candidate {
                 id: row.try_get("id")?,
                 webhook_url: row.try_get("webhook_url")?,
+                next_attempt_at: from_micros(row.try_get("next_attempt_at")?),
             })
         })
         .collect()
@@ -234,7 +237,7 @@ pub struct Outcome {
 /// attempts there are.
 pub async fn record_attempts(
     tx: &mut Tx,
-    attempts: &[(Event, Outcome)],
+    attempts: &[(&Event, &Outcome)],
 ) -> Result<(), sqlx::Error> {
     if attempts.is_empty() {
         return Ok(());

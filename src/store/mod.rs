@@ -12,6 +12,7 @@ pub mod checkout_sessions;
 pub mod coalesce;
 pub mod customers;
 pub mod emails;
+pub mod endpoint_deliveries;
 pub mod events;
 pub mod idempotency;
 pub mod invoices;
@@ -26,6 +27,7 @@ pub mod processors;
 pub mod refunds;
 pub mod test_clocks;
 pub mod transaction_ids;
+pub mod webhook_endpoints;
 
 use anyhow::Context;
 use chrono::{DateTime, Utc};

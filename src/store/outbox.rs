@@ -40,7 +40,8 @@ pub async fn insert_event(
         .ok_or(sqlx::Error::RowNotFound)
 }
 
-/// [`insert_event`] for many events in one statement; returns their `ActionId`s in order.
+/// [`insert_event`] for many events in one statement, and their deliveries to the merchants'
+/// webhook endpoints in one more; returns their `ActionId`s in order.
 pub async fn insert_events(
     tx: &mut Tx,
     events: Vec<NewEvent<'_>>,
@@ -77,7 +78,27 @@ pub async fn insert_events(
         action_ids.push(action_id);
     }
     query.execute(&mut **tx).await?;
+    super::endpoint_deliveries::fan_out(tx, &action_ids).await?;
     Ok(action_ids)
+}
+
+/// What an e-mail is about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MailKind {
+    /// A customer's e-mail about a membership.
+    Customer(EmailKind),
+    /// The merchant is told that a webhook endpoint was disabled for failing.
+    EndpointDisabled,
+}
+
+impl MailKind {
+    /// The stored name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            MailKind::Customer(kind) => kind.as_str(),
+            MailKind::EndpointDisabled => "endpoint_disabled",
+        }
+    }
 }
 
 /// A rendered e-mail to record.
@@ -85,10 +106,10 @@ pub async fn insert_events(
 pub struct NewEmail {
     /// Owning merchant.
     pub merchant_id: i64,
-    /// Recipient customer.
-    pub customer_id: i64,
+    /// Recipient customer; `None` for an e-mail to the merchant itself.
+    pub customer_id: Option<i64>,
     /// What it is.
-    pub kind: EmailKind,
+    pub kind: MailKind,
     /// Recipient address.
     pub to_address: String,
     /// Subject line.

@@ -1,4 +1,5 @@
-//! Retry schedules: webhook delivery (DESIGN §5), dunning and first-payment expiry (DESIGN §3).
+//! Retry schedules: webhook delivery (DESIGN §5), webhook endpoints' health and secret overlap
+//! (DESIGN §12), dunning and first-payment expiry (DESIGN §3).
 //!
 //! Every function takes the relevant past instant and returns when the next step is due; the
 //! workers compare that with their (possibly test) clock.
@@ -34,6 +35,18 @@ pub fn webhook_next_attempt(
 ) -> Option<DateTime<Utc>> {
     failed_at.checked_add_signed(webhook_retry_delay(failed_attempt_number)?)
 }
+
+/// How long an endpoint may fail every attempt before it is disabled (DESIGN §12).
+pub const ENDPOINT_FAILING_LIMIT: TimeDelta = TimeDelta::days(5);
+
+/// Whether an endpoint whose attempts have all failed since `failing_since` is disabled by a
+/// failure at `failed_at`: once they span [`ENDPOINT_FAILING_LIMIT`].
+pub fn endpoint_gives_up(failing_since: DateTime<Utc>, failed_at: DateTime<Utc>) -> bool {
+    failed_at - failing_since >= ENDPOINT_FAILING_LIMIT
+}
+
+/// How long an endpoint's previous signing secret still signs after a rotation (DESIGN §12).
+pub const SECRET_ROTATION_OVERLAP: TimeDelta = TimeDelta::hours(24);
 
 /// Days after the first failed renewal charge at which the dunning retries run.
 const DUNNING_RETRY_DAYS: [i64; 3] = [1, 3, 5];
@@ -108,6 +121,18 @@ mod tests {
         Utc.with_ymd_and_hms(2027, 3, 1, 12, 0, 0)
             .single()
             .expect("test date is valid")
+    }
+
+    #[test]
+    fn an_endpoint_gives_up_after_five_days_of_failures() {
+        let since = t0();
+        assert!(!endpoint_gives_up(since, since));
+        assert!(!endpoint_gives_up(
+            since,
+            since + TimeDelta::days(5) - TimeDelta::seconds(1)
+        ));
+        assert!(endpoint_gives_up(since, since + TimeDelta::days(5)));
+        assert!(endpoint_gives_up(since, since + TimeDelta::days(9)));
     }
 
     #[test]

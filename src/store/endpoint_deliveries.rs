@@ -1,0 +1,355 @@
+//! Deliveries of events to a merchant's webhook endpoints (`endpoint_deliveries`) and their
+//! attempt log (`endpoint_attempts`), DESIGN §12: written with the event, in its transaction;
+//! found due, leased to one dispatcher and recorded like the deliveries to an event's own URL
+//! ([`super::events`]), each on its own schedule.
+
+use chrono::{DateTime, Utc};
+use sqlx::any::AnyRow;
+use sqlx::{Any, Executor, Row};
+
+use super::events::{EventStatus, Outcome, Scope};
+use super::keyset::{self, Filters, Value, Window};
+use super::{from_micros, to_micros, Store, Tx};
+
+/// Writes, for each of these just-recorded events (by `ActionId`), one pending delivery to each
+/// enabled endpoint of its merchant whose filter takes its `Action`: one statement, however
+/// many events and endpoints.
+pub async fn fan_out(tx: &mut Tx, action_ids: &[String]) -> Result<(), sqlx::Error> {
+    if action_ids.is_empty() {
+        return Ok(());
+    }
+    let sql = format!(
+        "INSERT INTO endpoint_deliveries (merchant_id, endpoint_id, event_id, action_id, action, \
+         status, attempts, round_attempts, next_attempt_at, created_at) \
+         SELECT e.merchant_id, w.id, e.id, e.action_id, e.action, 'Pending', 0, 0, \
+         e.next_attempt_at, e.created_at \
+         FROM events e JOIN webhook_endpoints w ON w.merchant_id = e.merchant_id \
+         WHERE e.action_id IN (SELECT column1 FROM (VALUES {}) AS v) \
+         AND w.enabled = 1 AND w.deleted_at IS NULL \
+         AND (w.all_events = 1 OR EXISTS (SELECT 1 FROM webhook_endpoint_events f \
+              WHERE f.endpoint_id = w.id AND f.action = e.action)) \
+         ORDER BY e.id, w.id",
+        super::placeholders(action_ids.len(), 1, 1)
+    );
+    let mut query = sqlx::query(&sql);
+    for action_id in action_ids {
+        query = query.bind(action_id.as_str());
+    }
+    query.execute(&mut **tx).await?;
+    Ok(())
+}
+
+/// Writes a test event's delivery to endpoint `endpoint_id` of `merchant_id`, due at `now`,
+/// with its own `payload`.
+pub async fn insert_test(
+    tx: &mut Tx,
+    merchant_id: i64,
+    endpoint_id: i64,
+    action_id: &str,
+    action: &str,
+    payload: &str,
+    now: DateTime<Utc>,
+) -> Result<(), sqlx::Error> {
+    sqlx::query(
+        "INSERT INTO endpoint_deliveries (merchant_id, endpoint_id, action_id, action, payload, \
+         status, attempts, round_attempts, next_attempt_at, created_at) \
+         VALUES ($1, $2, $3, $4, $5, 'Pending', 0, 0, $6, $6)",
+    )
+    .bind(merchant_id)
+    .bind(endpoint_id)
+    .bind(action_id)
+    .bind(action)
+    .bind(payload)
+    .bind(to_micros(now))
+    .execute(&mut **tx)
+    .await?;
+    Ok(())
+}
+
+/// Starts a new round of attempts at `now` for every delivery of the merchant's event
+/// `event_id` to an endpoint that still exists (a re-send of the event).
+pub async fn resend_event(
+    tx: &mut Tx,
+    merchant_id: i64,
+    event_id: i64,
+    now: DateTime<Utc>,
+) -> Result<(), sqlx::Error> {
+    sqlx::query(
+        "UPDATE endpoint_deliveries SET status = 'Pending', round_attempts = 0, \
+         next_attempt_at = $3, lease_until = NULL \
+         WHERE merchant_id = $1 AND event_id = $2 AND endpoint_id IN \
+         (SELECT w.id FROM webhook_endpoints w WHERE w.merchant_id = $1 AND w.deleted_at IS NULL)",
+    )
+    .bind(merchant_id)
+    .bind(event_id)
+    .bind(to_micros(now))
+    .execute(&mut **tx)
+    .await?;
+    Ok(())
+}
+
+/// A delivery due to an enabled endpoint, as much of it as choosing whether to lease it needs.
+#[derive(Debug, Clone)]
+pub struct Candidate {
+    /// Internal id.
+    pub id: i64,
+    /// The endpoint's URL.
+    pub url: String,
+    /// When it is due.
+    pub next_attempt_at: DateTime<Utc>,
+}
+
+/// Up to `limit` deliveries to enabled endpoints due at `now` and not leased at `real_now`,
+/// earliest first ([`super::events::due`] for endpoints).
+pub async fn due(
+    store: &Store,
+    scope: Scope,
+    now: DateTime<Utc>,
+    real_now: DateTime<Utc>,
+    limit: i64,
+) -> Result<Vec<Candidate>, sqlx::Error> {
+    let filter = match scope {
+        Scope::RealTime => {
+            "$3 = 0 AND d.merchant_id NOT IN (SELECT t.merchant_id FROM test_clocks t)"
+        }
+        Scope::Merchant(_) => "d.merchant_id = $3",
+    };
+    let sql = format!(
+        "SELECT d.id, w.url, d.next_attempt_at FROM endpoint_deliveries d \
+         JOIN webhook_endpoints w ON w.id = d.endpoint_id \
+         WHERE d.status = 'Pending' AND d.next_attempt_at <= $1 \
+         AND (d.lease_until IS NULL OR d.lease_until < $2) AND w.enabled = 1 AND {filter} \
+         ORDER BY d.next_attempt_at, d.id LIMIT $4"
+    );
+    let rows = sqlx::query(&sql)
+        .bind(to_micros(now))
+        .bind(to_micros(real_now))
+        .bind(match scope {
+            Scope::RealTime => 0,
+            Scope::Merchant(id) => id,
+        })
+        .bind(limit)
+        .fetch_all(store.pool())
+        .await?;
+    rows.iter()
+        .map(|row| {
+            Ok(Candidate {
+                id: row.try_get("id")?,
+                url: row.try_get("url")?,
+                next_attempt_at: from_micros(row.try_get("next_attempt_at")?),
+            })
+        })
+        .collect()
+}
+
+/// A leased delivery with everything its attempt needs.
+#[derive(Debug, Clone)]
+pub struct Leased {
+    /// Internal id.
+    pub id: i64,
+    /// Owning merchant.
+    pub merchant_id: i64,
+    /// The endpoint.
+    pub endpoint_id: i64,
+    /// `ActionId`.
+    pub action_id: String,
+    /// `OrderId`; `None` for a test event.
+    pub order_id: Option<String>,
+    /// The endpoint's URL.
+    pub url: String,
+    /// Payload without `Signature`.
+    pub payload: String,
+    /// Attempts made in all.
+    pub attempts: i64,
+    /// Attempts made in the current round.
+    pub round_attempts: i64,
+    /// The endpoint's signing secret, sealed.
+    pub secret_sealed: String,
+    /// Its previous secret, sealed, with the time (merchant time) until which it signs too.
+    pub previous_secret: Option<(String, DateTime<Utc>)>,
+}
+
+/// Leases these deliveries to the caller until `until` (real time) and returns those it got
+/// whose endpoint is still enabled: one statement leases, one reads them whole.
+pub async fn lease(
+    store: &Store,
+    ids: &[i64],
+    real_now: DateTime<Utc>,
+    until: DateTime<Utc>,
+) -> Result<Vec<Leased>, sqlx::Error> {
+    if ids.is_empty() {
+        return Ok(Vec::new());
+    }
+    let sql = format!(
+        "UPDATE endpoint_deliveries SET lease_until = $1 \
+         WHERE id IN (SELECT column1 FROM (VALUES {}) AS v) AND status = 'Pending' \
+         AND (lease_until IS NULL OR lease_until < $2) RETURNING id",
+        super::placeholders(ids.len(), 1, 3)
+    );
+    let mut query = sqlx::query_scalar::<_, i64>(&sql)
+        .bind(to_micros(until))
+        .bind(to_micros(real_now));
+    for id in ids {
+        query = query.bind(*id);
+    }
+    let leased = query.fetch_all(store.writer()).await?;
+    if leased.is_empty() {
+        return Ok(Vec::new());
+    }
+    let sql = format!(
+        "SELECT d.id, d.merchant_id, d.endpoint_id, d.action_id, e.order_id, w.url, \
+         COALESCE(d.payload, e.payload) AS payload, d.attempts, d.round_attempts, \
+         w.secret_sealed, w.previous_secret_sealed, w.previous_secret_until \
+         FROM endpoint_deliveries d JOIN webhook_endpoints w ON w.id = d.endpoint_id \
+         LEFT JOIN events e ON e.id = d.event_id \
+         WHERE d.id IN (SELECT column1 FROM (VALUES {}) AS v) AND w.enabled = 1 ORDER BY d.id",
+        super::placeholders(leased.len(), 1, 1)
+    );
+    let mut query = sqlx::query(&sql);
+    for id in &leased {
+        query = query.bind(*id);
+    }
+    let rows = query.fetch_all(store.writer()).await?;
+    rows.iter().map(decode_leased).collect()
+}
+
+fn decode_leased(row: &AnyRow) -> Result<Leased, sqlx::Error> {
+    let previous: Option<String> = row.try_get("previous_secret_sealed")?;
+    let until: Option<i64> = row.try_get("previous_secret_until")?;
+    Ok(Leased {
+        id: row.try_get("id")?,
+        merchant_id: row.try_get("merchant_id")?,
+        endpoint_id: row.try_get("endpoint_id")?,
+        action_id: row.try_get("action_id")?,
+        order_id: row.try_get("order_id")?,
+        url: row.try_get("url")?,
+        payload: row.try_get("payload")?,
+        attempts: row.try_get("attempts")?,
+        round_attempts: row.try_get("round_attempts")?,
+        secret_sealed: row.try_get("secret_sealed")?,
+        previous_secret: previous.zip(until.map(from_micros)),
+    })
+}
+
+/// Records attempts on leased deliveries and releases their leases: three statements however
+/// many attempts there are (as [`super::events::record_attempts`] does for events).
+pub async fn record_attempts(
+    tx: &mut Tx,
+    attempts: &[(&Leased, &Outcome)],
+) -> Result<(), sqlx::Error> {
+    if attempts.is_empty() {
+        return Ok(());
+    }
+    let sql = format!(
+        "INSERT INTO endpoint_attempts (merchant_id, endpoint_id, delivery_id, attempt, \
+         started_at, status_code, latency_ms, error, next_attempt_at) VALUES {}",
+        super::placeholders(attempts.len(), 9, 1)
+    );
+    let mut insert = sqlx::query(&sql);
+    for (delivery, outcome) in attempts {
+        insert = insert
+            .bind(delivery.merchant_id)
+            .bind(delivery.endpoint_id)
+            .bind(delivery.id)
+            .bind(delivery.attempts + 1)
+            .bind(to_micros(outcome.started_at))
+            .bind(outcome.status_code.map(i64::from))
+            .bind(outcome.latency_ms)
+            .bind(&outcome.error)
+            .bind(outcome.next_attempt_at.map(to_micros));
+    }
+    insert.execute(&mut **tx).await?;
+    let values = format!(
+        "(VALUES {}) AS o",
+        super::placeholders(attempts.len(), 4, 1)
+    );
+    let bind_values = |sql| {
+        let mut query = sqlx::query(sql);
+        for (delivery, outcome) in attempts {
+            let delivered = outcome.status == EventStatus::Delivered;
+            query = query
+                .bind(delivery.id)
+                .bind(outcome.status.as_str())
+                .bind(outcome.next_attempt_at.map(to_micros))
+                .bind(delivered.then(|| to_micros(outcome.started_at)));
+        }
+        query
+    };
+    // A re-send while the attempt was in flight started a new round, which stays due.
+    let resent = format!(
+        "UPDATE endpoint_deliveries SET attempts = endpoint_deliveries.attempts + 1, \
+         delivered_at = COALESCE(o.column4, endpoint_deliveries.delivered_at) FROM {values} \
+         WHERE endpoint_deliveries.id = o.column1 AND endpoint_deliveries.lease_until IS NULL"
+    );
+    bind_values(&resent).execute(&mut **tx).await?;
+    let leased = format!(
+        "UPDATE endpoint_deliveries SET status = o.column2, \
+         attempts = endpoint_deliveries.attempts + 1, \
+         round_attempts = endpoint_deliveries.round_attempts + 1, next_attempt_at = o.column3, \
+         lease_until = NULL, \
+         delivered_at = COALESCE(o.column4, endpoint_deliveries.delivered_at) \
+         FROM {values} WHERE endpoint_deliveries.id = o.column1 \
+         AND endpoint_deliveries.lease_until IS NOT NULL"
+    );
+    bind_values(&leased).execute(&mut **tx).await?;
+    Ok(())
+}
+
+/// One attempt in an endpoint's log.
+#[derive(Debug, Clone)]
+pub struct LoggedAttempt {
+    /// Internal id (the page's order).
+    pub id: i64,
+    /// The event's `ActionId`.
+    pub action_id: String,
+    /// The event's `Action`.
+    pub action: String,
+    /// 1-based number among the delivery's attempts.
+    pub attempt: i64,
+    /// The endpoint's HTTP status, when it answered.
+    pub status_code: Option<i64>,
+    /// Time to the answer or the failure.
+    pub latency_ms: i64,
+    /// Why it failed without an HTTP status.
+    pub error: Option<String>,
+    /// When it started (merchant time).
+    pub started_at: DateTime<Utc>,
+}
+
+/// A page of the attempt log of the merchant's endpoint `endpoint_id`, newest first, read off
+/// the index `endpoint_attempts_by_endpoint`.
+pub async fn attempts_page<'c, E: Executor<'c, Database = Any>>(
+    executor: E,
+    merchant_id: i64,
+    endpoint_id: i64,
+    window: Window,
+) -> Result<Vec<LoggedAttempt>, sqlx::Error> {
+    let mut filters = Filters::default();
+    filters.and_within(vec![Value::Int(endpoint_id)], |p| {
+        format!("a.endpoint_id = {}", p[0])
+    });
+    let rows = keyset::page(
+        executor,
+        "SELECT a.id, d.action_id, d.action, a.attempt, a.status_code, a.latency_ms, a.error, \
+         a.started_at FROM endpoint_attempts a JOIN endpoint_deliveries d ON d.id = a.delivery_id",
+        "a",
+        merchant_id,
+        &filters,
+        window,
+    )
+    .await?;
+    rows.iter()
+        .map(|row| {
+            Ok(LoggedAttempt {
+                id: row.try_get("id")?,
+                action_id: row.try_get("action_id")?,
+                action: row.try_get("action")?,
+                attempt: row.try_get("attempt")?,
+                status_code: row.try_get("status_code")?,
+                latency_ms: row.try_get("latency_ms")?,
+                error: row.try_get("error")?,
+                started_at: from_micros(row.try_get("started_at")?),
+            })
+        })
+        .collect()
+}
