@@ -170,6 +170,14 @@ fn templates() -> minijinja::Environment<'static> {
             "email/message.html",
             include_str!("../templates/email/message.html"),
         ),
+        (
+            "email/endpoint_disabled.txt",
+            include_str!("../templates/email/endpoint_disabled.txt"),
+        ),
+        (
+            "email/endpoint_disabled.html",
+            include_str!("../templates/email/endpoint_disabled.html"),
+        ),
     ] {
         env.add_template(name, source)
             .expect("the bundled templates parse");

@@ -411,10 +411,7 @@ crate::backend_test!(
             status: EventStatus::Delivered,
             next_attempt_at: None,
         };
-        let attempts: Vec<_> = leased
-            .iter()
-            .map(|e| (e.clone(), delivered.clone()))
-            .collect();
+        let attempts: Vec<_> = leased.iter().map(|e| (e, &delivered)).collect();
         let mut tx = state.store.begin().await.unwrap();
         events::record_attempts(&mut tx, &attempts).await.unwrap();
         tx.commit().await.unwrap();

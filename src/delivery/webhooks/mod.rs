@@ -1,10 +1,13 @@
-//! The webhook dispatcher: POSTs due events to their endpoints with both signatures, on the
-//! schedule of DESIGN §5, concurrency-bounded and fair between endpoints. Here: claiming due
-//! events, the dispatcher's loop and recording outcomes; one delivery attempt is [`attempt`],
-//! the slots per endpoint [`queue`].
+//! The webhook dispatcher: POSTs due events to their own URLs and to the merchants' registered
+//! endpoints ([`target`]), signed, on the schedule of DESIGN §5, concurrency-bounded and fair
+//! between hosts. Here: the dispatcher's loop; claiming due deliveries is [`claim`], one
+//! attempt [`attempt`], recording outcomes [`record`], the slots per host [`queue`].
 
 mod attempt;
+mod claim;
 mod queue;
+mod record;
+mod target;
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -19,10 +22,12 @@ use tokio::task::JoinSet;
 use super::guard::GuardedResolver;
 use crate::config::WebhookConfig;
 use crate::services::Services;
-use crate::store::events::{self, Event, EventStatus, Scope};
-use crate::store::merchants::{self, Merchant};
+use crate::store::events::Scope;
+use crate::store::merchants::Merchant;
 use attempt::Attempt;
 use queue::Queue;
+use record::{record, recorder};
+use target::Target;
 
 /// Deliveries to one endpoint (scheme, host and port) in flight at once, so one slow merchant
 /// cannot take every slot.
@@ -95,71 +100,6 @@ impl Dispatcher {
             lease: TimeDelta::seconds(lease_seconds),
             wait: TimeDelta::seconds(timeout_seconds),
         })
-    }
-
-    /// Leases up to `free` due events, at most `per_endpoint` per endpoint counting those the
-    /// caller already holds (`held`): one light query for the candidates (id and URL), one
-    /// statement that leases them and returns them whole, one read per merchant.
-    async fn claim(
-        &self,
-        state: &Services,
-        scope: Scope,
-        free: usize,
-        held: &HashMap<String, usize>,
-        per_endpoint: usize,
-    ) -> anyhow::Result<Vec<Delivery>> {
-        let real_now = state.clock.now();
-        let test_clock = match scope {
-            Scope::RealTime => None,
-            Scope::Merchant(id) => Some(state.merchant_now(id).await?),
-        };
-        let now = test_clock.unwrap_or(real_now);
-        let limit = i64::try_from(free * PER_ENDPOINT).unwrap_or(i64::MAX);
-        // Id -> endpoint of the events to lease.
-        let mut picked: HashMap<i64, String> = HashMap::new();
-        let mut taken: HashMap<String, usize> = HashMap::new();
-        for candidate in events::due(&state.store, scope, now, real_now, limit).await? {
-            if picked.len() == free {
-                break;
-            }
-            let endpoint = endpoint_of(&candidate.webhook_url);
-            let holding = held.get(&endpoint).copied().unwrap_or(0)
-                + taken.get(&endpoint).copied().unwrap_or(0);
-            if holding < per_endpoint {
-                *taken.entry(endpoint.clone()).or_default() += 1;
-                picked.insert(candidate.id, endpoint);
-            }
-        }
-        let ids: Vec<i64> = picked.keys().copied().collect();
-        let leased = events::lease(&state.store, &ids, real_now, real_now + self.lease).await?;
-        let mut signers: HashMap<i64, Arc<Merchant>> = HashMap::new();
-        let mut claimed = Vec::with_capacity(leased.len());
-        for event in leased {
-            let merchant = match signers.get(&event.merchant_id) {
-                Some(merchant) => merchant.clone(),
-                None => {
-                    let merchant = Arc::new(
-                        merchants::by_id(&state.store, event.merchant_id)
-                            .await?
-                            .context("event without merchant")?,
-                    );
-                    signers.insert(event.merchant_id, merchant.clone());
-                    merchant
-                }
-            };
-            // The lease returns only picked ids; the fallback merely avoids a panic path.
-            let endpoint = picked
-                .remove(&event.id)
-                .unwrap_or_else(|| endpoint_of(&event.webhook_url));
-            claimed.push(Delivery {
-                endpoint,
-                event,
-                test_clock,
-                merchant,
-                start_by: real_now + self.wait,
-            });
-        }
-        Ok(claimed)
     }
 
     /// Delivers every event of a test-clock merchant that is due at its clock, before returning
@@ -293,9 +233,10 @@ impl Dispatcher {
     }
 }
 
-/// A leased event, ready to deliver.
+/// A leased delivery, ready to make.
 struct Delivery {
-    event: Event,
+    /// What is sent, and where.
+    target: Target,
     /// [`endpoint_of`] its URL.
     endpoint: String,
     /// The merchant's test-clock time the attempt is made at; `None` for a merchant on real
@@ -306,41 +247,6 @@ struct Delivery {
     /// The real time by which the background dispatcher must start it, so that its lease still
     /// covers the attempt and its recording.
     start_by: DateTime<Utc>,
-}
-
-/// Records attempts as the dispatcher hands them over, all those queued by then in one
-/// transaction, until the dispatcher stops. An attempt whose recording fails keeps its lease
-/// until it expires, and the event is then delivered again (at least once, never lost).
-async fn recorder(state: Arc<Services>, mut queue: mpsc::Receiver<Attempt>) {
-    let mut batch = Vec::new();
-    while queue.recv_many(&mut batch, RECORD_QUEUE).await > 0 {
-        if let Err(error) = record(&state, std::mem::take(&mut batch)).await {
-            tracing::warn!(error = %format!("{error:#}"), "recording webhook attempts failed");
-        }
-    }
-}
-
-/// Records finished attempts in one transaction, then logs them.
-async fn record(state: &Services, attempts: Vec<Attempt>) -> anyhow::Result<()> {
-    let mut tx = state.store.begin().await?;
-    events::record_attempts(&mut tx, &attempts).await?;
-    tx.commit().await?;
-    for (event, outcome) in &attempts {
-        state.metrics.webhook_attempt(outcome.status);
-        let (status_code, error) = (outcome.status_code, outcome.error.as_deref());
-        match outcome.status {
-            EventStatus::Delivered => tracing::debug!(
-                action_id = %event.action_id, latency_ms = outcome.latency_ms, "webhook delivered"
-            ),
-            EventStatus::Pending => tracing::info!(
-                action_id = %event.action_id, status_code, error, "webhook attempt failed; will retry"
-            ),
-            EventStatus::Undeliverable => tracing::warn!(
-                action_id = %event.action_id, status_code, error, "webhook undeliverable after its last attempt"
-            ),
-        }
-    }
-    Ok(())
 }
 
 /// `scheme://host:port` of a URL: deliveries are bounded per endpoint.
