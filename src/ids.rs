@@ -41,6 +41,11 @@ pub fn api_key_id() -> String {
     prefixed("ak_", KEY_RANDOM_CHARS)
 }
 
+/// A new webhook endpoint id: `we_` + 24 random base62 characters.
+pub fn webhook_endpoint_id() -> String {
+    prefixed("we_", KEY_RANDOM_CHARS)
+}
+
 /// What every API key secret starts with.
 pub const API_KEY_SECRET_PREFIX: &str = "rk_";
 

@@ -11,7 +11,7 @@ use super::extract::AuthMerchant;
 use super::problem::{ApiError, Problem};
 use crate::state::AppState;
 use crate::store::events::{self, Attempt, Event};
-use crate::store::memberships;
+use crate::store::{endpoint_deliveries, memberships};
 
 /// How many events a listing returns, newest first.
 const LISTED_EVENTS: i64 = 100;
@@ -137,7 +137,8 @@ pub struct ResendRecord {
 }
 
 /// Sends an event again: a new round of up to 7 attempts starts now, whatever its status
-/// (Delivered and Undeliverable events included). Same `ActionId`.
+/// (Delivered and Undeliverable events included), to its own URL and to each registered
+/// endpoint it went to that still exists. Same `ActionId`.
 #[utoipa::path(
     post,
     path = "/api/subscriptions/v1/events/{actionId}/resend",
@@ -160,6 +161,7 @@ pub async fn resend_event(
     let event = events::resend(&mut tx, auth.merchant_id, &action_id, now)
         .await?
         .ok_or(ApiError::NotFound)?;
+    endpoint_deliveries::resend_event(&mut tx, auth.merchant_id, event.id, now).await?;
     tx.commit().await?;
     Ok((
         StatusCode::ACCEPTED,

@@ -62,12 +62,9 @@ impl Named for EventStatus {
     }
 }
 
-/// Every `Action` an event can have.
-const ACTIONS: [Action; 3] = [Action::StatusChanged, Action::Updated, Action::Transaction];
-
 impl Named for Action {
     fn all() -> &'static [Self] {
-        &ACTIONS
+        &Action::ALL
     }
     fn name(self) -> &'static str {
         self.as_str()

@@ -7,6 +7,7 @@ pub mod cashier_orders;
 pub mod cashier_sessions;
 pub mod client_address;
 pub mod customers;
+pub mod endpoint_deliveries;
 pub mod events;
 pub mod extract;
 pub mod field_schemas;
@@ -32,6 +33,7 @@ pub mod sessions;
 pub mod test_helpers;
 pub mod trace;
 pub mod trace_id;
+pub mod webhook_endpoints;
 
 use axum::extract::DefaultBodyLimit;
 use axum::routing::{delete, get, post, put};
@@ -95,6 +97,28 @@ pub fn router(state: AppState, pages: Router<AppState>) -> Router {
         .route(
             "/merchant/settings",
             get(merchant_settings::get_settings).put(merchant_settings::update_settings),
+        )
+        .route(
+            "/webhook-endpoints",
+            post(webhook_endpoints::create_endpoint).get(webhook_endpoints::list_endpoints),
+        )
+        .route(
+            "/webhook-endpoints/{endpoint_id}",
+            get(webhook_endpoints::get_endpoint)
+                .patch(webhook_endpoints::update_endpoint)
+                .delete(webhook_endpoints::delete_endpoint),
+        )
+        .route(
+            "/webhook-endpoints/{endpoint_id}/rotate-secret",
+            post(webhook_endpoints::rotate_secret),
+        )
+        .route(
+            "/webhook-endpoints/{endpoint_id}/deliveries",
+            get(endpoint_deliveries::list_deliveries),
+        )
+        .route(
+            "/webhook-endpoints/{endpoint_id}/test",
+            post(endpoint_deliveries::send_test),
         )
         .layer(middleware::from_fn_with_state(
             state.clone(),

@@ -14,8 +14,9 @@ use utoipa::{Modify, OpenApi};
 
 use super::problem::ApiError;
 use super::{
-    api_keys, auth, cashier_orders, cashier_sessions, customers, events, health, invoices, lists,
-    membership_update, memberships, merchant_settings, sessions, test_helpers,
+    api_keys, auth, cashier_orders, cashier_sessions, customers, endpoint_deliveries, events,
+    health, invoices, lists, membership_update, memberships, merchant_settings, sessions,
+    test_helpers, webhook_endpoints,
 };
 use crate::state::AppState;
 
@@ -54,6 +55,14 @@ use crate::state::AppState;
         api_keys::revoke_api_key,
         merchant_settings::get_settings,
         merchant_settings::update_settings,
+        webhook_endpoints::create_endpoint,
+        webhook_endpoints::list_endpoints,
+        webhook_endpoints::get_endpoint,
+        webhook_endpoints::update_endpoint,
+        webhook_endpoints::delete_endpoint,
+        webhook_endpoints::rotate_secret,
+        endpoint_deliveries::list_deliveries,
+        endpoint_deliveries::send_test,
         cashier_sessions::create_session,
         cashier_orders::refund,
         cashier_orders::payout,
@@ -71,6 +80,7 @@ use crate::state::AppState;
         (name = "events", description = "Webhook events and their delivery attempts"),
         (name = "api-keys", description = "Long-lived keys for the API, read-only or full"),
         (name = "merchant", description = "The merchant's settings: name, legal details, support e-mail, branding"),
+        (name = "webhook-endpoints", description = "Registered webhook destinations: filters, secrets and rotation, attempt log, test events"),
         (name = "sandbox", description = "Test cards and test clocks for sandbox merchants"),
         (name = "cashier", description = "Cashier sessions for single orders"),
         (name = "operations", description = "Probes for operators"),
@@ -147,7 +157,7 @@ struct ResponseLinks;
 impl ResponseLinks {
     /// (creating path, the key in its answer and the path parameter that takes it, the
     /// operations that take it).
-    const FOLLOW: [(&'static str, &'static str, &'static [&'static str]); 3] = [
+    const FOLLOW: [(&'static str, &'static str, &'static [&'static str]); 4] = [
         (
             "/api/subscriptions/v1/customer",
             "customerKey",
@@ -167,6 +177,18 @@ impl ResponseLinks {
             "/api/subscriptions/v1/api-keys",
             "apiKeyId",
             &["revoke_api_key"],
+        ),
+        (
+            "/api/subscriptions/v1/webhook-endpoints",
+            "endpointId",
+            &[
+                "get_endpoint",
+                "update_endpoint",
+                "delete_endpoint",
+                "rotate_secret",
+                "list_deliveries",
+                "send_test",
+            ],
         ),
     ];
 }

@@ -32,6 +32,14 @@ pub enum Action {
 }
 
 impl Action {
+    /// Every `Action`.
+    pub const ALL: [Action; 3] = [Action::StatusChanged, Action::Updated, Action::Transaction];
+
+    /// The `Action` named `text`, if any.
+    pub fn parse(text: &str) -> Option<Action> {
+        Action::ALL.into_iter().find(|a| a.as_str() == text)
+    }
+
     /// The `Action` text of the payload.
     pub fn as_str(self) -> &'static str {
         match self {
@@ -119,6 +127,20 @@ impl<'a> Event<'a> {
             }
         }
     }
+}
+
+/// The `Action` of a test event, sent to one webhook endpoint on the merchant's request
+/// (DESIGN §12). It reports no change, so it is not one of [`Action::ALL`]: no filter names it.
+pub const TEST_ACTION: &str = "WEBHOOK_TEST";
+
+/// The payload of a test event with `ActionId` `action_id`, issued at `at`.
+pub fn test_payload(action_id: &str, at: DateTime<Utc>) -> String {
+    serde_json::json!({
+        "Action": TEST_ACTION,
+        "ActionId": action_id,
+        "IssuedAt": format_utc(at),
+    })
+    .to_string()
 }
 
 /// Records `events` in the outbox, issued and due for delivery at `at`, in one statement.

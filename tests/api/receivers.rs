@@ -20,6 +20,8 @@ use tokio_rustls::rustls;
 pub struct Received {
     pub headers: hyper::HeaderMap,
     pub body: Vec<u8>,
+    /// The request's path.
+    pub path: String,
     /// The address the connection came from.
     pub peer: SocketAddr,
 }
@@ -113,6 +115,7 @@ impl WebhookReceiver {
                             let (r, s, d, g) = (r.clone(), s.clone(), d.clone(), g.clone());
                             async move {
                                 let headers = request.headers().clone();
+                                let path = request.uri().path().to_string();
                                 let body = request.into_body().collect().await?.to_bytes().to_vec();
                                 let now = g.0.fetch_add(1, Ordering::SeqCst) + 1;
                                 g.1.fetch_max(now, Ordering::SeqCst);
@@ -123,6 +126,7 @@ impl WebhookReceiver {
                                 r.lock().unwrap().push(Received {
                                     headers,
                                     body,
+                                    path,
                                     peer,
                                 });
                                 g.0.fetch_sub(1, Ordering::SeqCst);
