@@ -63,6 +63,7 @@ mod report;
 #[path = "support/scratch.rs"]
 mod scratch;
 #[path = "support/seed.rs"]
+#[allow(dead_code)]
 mod seed;
 #[path = "support/statements.rs"]
 mod statements;

@@ -1,12 +1,14 @@
-//! A page of `GET /customers` costs the same at 10 k and at 1 M customers: each list request
-//! timed at every size, and the ratio of the largest size to the smallest.
+//! A page of `GET /customers` costs the same at 10 k and at 1 M customers, and a page of a webhook
+//! endpoint's attempt log the same at 10 k and 1 M attempts: each list request timed at every
+//! size, and the ratio of the largest size to the smallest.
 //!
 //! `cargo bench --bench lists -- [--sizes 10000,1000000] [--seconds N] [--backend sqlite|postgres]`
 //!
 //! For each backend and each size it starts recur on a scratch database of its own with one
 //! sandbox merchant, stores 40 customers named Quinn Quayle through the API and the rest in bulk
 //! (one `INSERT … SELECT`, `support/seed.rs`: `Seed Row`, `bench{n}@example.com`; then `ANALYZE`
-//! on PostgreSQL). It then times these requests from one keep-alive client (`support/http.rs`)
+//! on PostgreSQL), and registers a webhook endpoint through the API whose attempt log gets as
+//! many rows in bulk (`endpoint_attempts`). It then times these requests from one keep-alive client (`support/http.rs`)
 //! for N seconds (5 by default) each per size, in twenty rounds in which the sizes take turns
 //! (the machine's load, shared with other work, then weighs on every size alike):
 //!
@@ -16,7 +18,9 @@
 //! - `?email=` of one customer, in capitals;
 //! - `?q=quay`: a prefix that matches the same 40 customers at every size;
 //! - `?q=bench77`: a prefix that matches 1.1 % of the customers at every size, so its matches grow
-//!   with the table (`docs/design.md`, Lists: a prefix costs its matches).
+//!   with the table (`docs/design.md`, Lists: a prefix costs its matches);
+//! - the endpoint's attempt log, `GET /webhook-endpoints/{id}/deliveries?limit=20`, first page
+//!   and the page after its 41st-oldest attempt.
 //!
 //! It prints the lower quartile and the median latency at each size, and their ratios largest /
 //! smallest: flat is 1.0. The machine is shared: the upper half of the latencies holds waits for
@@ -65,8 +69,8 @@ struct Case {
     path: String,
 }
 
-/// The requests timed at one size; the deep page's cursor depends on the stored rows.
-fn cases(state: &AppState, merchant_id: i64, deep_after: i64) -> Vec<Case> {
+/// The requests timed at one size; the deep pages' cursors depend on the stored rows.
+fn cases(state: &AppState, merchant_id: i64, deep_after: i64, endpoint: &Endpoint) -> Vec<Case> {
     let cursor = seal(
         &state.keys,
         &ListScope::new("customers", merchant_id, &[]),
@@ -90,7 +94,35 @@ fn cases(state: &AppState, merchant_id: i64, deep_after: i64) -> Vec<Case> {
         label,
         path: format!("{BASE}/customers?{query}"),
     })
+    .chain(endpoint_cases(state, merchant_id, endpoint))
     .collect()
+}
+
+/// A webhook endpoint whose attempt log is timed: its id and the row its deep page follows.
+struct Endpoint {
+    key: String,
+    deep_after: i64,
+}
+
+/// The attempt-log requests timed at one size.
+fn endpoint_cases(state: &AppState, merchant_id: i64, endpoint: &Endpoint) -> Vec<Case> {
+    let scope = ListScope::new(
+        "endpoint-deliveries",
+        merchant_id,
+        &[("endpoint", Some(&endpoint.key))],
+    );
+    let cursor = seal(&state.keys, &scope, endpoint.deep_after);
+    let path = format!("{BASE}/webhook-endpoints/{}/deliveries", endpoint.key);
+    vec![
+        Case {
+            label: "attempt log, first page",
+            path: format!("{path}?limit=20"),
+        },
+        Case {
+            label: "attempt log, deep page",
+            path: format!("{path}?limit=20&cursor={cursor}"),
+        },
+    ]
 }
 
 /// Latencies of `path`, requested one after the other on one connection for `duration`, after
@@ -215,7 +247,9 @@ impl Subject {
         .fetch_one(state.store.pool())
         .await
         .expect("41st-oldest customer");
-        let cases = cases(&state, merchant.merchant_id, deep_after);
+        let endpoint =
+            Self::endpoint_with_attempts(&state, addr, &token, merchant.merchant_id, size).await;
+        let cases = cases(&state, merchant.merchant_id, deep_after, &endpoint);
         Self {
             db,
             state,
@@ -223,6 +257,52 @@ impl Subject {
             token,
             cases,
         }
+    }
+}
+
+impl Subject {
+    /// Registers a webhook endpoint through the API and stores `size` attempts in its log.
+    async fn endpoint_with_attempts(
+        state: &AppState,
+        addr: SocketAddr,
+        token: &str,
+        merchant_id: i64,
+        size: i64,
+    ) -> Endpoint {
+        let body = json!({"url": "https://merchant.example/endpoint"}).to_string();
+        let path = format!("{BASE}/webhook-endpoints");
+        let created = call(
+            addr,
+            &http::request("POST", &path, token, Some(body.as_bytes())),
+            201,
+        )
+        .await;
+        let key = created["endpointId"]
+            .as_str()
+            .expect("endpoint id")
+            .to_string();
+        let id: i64 =
+            sqlx::query_scalar("SELECT id FROM webhook_endpoints WHERE endpoint_key = $1")
+                .bind(&key)
+                .fetch_one(state.store.pool())
+                .await
+                .expect("endpoint row");
+        seed::endpoint_attempts(
+            &state.store,
+            merchant_id,
+            id,
+            size,
+            to_micros(chrono::Utc::now()),
+        )
+        .await;
+        let deep_after: i64 = sqlx::query_scalar(
+            "SELECT id FROM endpoint_attempts WHERE endpoint_id = $1 ORDER BY id LIMIT 1 OFFSET 40",
+        )
+        .bind(id)
+        .fetch_one(state.store.pool())
+        .await
+        .expect("41st-oldest attempt");
+        Endpoint { key, deep_after }
     }
 }
 

@@ -30,6 +30,7 @@ mod report;
 #[path = "support/scratch.rs"]
 mod scratch;
 #[path = "support/seed.rs"]
+#[allow(dead_code)]
 mod seed;
 #[path = "support/state.rs"]
 mod state;

@@ -111,3 +111,47 @@ pub async fn memberships(store: &Store, merchant_id: i64, prefix: &str, start: i
         }
     }
 }
+
+/// Stores `count` attempts in the log of `merchant_id`'s webhook endpoint `endpoint_id`, all of
+/// one test delivery: `GET /webhook-endpoints/{id}/deliveries` pages through them.
+pub async fn endpoint_attempts(
+    store: &Store,
+    merchant_id: i64,
+    endpoint_id: i64,
+    count: i64,
+    now: i64,
+) {
+    let delivery: i64 = sqlx::query_scalar(
+        "INSERT INTO endpoint_deliveries (merchant_id, endpoint_id, action_id, action, payload, \
+         status, attempts, round_attempts, created_at) \
+         VALUES ($1, $2, 'seed-action', 'WEBHOOK_TEST', '{}', 'Undeliverable', 7, 7, $3) \
+         RETURNING id",
+    )
+    .bind(merchant_id)
+    .bind(endpoint_id)
+    .bind(now)
+    .fetch_one(store.pool())
+    .await
+    .expect("seed delivery");
+    let sql = format!(
+        "INSERT INTO endpoint_attempts (merchant_id, endpoint_id, delivery_id, attempt, \
+         started_at, status_code, latency_ms) \
+         SELECT $1, $2, $3, n, $4, 500, 12 FROM ({}) seq",
+        series(store.backend(), 5)
+    );
+    sqlx::query(&sql)
+        .bind(merchant_id)
+        .bind(endpoint_id)
+        .bind(delivery)
+        .bind(now)
+        .bind(count)
+        .execute(store.pool())
+        .await
+        .expect("seed endpoint attempts");
+    if store.backend() == Backend::Postgres {
+        sqlx::query("ANALYZE endpoint_attempts")
+            .execute(store.pool())
+            .await
+            .expect("analyze");
+    }
+}
