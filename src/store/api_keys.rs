@@ -2,7 +2,7 @@
 
 use chrono::{DateTime, Utc};
 
-use super::{from_micros, to_micros, Backend, Store};
+use super::{from_micros, to_micros, Store};
 
 /// The most live (not revoked) keys a merchant may hold; creating another is refused.
 pub const MAX_LIVE_PER_MERCHANT: i64 = 100;
@@ -97,12 +97,7 @@ pub async fn insert(
     now: DateTime<Utc>,
 ) -> Result<Option<ApiKey>, sqlx::Error> {
     let mut tx = store.begin().await?;
-    if store.backend() == Backend::Postgres {
-        sqlx::query("SELECT id FROM merchants WHERE id = $1 FOR UPDATE")
-            .bind(merchant_id)
-            .execute(&mut *tx)
-            .await?;
-    }
+    super::lock_merchant(&mut tx, store.backend(), merchant_id).await?;
     let live: i64 = sqlx::query_scalar(
         "SELECT COUNT(*) FROM api_keys WHERE merchant_id = $1 AND revoked_at IS NULL",
     )

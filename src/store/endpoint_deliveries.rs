@@ -7,7 +7,7 @@ use chrono::{DateTime, Utc};
 use sqlx::any::AnyRow;
 use sqlx::{Any, Executor, Row};
 
-use super::events::{EventStatus, Outcome, Scope};
+use super::events::{close_attempts, due_candidates, Candidate, Outcome, Scope};
 use super::keyset::{self, Filters, Value, Window};
 use super::{from_micros, to_micros, Store, Tx};
 
@@ -88,17 +88,6 @@ pub async fn resend_event(
     Ok(())
 }
 
-/// A delivery due to an enabled endpoint, as much of it as choosing whether to lease it needs.
-#[derive(Debug, Clone)]
-pub struct Candidate {
-    /// Internal id.
-    pub id: i64,
-    /// The endpoint's URL.
-    pub url: String,
-    /// When it is due.
-    pub next_attempt_at: DateTime<Utc>,
-}
-
 /// Up to `limit` deliveries to enabled endpoints due at `now` and not leased at `real_now`,
 /// earliest first ([`super::events::due`] for endpoints).
 pub async fn due(
@@ -108,38 +97,15 @@ pub async fn due(
     real_now: DateTime<Utc>,
     limit: i64,
 ) -> Result<Vec<Candidate>, sqlx::Error> {
-    let filter = match scope {
-        Scope::RealTime => {
-            "$3 = 0 AND d.merchant_id NOT IN (SELECT t.merchant_id FROM test_clocks t)"
-        }
-        Scope::Merchant(_) => "d.merchant_id = $3",
-    };
     let sql = format!(
         "SELECT d.id, w.url, d.next_attempt_at FROM endpoint_deliveries d \
          JOIN webhook_endpoints w ON w.id = d.endpoint_id \
          WHERE d.status = 'Pending' AND d.next_attempt_at <= $1 \
-         AND (d.lease_until IS NULL OR d.lease_until < $2) AND w.enabled = 1 AND {filter} \
-         ORDER BY d.next_attempt_at, d.id LIMIT $4"
+         AND (d.lease_until IS NULL OR d.lease_until < $2) AND w.enabled = 1 AND {} \
+         ORDER BY d.next_attempt_at, d.id LIMIT $4",
+        scope.condition("d.merchant_id")
     );
-    let rows = sqlx::query(&sql)
-        .bind(to_micros(now))
-        .bind(to_micros(real_now))
-        .bind(match scope {
-            Scope::RealTime => 0,
-            Scope::Merchant(id) => id,
-        })
-        .bind(limit)
-        .fetch_all(store.pool())
-        .await?;
-    rows.iter()
-        .map(|row| {
-            Ok(Candidate {
-                id: row.try_get("id")?,
-                url: row.try_get("url")?,
-                next_attempt_at: from_micros(row.try_get("next_attempt_at")?),
-            })
-        })
-        .collect()
+    due_candidates(store, &sql, scope, now, real_now, limit).await
 }
 
 /// A leased delivery with everything its attempt needs.
@@ -259,40 +225,8 @@ pub async fn record_attempts(
             .bind(outcome.next_attempt_at.map(to_micros));
     }
     insert.execute(&mut **tx).await?;
-    let values = format!(
-        "(VALUES {}) AS o",
-        super::placeholders(attempts.len(), 4, 1)
-    );
-    let bind_values = |sql| {
-        let mut query = sqlx::query(sql);
-        for (delivery, outcome) in attempts {
-            let delivered = outcome.status == EventStatus::Delivered;
-            query = query
-                .bind(delivery.id)
-                .bind(outcome.status.as_str())
-                .bind(outcome.next_attempt_at.map(to_micros))
-                .bind(delivered.then(|| to_micros(outcome.started_at)));
-        }
-        query
-    };
-    // A re-send while the attempt was in flight started a new round, which stays due.
-    let resent = format!(
-        "UPDATE endpoint_deliveries SET attempts = endpoint_deliveries.attempts + 1, \
-         delivered_at = COALESCE(o.column4, endpoint_deliveries.delivered_at) FROM {values} \
-         WHERE endpoint_deliveries.id = o.column1 AND endpoint_deliveries.lease_until IS NULL"
-    );
-    bind_values(&resent).execute(&mut **tx).await?;
-    let leased = format!(
-        "UPDATE endpoint_deliveries SET status = o.column2, \
-         attempts = endpoint_deliveries.attempts + 1, \
-         round_attempts = endpoint_deliveries.round_attempts + 1, next_attempt_at = o.column3, \
-         lease_until = NULL, \
-         delivered_at = COALESCE(o.column4, endpoint_deliveries.delivered_at) \
-         FROM {values} WHERE endpoint_deliveries.id = o.column1 \
-         AND endpoint_deliveries.lease_until IS NOT NULL"
-    );
-    bind_values(&leased).execute(&mut **tx).await?;
-    Ok(())
+    let rounds: Vec<(i64, &Outcome)> = attempts.iter().map(|(d, o)| (d.id, *o)).collect();
+    close_attempts(tx, "endpoint_deliveries", &rounds).await
 }
 
 /// One attempt in an endpoint's log.

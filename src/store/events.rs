@@ -130,13 +130,35 @@ pub enum Scope {
     Merchant(i64),
 }
 
-/// An event due for delivery, as much of it as choosing whether to lease it needs.
+impl Scope {
+    /// The condition on `merchant_column` that keeps this scope's rows, with its value at `$3`
+    /// ([`Scope::bound`]).
+    pub(super) fn condition(self, merchant_column: &str) -> String {
+        match self {
+            Scope::RealTime => format!(
+                "$3 = 0 AND {merchant_column} NOT IN (SELECT t.merchant_id FROM test_clocks t)"
+            ),
+            Scope::Merchant(_) => format!("{merchant_column} = $3"),
+        }
+    }
+
+    /// The value [`Scope::condition`] binds.
+    pub(super) fn bound(self) -> i64 {
+        match self {
+            Scope::RealTime => 0,
+            Scope::Merchant(id) => id,
+        }
+    }
+}
+
+/// A delivery due (of an event to its own URL, or to a registered endpoint), as much of it as
+/// choosing whether to lease it needs.
 #[derive(Debug, Clone)]
 pub struct Candidate {
-    /// Internal id.
+    /// Internal id (in its own table).
     pub id: i64,
-    /// Destination.
-    pub webhook_url: String,
+    /// Where it goes.
+    pub url: String,
     /// When it is due.
     pub next_attempt_at: DateTime<Utc>,
 }
@@ -157,24 +179,30 @@ pub async fn due(
     real_now: DateTime<Utc>,
     limit: i64,
 ) -> Result<Vec<Candidate>, sqlx::Error> {
-    let filter = match scope {
-        Scope::RealTime => {
-            "$3 = 0 AND events.merchant_id NOT IN (SELECT t.merchant_id FROM test_clocks t)"
-        }
-        Scope::Merchant(_) => "merchant_id = $3",
-    };
     let sql = format!(
-        "SELECT id, webhook_url, next_attempt_at FROM events WHERE status = 'Pending' AND next_attempt_at <= $1 \
-         AND (lease_until IS NULL OR lease_until < $2) AND {filter} \
-         ORDER BY next_attempt_at, id LIMIT $4"
+        "SELECT id, webhook_url AS url, next_attempt_at FROM events WHERE status = 'Pending' \
+         AND next_attempt_at <= $1 AND (lease_until IS NULL OR lease_until < $2) AND {} \
+         ORDER BY next_attempt_at, id LIMIT $4",
+        scope.condition("events.merchant_id")
     );
-    let rows = sqlx::query(&sql)
+    due_candidates(store, &sql, scope, now, real_now, limit).await
+}
+
+/// The candidates `sql` finds: `$1` the scope's time, `$2` the real time leases are compared
+/// with, `$3` the scope's value ([`Scope::condition`]), `$4` the limit; it selects `id`, `url`
+/// and `next_attempt_at`.
+pub(super) async fn due_candidates(
+    store: &Store,
+    sql: &str,
+    scope: Scope,
+    now: DateTime<Utc>,
+    real_now: DateTime<Utc>,
+    limit: i64,
+) -> Result<Vec<Candidate>, sqlx::Error> {
+    let rows = sqlx::query(sql)
         .bind(to_micros(now))
         .bind(to_micros(real_now))
-        .bind(match scope {
-            Scope::RealTime => 0,
-            Scope::Merchant(id) => id,
-        })
+        .bind(scope.bound())
         .bind(limit)
         .fetch_all(store.pool())
         .await?;
@@ -182,7 +210,7 @@ pub async fn due(
         .map(|row| {
             Ok(Candidate {
                 id: row.try_get("id")?,
-                webhook_url: row.try_get("webhook_url")?,
+                url: row.try_get("url")?,
                 next_attempt_at: from_micros(row.try_get("next_attempt_at")?),
             })
         })
@@ -234,7 +262,7 @@ pub struct Outcome {
 }
 
 /// Records attempts on leased events and releases their leases: three statements however many
-/// attempts there are.
+/// attempts there are ([`close_attempts`]).
 pub async fn record_attempts(
     tx: &mut Tx,
     attempts: &[(&Event, &Outcome)],
@@ -259,17 +287,32 @@ pub async fn record_attempts(
             .bind(outcome.next_attempt_at.map(to_micros));
     }
     insert.execute(&mut **tx).await?;
-    // Each event's new state, as VALUES (id, status, next_attempt_at, delivered_at).
+    let rounds: Vec<(i64, &Outcome)> = attempts.iter().map(|(e, o)| (e.id, *o)).collect();
+    close_attempts(tx, "events", &rounds).await
+}
+
+/// Records on the rows of `table` (`events` or `endpoint_deliveries`, whose columns for a
+/// delivery's state are alike) the outcome of one attempt each, by row id, and releases their
+/// leases: two statements however many there are.
+pub(super) async fn close_attempts(
+    tx: &mut Tx,
+    table: &str,
+    outcomes: &[(i64, &Outcome)],
+) -> Result<(), sqlx::Error> {
+    if outcomes.is_empty() {
+        return Ok(());
+    }
+    // Each row's new state, as VALUES (id, status, next_attempt_at, delivered_at).
     let values = format!(
         "(VALUES {}) AS o",
-        super::placeholders(attempts.len(), 4, 1)
+        super::placeholders(outcomes.len(), 4, 1)
     );
     let bind_values = |sql| {
         let mut query = sqlx::query(sql);
-        for (event, outcome) in attempts {
+        for (id, outcome) in outcomes {
             let delivered = outcome.status == EventStatus::Delivered;
             query = query
-                .bind(event.id)
+                .bind(*id)
                 .bind(outcome.status.as_str())
                 .bind(outcome.next_attempt_at.map(to_micros))
                 .bind(delivered.then(|| to_micros(outcome.started_at)));
@@ -278,18 +321,18 @@ pub async fn record_attempts(
     };
     // A re-send while an attempt was in flight cleared its lease and started a new round: the
     // attempt is counted, but the new round stays due. Run first, while the leases of the other
-    // events still tell them apart.
+    // rows still tell them apart.
     let resent = format!(
-        "UPDATE events SET attempts = events.attempts + 1, \
-         delivered_at = COALESCE(o.column4, events.delivered_at) FROM {values} \
-         WHERE events.id = o.column1 AND events.lease_until IS NULL"
+        "UPDATE {table} SET attempts = {table}.attempts + 1, \
+         delivered_at = COALESCE(o.column4, {table}.delivered_at) FROM {values} \
+         WHERE {table}.id = o.column1 AND {table}.lease_until IS NULL"
     );
     bind_values(&resent).execute(&mut **tx).await?;
     let leased = format!(
-        "UPDATE events SET status = o.column2, attempts = events.attempts + 1, \
-         round_attempts = events.round_attempts + 1, next_attempt_at = o.column3, \
-         lease_until = NULL, delivered_at = COALESCE(o.column4, events.delivered_at) \
-         FROM {values} WHERE events.id = o.column1 AND events.lease_until IS NOT NULL"
+        "UPDATE {table} SET status = o.column2, attempts = {table}.attempts + 1, \
+         round_attempts = {table}.round_attempts + 1, next_attempt_at = o.column3, \
+         lease_until = NULL, delivered_at = COALESCE(o.column4, {table}.delivered_at) \
+         FROM {values} WHERE {table}.id = o.column1 AND {table}.lease_until IS NOT NULL"
     );
     bind_values(&leased).execute(&mut **tx).await?;
     Ok(())

@@ -310,6 +310,23 @@ pub async fn rows_with_ids<'c, E: Executor<'c, Database = Any>>(
     query.fetch_all(executor).await
 }
 
+/// Holds `merchant_id`'s row until the transaction ends (PostgreSQL; SQLite's write transaction
+/// holds the whole database already), so that a count-then-insert under a per-merchant cap is
+/// never passed by a concurrent one.
+pub async fn lock_merchant(
+    tx: &mut Tx,
+    backend: Backend,
+    merchant_id: i64,
+) -> Result<(), sqlx::Error> {
+    if backend == Backend::Postgres {
+        sqlx::query("SELECT id FROM merchants WHERE id = $1 FOR UPDATE")
+            .bind(merchant_id)
+            .execute(&mut **tx)
+            .await?;
+    }
+    Ok(())
+}
+
 /// Whether `error` is a unique-constraint violation.
 pub fn is_unique_violation(error: &sqlx::Error) -> bool {
     error

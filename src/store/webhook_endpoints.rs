@@ -8,7 +8,7 @@ use chrono::{DateTime, Utc};
 use sqlx::any::AnyRow;
 use sqlx::{Any, Executor, Row};
 
-use super::{from_micros, to_micros, Backend, Pool, Store, Tx};
+use super::{from_micros, to_micros, Pool, Store, Tx};
 
 /// The most endpoints a merchant may hold; creating another is refused.
 pub const MAX_PER_MERCHANT: i64 = 20;
@@ -140,12 +140,7 @@ pub async fn insert(
     now: DateTime<Utc>,
 ) -> Result<Option<Endpoint>, sqlx::Error> {
     let mut tx = store.begin().await?;
-    if store.backend() == Backend::Postgres {
-        sqlx::query("SELECT id FROM merchants WHERE id = $1 FOR UPDATE")
-            .bind(merchant_id)
-            .execute(&mut *tx)
-            .await?;
-    }
+    super::lock_merchant(&mut tx, store.backend(), merchant_id).await?;
     let held: i64 = sqlx::query_scalar(
         "SELECT COUNT(*) FROM webhook_endpoints WHERE merchant_id = $1 AND deleted_at IS NULL",
     )

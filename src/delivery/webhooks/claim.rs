@@ -57,7 +57,7 @@ impl Dispatcher {
             .map(|c| Candidate {
                 queue: Queue::Own,
                 id: c.id,
-                url: c.webhook_url,
+                url: c.url,
                 due: c.next_attempt_at,
             })
             .collect();
