@@ -40,7 +40,6 @@ pub async fn list(
     let query = without_empty(query.as_deref());
     let ListQuery(page) = ListQuery::<PageParams>::parse(&query)?;
     let ListQuery(filters) = ListQuery::<CustomerFilters>::parse(&query)?;
-    let ListQuery(shown) = ListQuery::<Search>::parse(&query)?;
     let found = lists::customer_page(&state, staff.merchant.id, page, filters).await;
     let (rows, next) = match or_bad_request(&state, t, found)? {
         Ok(found) => found,
@@ -50,8 +49,8 @@ pub async fn list(
         link(
             "/dashboard/customers",
             &[
-                ("q", shown.q.as_deref()),
-                ("email", shown.email.as_deref()),
+                ("q", param(&query, "q").as_deref()),
+                ("email", param(&query, "email").as_deref()),
                 ("cursor", Some(cursor)),
             ],
         )
@@ -63,18 +62,19 @@ pub async fn list(
         "dashboard/customers.html",
         "customers",
         context! {
-            q => shown.q.or(shown.email),
+            q => param(&query, "q").or_else(|| param(&query, "email")),
             customers => rows.iter().map(|c| customer_row(c, lang)).collect::<Vec<_>>(),
             next_url => next_url,
         },
     )
 }
 
-/// What the search form shows again.
-#[derive(Debug, serde::Deserialize)]
-struct Search {
-    q: Option<String>,
-    email: Option<String>,
+/// The value of the parameter `name` in `query` (its first, if given more than once: the page
+/// then is the 400 page anyway), for the search form and the next page's link.
+fn param(query: &str, name: &str) -> Option<String> {
+    url::form_urlencoded::parse(query.as_bytes())
+        .find(|(key, _)| key == name)
+        .map(|(_, value)| value.into_owned())
 }
 
 fn customer_row(c: &Customer, lang: &str) -> Value {
