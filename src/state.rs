@@ -163,6 +163,30 @@ fn templates() -> minijinja::Environment<'static> {
         ),
         ("invoice.html", include_str!("../templates/invoice.html")),
         (
+            "dashboard/frame.html",
+            include_str!("../templates/dashboard/frame.html"),
+        ),
+        (
+            "dashboard/login.html",
+            include_str!("../templates/dashboard/login.html"),
+        ),
+        (
+            "dashboard/customers.html",
+            include_str!("../templates/dashboard/customers.html"),
+        ),
+        (
+            "dashboard/customer.html",
+            include_str!("../templates/dashboard/customer.html"),
+        ),
+        (
+            "dashboard/membership.html",
+            include_str!("../templates/dashboard/membership.html"),
+        ),
+        (
+            "dashboard/invoices.html",
+            include_str!("../templates/dashboard/invoices.html"),
+        ),
+        (
             "email/message.txt",
             include_str!("../templates/email/message.txt"),
         ),

@@ -10,9 +10,8 @@ use super::client_address::ClientAddress;
 use super::extract::JsonBody;
 use super::input::Field;
 use super::problem::{ApiError, Problem};
-use crate::auth::password;
+use crate::auth::login::{self, Outcome};
 use crate::state::AppState;
-use crate::store::merchants;
 
 /// Credentials issued to the merchant.
 #[derive(Debug, Deserialize, ToSchema)]
@@ -67,34 +66,19 @@ pub async fn authenticate(
         return Err(ApiError::Validation(errors));
     };
     let now = state.clock.now();
-    // Reserved before the password is read, so concurrent attempts never exceed the limits.
-    let attempt = state
-        .login_limiter
-        .begin(&user_name, client, now)
-        .map_err(|retry_after| ApiError::RateLimited { retry_after })?;
-    let merchant = merchants::by_user_name(&state.store, &user_name).await?;
-    // The attempt is settled where the password is verified, so a client hanging up cannot
-    // have a verification run uncounted.
-    let verified = tokio::task::spawn_blocking(move || {
-        let verified = match &merchant {
-            Some(m) if password::verify(&password, &m.password_hash) => Some(m.id),
-            Some(_) => None,
-            None => {
-                password::verify_against_nothing(&password);
-                None
-            }
-        };
-        match verified {
-            Some(_) => attempt.succeeded(now),
-            None => attempt.failed(now),
-        }
-        verified
-    })
-    .await
-    .map_err(|e| ApiError::Internal(e.into()))?;
-    let Some(merchant_id) = verified else {
-        tracing::warn!(user_name, "failed login");
-        return Err(ApiError::InvalidCredentials);
+    let outcome = login::check(
+        &state.login_limiter,
+        &state.store,
+        &user_name,
+        password,
+        client,
+        now,
+    )
+    .await?;
+    let merchant_id = match outcome {
+        Outcome::Verified(merchant) => merchant.id,
+        Outcome::Refused => return Err(ApiError::InvalidCredentials),
+        Outcome::Limited { retry_after } => return Err(ApiError::RateLimited { retry_after }),
     };
     Ok(Json(AuthResponse {
         access_token: state.tokens.issue(merchant_id, now)?,

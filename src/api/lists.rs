@@ -23,6 +23,7 @@ use super::pagination::{text, Given, ListQuery, ListScope, Page, PageParams};
 use super::problem::{ApiError, Problem};
 use crate::events::Action;
 use crate::state::AppState;
+use crate::store::customers::Customer;
 use crate::store::events::{self, EventStatus};
 use crate::store::invoices::{self, RECENT_INVOICES};
 use crate::store::{customers, memberships, refunds};
@@ -179,6 +180,26 @@ pub struct InvoiceFilters {
     customer_key: Field<Given>,
 }
 
+impl InvoiceFilters {
+    /// Only the invoices of the customer with this key.
+    pub fn of_customer(customer_key: &str) -> Self {
+        Self {
+            status: Field::Absent,
+            membership_key: Field::Absent,
+            customer_key: Field::Present(Given(customer_key.to_string())),
+        }
+    }
+
+    /// Only the invoices of the membership with this key.
+    pub fn of_membership(membership_key: &str) -> Self {
+        Self {
+            status: Field::Absent,
+            membership_key: Field::Present(Given(membership_key.to_string())),
+            customer_key: Field::Absent,
+        }
+    }
+}
+
 /// Filters of `GET /events`.
 #[derive(Debug, Deserialize, IntoParams)]
 #[serde(rename_all = "camelCase")]
@@ -217,6 +238,19 @@ pub async fn list_customers(
     ListQuery(page): ListQuery<PageParams>,
     ListQuery(filters): ListQuery<CustomerFilters>,
 ) -> Result<Json<Page<CustomerRecord>>, ApiError> {
+    let (rows, next) = customer_page(&state, auth.merchant_id, page, filters).await?;
+    let records = rows.into_iter().map(CustomerRecord::from).collect();
+    Ok(Json(Page::new(records, next)))
+}
+
+/// The page of the merchant's customers that `page` and `filters` ask for, and the cursor of
+/// the next: `GET /customers` and the dashboard's search.
+pub async fn customer_page(
+    state: &AppState,
+    merchant_id: i64,
+    page: PageParams,
+    filters: CustomerFilters,
+) -> Result<(Vec<Customer>, Option<String>), ApiError> {
     let mut errors = FieldErrors::new();
     let filter = customers::Filter {
         email_identity: text(filters.email, "email", &mut errors)
@@ -225,17 +259,15 @@ pub async fn list_customers(
     };
     let scope = ListScope::new(
         "customers",
-        auth.merchant_id,
+        merchant_id,
         &[
             ("email", filter.email_identity.as_deref()),
             ("q", filter.prefix.as_deref()),
         ],
     );
     let ask = page.read(&state.keys, scope, errors)?;
-    let rows = customers::page(state.store.pool(), auth.merchant_id, &filter, ask.window()).await?;
-    let (rows, next) = ask.cut(rows, |c| c.id);
-    let records = rows.into_iter().map(CustomerRecord::from).collect();
-    Ok(Json(Page::new(records, next)))
+    let rows = customers::page(state.store.pool(), merchant_id, &filter, ask.window()).await?;
+    Ok(ask.cut(rows, |c| c.id))
 }
 
 /// Lists the merchant's memberships, newest first, a page at a time; each with its latest
@@ -304,25 +336,8 @@ pub async fn list_invoices(
     ListQuery(page): ListQuery<PageParams>,
     ListQuery(filters): ListQuery<InvoiceFilters>,
 ) -> Result<Json<Page<InvoiceDocument>>, ApiError> {
-    let mut errors = FieldErrors::new();
-    let filter = invoices::Filter {
-        status: one_of(filters.status, "status", &mut errors),
-        membership_key: text(filters.membership_key, "membershipKey", &mut errors),
-        customer_key: text(filters.customer_key, "customerKey", &mut errors),
-    };
-    let scope = ListScope::new(
-        "invoices",
-        auth.merchant_id,
-        &[
-            ("status", filter.status.map(InvoiceStatus::name)),
-            ("membershipKey", filter.membership_key.as_deref()),
-            ("customerKey", filter.customer_key.as_deref()),
-        ],
-    );
-    let ask = page.read(&state.keys, scope, errors)?;
+    let (rows, next) = invoice_page(&state, auth.merchant_id, page, filters).await?;
     let pool = state.store.pool();
-    let rows = invoices::page(pool, auth.merchant_id, &filter, ask.window()).await?;
-    let (rows, next) = ask.cut(rows, |listed| listed.invoice.id);
     let ids: Vec<i64> = rows.iter().map(|listed| listed.invoice.id).collect();
     let mut refunds = refunds::of_invoices(pool, &ids).await?;
     let records = rows
@@ -338,6 +353,34 @@ pub async fn list_invoices(
         })
         .collect::<Result<_, _>>()?;
     Ok(Json(Page::new(records, next)))
+}
+
+/// The page of the merchant's invoices that `page` and `filters` ask for, and the cursor of the
+/// next: `GET /invoices` and the dashboard's customer and membership pages.
+pub async fn invoice_page(
+    state: &AppState,
+    merchant_id: i64,
+    page: PageParams,
+    filters: InvoiceFilters,
+) -> Result<(Vec<invoices::Listed>, Option<String>), ApiError> {
+    let mut errors = FieldErrors::new();
+    let filter = invoices::Filter {
+        status: one_of(filters.status, "status", &mut errors),
+        membership_key: text(filters.membership_key, "membershipKey", &mut errors),
+        customer_key: text(filters.customer_key, "customerKey", &mut errors),
+    };
+    let scope = ListScope::new(
+        "invoices",
+        merchant_id,
+        &[
+            ("status", filter.status.map(InvoiceStatus::name)),
+            ("membershipKey", filter.membership_key.as_deref()),
+            ("customerKey", filter.customer_key.as_deref()),
+        ],
+    );
+    let ask = page.read(&state.keys, scope, errors)?;
+    let rows = invoices::page(state.store.pool(), merchant_id, &filter, ask.window()).await?;
+    Ok(ask.cut(rows, |listed| listed.invoice.id))
 }
 
 /// Lists the merchant's webhook events (of memberships and of cashier orders), newest first, a

@@ -42,7 +42,13 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequestParts<S> for ListQuery<T> {
     type Rejection = ApiError;
 
     async fn from_request_parts(parts: &mut Parts, _state: &S) -> Result<Self, Self::Rejection> {
-        let query = parts.uri.query().unwrap_or_default();
+        Self::parse(parts.uri.query().unwrap_or_default())
+    }
+}
+
+impl<T: DeserializeOwned> ListQuery<T> {
+    /// `query`, a URL's query string, read as the extractor reads a request's.
+    pub fn parse(query: &str) -> Result<Self, ApiError> {
         let mut params = serde_json::Map::new();
         for (name, value) in url::form_urlencoded::parse(query.as_bytes()) {
             let value = match params.remove(name.as_ref()) {

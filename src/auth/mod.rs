@@ -3,5 +3,6 @@
 
 pub mod api_keys;
 pub mod jwt;
+pub mod login;
 pub mod login_limiter;
 pub mod password;

@@ -22,6 +22,15 @@ pub fn display_date(at: DateTime<Utc>, lang: &str) -> String {
     }
 }
 
+/// A date and time in UTC, to the second, in the page's language: for the dashboard's logs.
+pub fn display_time(at: DateTime<Utc>, lang: &str) -> String {
+    if lang == "de" {
+        at.format("%d.%m.%Y %H:%M:%S UTC").to_string()
+    } else {
+        at.format("%-d %b %Y %H:%M:%S UTC").to_string()
+    }
+}
+
 /// How often a plan bills: `per month`, `every 3 months`, from the page's strings
 /// (`interval_<Type>` for one unit, `interval_<Type>_n` with `{n}` for several).
 pub fn interval_phrase(

@@ -1,11 +1,12 @@
-//! The hosted pages customers see: server-rendered HTML, no third-party resources, a strict
-//! Content-Security-Policy, CSRF tokens on every form, strings from `locales/`, amounts
-//! formatted for the currency.
+//! The hosted pages customers see, and the merchant's dashboard ([`dashboard`]): server-rendered
+//! HTML, no third-party resources, a strict Content-Security-Policy, CSRF tokens on every form,
+//! strings from `locales/`, amounts formatted for the currency.
 
 pub mod brand;
 pub mod cashier;
 pub mod checkout;
 pub mod csrf;
+pub mod dashboard;
 pub mod expired;
 pub mod form;
 pub mod format;
@@ -68,6 +69,7 @@ pub fn router(state: &AppState) -> Router<AppState> {
         .route("/assets/card-form.js", get(card_form_script))
         .route("/assets/cashier-page.js", get(cashier_page_script))
         .route("/cdn/cashier.js", get(cashier_embed_script))
+        .merge(dashboard::routes())
 }
 
 async fn stylesheet() -> impl IntoResponse {

@@ -1,4 +1,5 @@
-//! Short pages that explain a situation: a form that cannot be accepted, a page not found.
+//! Short pages that explain a situation: a form that cannot be accepted, a page not found, a
+//! page asked for with bad parameters, a login refused for too many failures.
 
 use std::collections::BTreeMap;
 
@@ -29,6 +30,31 @@ pub fn not_found(state: &AppState, t: &BTreeMap<String, String>) -> Result<Respo
         StatusCode::NOT_FOUND,
         "not_found_title",
         "not_found_text",
+    )
+}
+
+/// 400: a page asked for with parameters it cannot take (a cursor recur did not give).
+pub fn bad_request(state: &AppState, t: &BTreeMap<String, String>) -> Result<Response, ApiError> {
+    show(
+        state,
+        t,
+        StatusCode::BAD_REQUEST,
+        "bad_request_title",
+        "bad_request_text",
+    )
+}
+
+/// 429: too many failed logins; the caller adds `Retry-After`.
+pub fn too_many_attempts(
+    state: &AppState,
+    t: &BTreeMap<String, String>,
+) -> Result<Response, ApiError> {
+    show(
+        state,
+        t,
+        StatusCode::TOO_MANY_REQUESTS,
+        "too_many_attempts_title",
+        "too_many_attempts_text",
     )
 }
 

@@ -11,6 +11,7 @@ pub mod charges;
 pub mod checkout_sessions;
 pub mod coalesce;
 pub mod customers;
+pub mod dashboard_sessions;
 pub mod emails;
 pub mod endpoint_deliveries;
 pub mod events;

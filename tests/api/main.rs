@@ -16,6 +16,7 @@ mod checkout;
 mod cli;
 mod coalescing;
 mod customers;
+mod dashboard;
 mod emitter;
 mod end_dates;
 mod endpoint_deliveries;

@@ -10,3 +10,4 @@ mod merchant_site;
 
 mod cashier;
 mod checkout;
+mod dashboard;

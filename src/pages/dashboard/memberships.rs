@@ -1,0 +1,109 @@
+//! A membership's page in the dashboard: plan, status, periods and next billing, its customer,
+//! its invoices (newest first, a page at a time, as `GET /invoices?membershipKey=` lists them)
+//! and the timeline of its webhook events, each with every attempt to deliver it to the
+//! membership's `webhookUrl`.
+
+use axum::extract::{Path, RawQuery, State};
+use axum::http::HeaderMap;
+use axum::response::Response;
+use minijinja::context;
+
+use super::customers::{invoice_rows, membership_row};
+use super::{framed, link, or_bad_request, staff, without_empty};
+use crate::api::lists::{self, InvoiceFilters};
+use crate::api::pagination::{ListQuery, PageParams};
+use crate::api::problem::ApiError;
+use crate::i18n;
+use crate::pages::format::{display_date, display_time};
+use crate::pages::{notice, session};
+use crate::state::AppState;
+use crate::store::{customers, events, memberships};
+
+/// The newest events the timeline shows.
+pub const EVENTS_SHOWN: i64 = 50;
+
+/// `GET /dashboard/memberships/{membershipKey}?cursor=`. Another merchant's membership is the
+/// 404 page.
+pub async fn show(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    Path(membership_key): Path<String>,
+    RawQuery(query): RawQuery,
+) -> Result<Response, ApiError> {
+    let staff = match staff::require(&state, &headers).await? {
+        Ok(staff) => staff,
+        Err(redirect) => return Ok(redirect),
+    };
+    let t = session::strings(&state, &headers);
+    let lang = i18n::lang(t);
+    let merchant_id = staff.merchant.id;
+    let pool = state.store.pool();
+    let Some(m) = memberships::get(pool, merchant_id, &membership_key).await? else {
+        return notice::not_found(&state, t);
+    };
+    let ListQuery(page) = ListQuery::<PageParams>::parse(&without_empty(query.as_deref()))?;
+    let found = lists::invoice_page(
+        &state,
+        merchant_id,
+        page,
+        InvoiceFilters::of_membership(&membership_key),
+    )
+    .await;
+    let (invoices, next) = match or_bad_request(&state, t, found)? {
+        Ok(found) => found,
+        Err(page) => return Ok(page),
+    };
+    let customer = customers::by_id(pool, merchant_id, m.customer_id).await?;
+    let timeline = events::for_membership(&state.store, merchant_id, m.id, EVENTS_SHOWN).await?;
+    let time = |at| display_time(at, lang);
+    let timeline: Vec<_> = timeline
+        .into_iter()
+        .map(|(event, attempts)| {
+            let status = event.status.as_str();
+            context! {
+                action => event.action,
+                action_id => event.action_id,
+                at => time(event.created_at),
+                status => status,
+                status_label => t.get(&format!("dash_delivery_{status}")),
+                url => event.webhook_url,
+                next_attempt => event.next_attempt_at.map(time),
+                attempts => attempts.into_iter().map(|a| context! {
+                    number => a.attempt,
+                    at => time(a.started_at),
+                    status_code => a.status_code,
+                    error => a.error,
+                    latency_ms => a.latency_ms,
+                }).collect::<Vec<_>>(),
+            }
+        })
+        .collect();
+    let events_cut = i64::try_from(timeline.len()).is_ok_and(|n| n >= EVENTS_SHOWN);
+    framed(
+        &state,
+        &staff,
+        t,
+        "dashboard/membership.html",
+        "customers",
+        context! {
+            membership => membership_row(t, lang, &m),
+            order_id => m.order_id,
+            next_billing => m.state.next_billing_date().map(|at| display_date(at, lang)),
+            canceled => m.state.canceled_at.map(|at| display_date(at, lang)),
+            created => display_date(m.created_at, lang),
+            customer => customer.map(|c| context! {
+                name => format!("{} {}", c.fields.first_name, c.fields.last_name),
+                email => c.fields.email,
+                url => format!("/dashboard/customers/{}", c.customer_key),
+            }),
+            invoices => invoice_rows(t, lang, &invoices),
+            next_url => next.as_deref().map(|cursor| link(
+                &format!("/dashboard/memberships/{membership_key}"),
+                &[("cursor", Some(cursor))],
+            )),
+            events => timeline,
+            events_cut => events_cut,
+            events_shown => EVENTS_SHOWN,
+        },
+    )
+}

@@ -1,0 +1,124 @@
+//! The merchant dashboard (DESIGN §13): server-rendered pages for a merchant's staff, in the
+//! hosted pages' style and under their rules (the same policy headers, CSRF tokens and
+//! strings; no script). A staff member logs in with the merchant's user name and password
+//! ([`login`]) and gets a session ([`staff`]); every other page redirects to the login without
+//! one. The pages read through the same store functions and list code as the JSON API.
+
+pub mod customers;
+pub mod login;
+pub mod memberships;
+pub mod staff;
+
+use std::collections::BTreeMap;
+
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Redirect, Response};
+use axum::routing::{get, post};
+use axum::Router;
+use minijinja::{context, Value};
+
+use super::csrf;
+use super::notice;
+use super::render::{page, Framing};
+use crate::api::problem::ApiError;
+use crate::state::AppState;
+use staff::Staff;
+
+/// The dashboard's routes.
+pub fn routes() -> Router<AppState> {
+    Router::new()
+        .route("/dashboard", get(home))
+        .route("/dashboard/login", get(login::form).post(login::submit))
+        .route("/dashboard/logout", post(login::logout))
+        .route("/dashboard/customers", get(customers::list))
+        .route("/dashboard/customers/{customer_key}", get(customers::show))
+        .route(
+            "/dashboard/memberships/{membership_key}",
+            get(memberships::show),
+        )
+}
+
+/// `GET /dashboard`: the customers, the one section built so far.
+async fn home() -> Response {
+    Redirect::to("/dashboard/customers").into_response()
+}
+
+/// A page of the dashboard inside its frame: the merchant's display name, the navigation
+/// (`nav` names the current section) and the log-out form with its token.
+fn framed(
+    state: &AppState,
+    staff: &Staff,
+    t: &BTreeMap<String, String>,
+    template: &str,
+    nav: &str,
+    context: Value,
+) -> Result<Response, ApiError> {
+    page(
+        state,
+        StatusCode::OK,
+        template,
+        context! {
+            t => t,
+            nav => nav,
+            csrf_token => csrf::form_token(&state.keys, &staff.token),
+            ..context
+        },
+        Some(&staff.brand),
+        Framing::Deny,
+    )
+}
+
+/// The page for `result` when it failed on the request's parameters (a cursor recur did not
+/// give, a limit out of range): the 400 page, never a problem document or a 500.
+fn or_bad_request<T>(
+    state: &AppState,
+    t: &BTreeMap<String, String>,
+    result: Result<T, ApiError>,
+) -> Result<Result<T, Response>, ApiError> {
+    match result {
+        Ok(value) => Ok(Ok(value)),
+        Err(ApiError::Validation(_)) => notice::bad_request(state, t).map(Err),
+        Err(other) => Err(other),
+    }
+}
+
+/// A query string without its empty parameters: a search form's blank field means "not
+/// filtered", where the API's lists refuse an empty filter.
+fn without_empty(query: Option<&str>) -> String {
+    let pairs = url::form_urlencoded::parse(query.unwrap_or_default().as_bytes())
+        .filter(|(_, value)| !value.is_empty());
+    url::form_urlencoded::Serializer::new(String::new())
+        .extend_pairs(pairs)
+        .finish()
+}
+
+/// `path` with the query parameters `pairs` that have a value.
+fn link(path: &str, pairs: &[(&str, Option<&str>)]) -> String {
+    let query = url::form_urlencoded::Serializer::new(String::new())
+        .extend_pairs(pairs.iter().filter_map(|(k, v)| v.map(|v| (*k, v))))
+        .finish();
+    if query.is_empty() {
+        path.to_string()
+    } else {
+        format!("{path}?{query}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn blank_parameters_are_dropped_and_links_encode_theirs() {
+        assert_eq!(without_empty(Some("q=&cursor=abc&email=")), "cursor=abc");
+        assert_eq!(without_empty(None), "");
+        assert_eq!(
+            link(
+                "/dashboard/customers",
+                &[("q", Some("a b&c")), ("cursor", None)]
+            ),
+            "/dashboard/customers?q=a+b%26c"
+        );
+        assert_eq!(link("/x", &[("q", None)]), "/x");
+    }
+}

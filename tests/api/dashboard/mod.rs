@@ -1,0 +1,457 @@
+//! The merchant dashboard (DESIGN §13, issue 30): login with the merchant's credentials under
+//! the `/auth` limiter, the session cookie and its idle time-out, logout and CSRF here; the
+//! customer search and its cursors, the customer and membership pages and tenant isolation in
+//! [`pages`].
+
+mod pages;
+
+use recur::merchants::MerchantCredentials;
+use reqwest::header::{COOKIE, ORIGIN, SET_COOKIE};
+use reqwest::StatusCode;
+use serde_json::json;
+
+use crate::backend_matrix;
+use crate::backend_test;
+use crate::harness::TestServer;
+
+/// A page's answer, with the cookies it sets.
+pub struct Answer {
+    status: StatusCode,
+    location: Option<String>,
+    csp: String,
+    retry_after: Option<String>,
+    set_cookies: Vec<String>,
+    text: String,
+}
+
+impl Answer {
+    /// The form token on the page.
+    pub fn csrf(&self) -> String {
+        let start = self
+            .text
+            .find("name=\"csrfToken\" value=\"")
+            .expect("a form")
+            + 24;
+        self.text[start..start + 64].to_string()
+    }
+
+    /// The `Set-Cookie` of cookie `name`.
+    fn set_cookie(&self, name: &str) -> Option<&str> {
+        self.set_cookies
+            .iter()
+            .find(|c| c.starts_with(&format!("{name}=")))
+            .map(String::as_str)
+    }
+
+    /// The value cookie `name` is set to.
+    fn cookie_value(&self, name: &str) -> Option<String> {
+        let set = self.set_cookie(name)?;
+        Some(set[name.len() + 1..].split(';').next()?.to_string())
+    }
+}
+
+/// A browser without a browser: follows no redirects, sends the cookies it is given.
+pub struct Browser {
+    base_url: String,
+    client: reqwest::Client,
+}
+
+impl Browser {
+    pub fn new(server: &TestServer) -> Self {
+        Self {
+            base_url: server.base_url.clone(),
+            client: reqwest::Client::builder()
+                .redirect(reqwest::redirect::Policy::none())
+                .build()
+                .unwrap(),
+        }
+    }
+
+    async fn answer(response: reqwest::Response) -> Answer {
+        let header = |name: &str| {
+            response
+                .headers()
+                .get(name)
+                .map(|v| v.to_str().unwrap().to_string())
+        };
+        Answer {
+            status: response.status(),
+            location: header("location"),
+            csp: header("content-security-policy").unwrap_or_default(),
+            retry_after: header("retry-after"),
+            set_cookies: response
+                .headers()
+                .get_all(SET_COOKIE)
+                .iter()
+                .map(|v| v.to_str().unwrap().to_string())
+                .collect(),
+            // The templates escape `/` in attributes, as `&#x2f;`.
+            text: response.text().await.unwrap().replace("&#x2f;", "/"),
+        }
+    }
+
+    pub async fn get(&self, path: &str, cookies: &str) -> Answer {
+        let request = self.client.get(format!("{}{path}", self.base_url));
+        Self::answer(request.header(COOKIE, cookies).send().await.unwrap()).await
+    }
+
+    async fn post(&self, path: &str, cookies: &str, form: &[(&str, &str)]) -> Answer {
+        let request = self.client.post(format!("{}{path}", self.base_url));
+        Self::answer(
+            request
+                .header(COOKIE, cookies)
+                .form(form)
+                .send()
+                .await
+                .unwrap(),
+        )
+        .await
+    }
+
+    /// The login form: its cookie (as a `Cookie` header) and its form token.
+    async fn login_form(&self) -> (String, String) {
+        let page = self.get("/dashboard/login", "").await;
+        assert_eq!(page.status, StatusCode::OK, "{}", page.text);
+        let nonce = page
+            .cookie_value("recur_dashboard_login")
+            .expect("login cookie");
+        (format!("recur_dashboard_login={nonce}"), page.csrf())
+    }
+
+    /// Posts the login form with these credentials.
+    async fn try_log_in(&self, user_name: &str, password: &str) -> Answer {
+        let (cookie, csrf) = self.login_form().await;
+        self.post(
+            "/dashboard/login",
+            &cookie,
+            &[
+                ("csrfToken", &csrf),
+                ("userName", user_name),
+                ("password", password),
+            ],
+        )
+        .await
+    }
+
+    /// Logs in as `merchant`; the session's `Cookie` header.
+    pub async fn log_in(&self, merchant: &MerchantCredentials) -> String {
+        let answer = self
+            .try_log_in(&merchant.user_name, &merchant.password)
+            .await;
+        assert_eq!(answer.status, StatusCode::SEE_OTHER, "{}", answer.text);
+        assert_eq!(answer.location.as_deref(), Some("/dashboard/customers"));
+        let token = answer
+            .cookie_value("recur_dashboard")
+            .expect("session cookie");
+        format!("recur_dashboard={token}")
+    }
+}
+
+/// Creates a customer named `first last` with `email`; its key.
+pub async fn customer(
+    server: &TestServer,
+    token: &str,
+    email: &str,
+    first: &str,
+    last: &str,
+) -> String {
+    let mut body = server.customer_body(email);
+    body["firstName"] = json!(first);
+    body["lastName"] = json!(last);
+    let reply = server
+        .call(
+            reqwest::Method::POST,
+            "/api/subscriptions/v1/customer",
+            Some(token),
+            Some(body),
+        )
+        .await;
+    assert_eq!(reply.status, StatusCode::CREATED, "{}", reply.body);
+    reply.body["customerKey"].as_str().unwrap().to_string()
+}
+
+backend_test!(
+    dashboard_login_opens_a_session_with_a_strict_cookie,
+    |server: TestServer| async move {
+        let browser = Browser::new(&server);
+        let form = browser.get("/dashboard/login", "").await;
+        assert_eq!(form.status, StatusCode::OK);
+        assert!(form.csp.contains("script-src 'self'") && !form.csp.contains("unsafe-inline"));
+        let login_cookie = form.set_cookie("recur_dashboard_login").unwrap();
+        assert!(login_cookie.contains("; HttpOnly") && login_cookie.contains("; SameSite=Lax"));
+
+        let answer = browser
+            .try_log_in(&server.merchant.user_name, &server.merchant.password)
+            .await;
+        assert_eq!(answer.status, StatusCode::SEE_OTHER, "{}", answer.text);
+        let set = answer.set_cookie("recur_dashboard").unwrap();
+        assert!(
+            set.contains("; Path=/dashboard; HttpOnly; SameSite=Lax"),
+            "{set}"
+        );
+        assert!(!set.contains("Secure"), "plain HTTP public URL: {set}");
+        let token = answer.cookie_value("recur_dashboard").unwrap();
+        assert!(token.starts_with("ds_") && token.len() == 43);
+        // Only a keyed digest of the token is stored.
+        let stored = server
+            .count(
+                "SELECT COUNT(*) FROM dashboard_sessions WHERE token_digest = $1",
+                &token,
+            )
+            .await;
+        assert_eq!(stored, 0);
+        let sessions = server
+            .count(
+                "SELECT COUNT(*) FROM dashboard_sessions WHERE token_digest <> $1",
+                &token,
+            )
+            .await;
+        assert_eq!(sessions, 1);
+
+        let cookie = format!("recur_dashboard={token}");
+        let page = browser.get("/dashboard/customers", &cookie).await;
+        assert_eq!(page.status, StatusCode::OK, "{}", page.text);
+        assert!(page
+            .text
+            .contains("data-testid=\"merchant-name\">Test Merchant<"));
+        assert!(page.csp.contains("form-action 'self'"));
+        // The display name from the settings.
+        let api = server.token().await;
+        let reply = server
+            .call(
+                reqwest::Method::PUT,
+                "/api/subscriptions/v1/merchant/settings",
+                Some(&api),
+                Some(json!({"displayName": "Acme Coffee"})),
+            )
+            .await;
+        assert_eq!(reply.status, StatusCode::OK);
+        let page = browser.get("/dashboard/customers", &cookie).await;
+        assert!(page
+            .text
+            .contains("data-testid=\"merchant-name\">Acme Coffee<"));
+        // Already logged in: the login page leads on.
+        let again = browser.get("/dashboard/login", &cookie).await;
+        assert_eq!(again.location.as_deref(), Some("/dashboard/customers"));
+    }
+);
+
+backend_test!(
+    dashboard_pages_redirect_to_login_without_a_session,
+    |server: TestServer| async move {
+        let browser = Browser::new(&server);
+        let api = server.token().await;
+        let key = server.create_customer(&api, "ada@example.com").await;
+        for path in [
+            "/dashboard".to_string(),
+            "/dashboard/customers".to_string(),
+            format!("/dashboard/customers/{key}"),
+            "/dashboard/memberships/mmbrshp_unknown".to_string(),
+        ] {
+            for cookie in ["", "recur_dashboard=ds_made_up", "recur_dashboard="] {
+                let page = browser.get(&path, cookie).await;
+                assert_eq!(page.status, StatusCode::SEE_OTHER, "{path} {cookie}");
+                let to = page.location.as_deref();
+                assert!(
+                    to == Some("/dashboard/login") || to == Some("/dashboard/customers"),
+                    "{path}: {to:?}"
+                );
+                assert!(!page.text.contains("Ada"));
+            }
+        }
+    }
+);
+
+backend_test!(
+    dashboard_login_refuses_wrong_credentials_and_foreign_forms,
+    |server: TestServer| async move {
+        let browser = Browser::new(&server);
+        let user = server.merchant.user_name.clone();
+        let wrong = browser.try_log_in(&user, "not-the-password").await;
+        assert_eq!(wrong.status, StatusCode::UNAUTHORIZED);
+        assert!(wrong.text.contains("data-testid=\"login-error\""));
+        assert!(wrong.set_cookie("recur_dashboard").is_none());
+        let unknown = browser.try_log_in("nobody", "x").await;
+        assert_eq!(unknown.status, StatusCode::UNAUTHORIZED);
+        let blank = browser.try_log_in(&user, "").await;
+        assert_eq!(blank.status, StatusCode::BAD_REQUEST);
+
+        let password = server.merchant.password.clone();
+        let (cookie, csrf) = browser.login_form().await;
+        let fields = [
+            ("csrfToken", csrf.as_str()),
+            ("userName", user.as_str()),
+            ("password", password.as_str()),
+        ];
+        // Without the login cookie, with another form's token, or from another site: 403.
+        let no_cookie = browser.post("/dashboard/login", "", &fields).await;
+        assert_eq!(no_cookie.status, StatusCode::FORBIDDEN);
+        let (other_cookie, _) = browser.login_form().await;
+        let swapped = browser
+            .post("/dashboard/login", &other_cookie, &fields)
+            .await;
+        assert_eq!(swapped.status, StatusCode::FORBIDDEN);
+        let cross = browser
+            .client
+            .post(format!("{}/dashboard/login", server.base_url))
+            .header(COOKIE, &cookie)
+            .header(ORIGIN, "https://evil.example")
+            .form(&fields)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(cross.status(), StatusCode::FORBIDDEN);
+        let ok = browser.post("/dashboard/login", &cookie, &fields).await;
+        assert_eq!(ok.status, StatusCode::SEE_OTHER);
+    }
+);
+
+backend_test!(
+    dashboard_login_is_limited_like_auth,
+    |server: TestServer| async move {
+        let browser = Browser::new(&server);
+        let user = server.merchant.user_name.clone();
+        for _ in 0..5 {
+            let wrong = browser.try_log_in(&user, "guess").await;
+            assert_eq!(wrong.status, StatusCode::UNAUTHORIZED);
+        }
+        let limited = browser.try_log_in(&user, &server.merchant.password).await;
+        assert_eq!(
+            limited.status,
+            StatusCode::TOO_MANY_REQUESTS,
+            "{}",
+            limited.text
+        );
+        assert!(limited.retry_after.is_some());
+        assert!(limited.set_cookie("recur_dashboard").is_none());
+        // One limiter: `POST /auth` is refused too.
+        let auth = server
+            .call(
+                reqwest::Method::POST,
+                "/api/subscriptions/v1/auth",
+                None,
+                Some(json!({"userName": user, "password": server.merchant.password})),
+            )
+            .await;
+        auth.problem(429);
+    }
+);
+
+backend_matrix!(
+    dashboard_cookie_is_secure_on_an_https_public_url,
+    |backend| async move {
+        let server =
+            TestServer::start_with(backend, &[("RECUR_PUBLIC_URL", "https://pay.example.com")])
+                .await;
+        let browser = Browser::new(&server);
+        let form = browser.get("/dashboard/login", "").await;
+        assert!(form
+            .set_cookie("recur_dashboard_login")
+            .unwrap()
+            .contains("; Secure"));
+        let answer = browser
+            .try_log_in(&server.merchant.user_name, &server.merchant.password)
+            .await;
+        assert_eq!(answer.status, StatusCode::SEE_OTHER, "{}", answer.text);
+        let set = answer.set_cookie("recur_dashboard").unwrap();
+        assert!(set.contains("; HttpOnly; SameSite=Lax; Secure"), "{set}");
+    }
+);
+
+backend_test!(
+    dashboard_session_ends_after_30_idle_minutes,
+    |server: TestServer| async move {
+        let browser = Browser::new(&server);
+        let api = server.token().await;
+        // The merchant's clock (its test clock) measures idleness beside the server's.
+        server.advance(&api, "2031-01-01T00:00:00Z").await;
+        let cookie = browser.log_in(&server.merchant).await;
+        let ok = |page: &Answer| page.status == StatusCode::OK;
+        server.advance(&api, "2031-01-01T00:29:00Z").await;
+        assert!(ok(&browser.get("/dashboard/customers", &cookie).await));
+        // Each request renews the session.
+        server.advance(&api, "2031-01-01T00:58:00Z").await;
+        assert!(ok(&browser.get("/dashboard/customers", &cookie).await));
+        server.advance(&api, "2031-01-01T01:28:00Z").await;
+        let ended = browser.get("/dashboard/customers", &cookie).await;
+        assert_eq!(ended.status, StatusCode::SEE_OTHER);
+        assert_eq!(ended.location.as_deref(), Some("/dashboard/login"));
+
+        // On the server's clock: a session last seen 30 minutes ago has ended too.
+        let cookie = browser.log_in(&server.merchant).await;
+        assert!(ok(&browser.get("/dashboard/customers", &cookie).await));
+        let thirty_minutes: i64 = 30 * 60 * 1_000_000;
+        sqlx::query("UPDATE dashboard_sessions SET seen_at = seen_at - $1")
+            .bind(thirty_minutes)
+            .execute(server.server.state.store.writer())
+            .await
+            .unwrap();
+        let ended = browser.get("/dashboard/customers", &cookie).await;
+        assert_eq!(ended.status, StatusCode::SEE_OTHER);
+        // A new login clears the merchant's ended sessions.
+        browser.log_in(&server.merchant).await;
+        let left = server
+            .count(
+                "SELECT COUNT(*) FROM dashboard_sessions WHERE token_digest <> $1",
+                "",
+            )
+            .await;
+        assert_eq!(left, 1);
+    }
+);
+
+backend_test!(
+    dashboard_logout_ends_the_session_and_needs_its_token,
+    |server: TestServer| async move {
+        let browser = Browser::new(&server);
+        let cookie = browser.log_in(&server.merchant).await;
+        let page = browser.get("/dashboard/customers", &cookie).await;
+        let csrf = page.csrf();
+        let forged = browser
+            .post(
+                "/dashboard/logout",
+                &cookie,
+                &[("csrfToken", "0".repeat(64).as_str())],
+            )
+            .await;
+        assert_eq!(forged.status, StatusCode::FORBIDDEN);
+        let missing = browser.post("/dashboard/logout", &cookie, &[]).await;
+        assert_eq!(missing.status, StatusCode::FORBIDDEN);
+        // Another session's token does not log this one out.
+        let other = browser.log_in(&server.merchant).await;
+        let other_csrf = browser.get("/dashboard/customers", &other).await.csrf();
+        assert_ne!(other_csrf, csrf);
+        let swapped = browser
+            .post(
+                "/dashboard/logout",
+                &cookie,
+                &[("csrfToken", other_csrf.as_str())],
+            )
+            .await;
+        assert_eq!(swapped.status, StatusCode::FORBIDDEN);
+        assert_eq!(
+            browser.get("/dashboard/customers", &cookie).await.status,
+            StatusCode::OK
+        );
+
+        let out = browser
+            .post(
+                "/dashboard/logout",
+                &cookie,
+                &[("csrfToken", csrf.as_str())],
+            )
+            .await;
+        assert_eq!(out.status, StatusCode::SEE_OTHER);
+        assert_eq!(out.location.as_deref(), Some("/dashboard/login"));
+        assert!(out
+            .set_cookie("recur_dashboard")
+            .unwrap()
+            .contains("Max-Age=0"));
+        let after = browser.get("/dashboard/customers", &cookie).await;
+        assert_eq!(after.status, StatusCode::SEE_OTHER);
+        assert_eq!(
+            browser.get("/dashboard/customers", &other).await.status,
+            StatusCode::OK
+        );
+    }
+);
