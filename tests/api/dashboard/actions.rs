@@ -105,6 +105,39 @@ backend_test!(
 );
 
 backend_test!(
+    dashboard_cancel_of_an_expired_membership_is_refused_with_the_reason,
+    |server: TestServer| async move {
+        let api = server.token().await;
+        let customer = server.create_customer(&api, "expired@example.com").await;
+        server.advance(&api, "2027-03-01T08:00:00Z").await;
+        let body = server.membership_body(&customer, "expired-1");
+        let record = server.create_membership(&api, body).await;
+        let key = record["membershipKey"].as_str().unwrap().to_string();
+        server.advance(&api, "2027-03-02T07:00:00Z").await;
+        assert_eq!(server.membership(&api, &key).await["status"], "Expired");
+        let browser = Browser::new(&server);
+        let cookie = browser.log_in(&server.merchant).await;
+        let page_path = format!("/dashboard/memberships/{key}");
+        let page = browser.get(&page_path, &cookie).await;
+        assert_eq!(page.status, StatusCode::OK);
+        assert!(!page.text.contains("data-testid=\"cancel-link\""));
+        let refused = browser
+            .post(
+                &format!("{page_path}/cancel"),
+                &cookie,
+                &[("csrfToken", page.csrf().as_str())],
+            )
+            .await;
+        assert_eq!(refused.status, StatusCode::CONFLICT, "{}", refused.text);
+        assert_eq!(outcome(&refused), Some("refused"));
+        assert!(refused
+            .text
+            .contains("a Expired membership cannot be canceled"));
+        assert_eq!(server.membership(&api, &key).await["status"], "Expired");
+    }
+);
+
+backend_test!(
     dashboard_refund_takes_an_amount_and_refuses_what_is_not_left,
     |server: TestServer| async move {
         let api = server.token().await;
