@@ -20,3 +20,13 @@ pub fn pay_now_token(services: &Services, session_key: &str) -> String {
         .keys
         .lookup_digest(&format!("pay-now-link:{session_key}"))
 }
+
+/// The URL of the pay-now link the "payment failed" e-mail of a membership carries, among its
+/// open checkout `sessions` (`(session_key, token_digest)`, newest first): the newest whose
+/// stored digest is that of the link's token. `None` when none of them is a pay-now link.
+pub fn open_pay_now_url(services: &Services, sessions: &[(String, String)]) -> Option<String> {
+    sessions
+        .iter()
+        .find(|(key, digest)| services.keys.lookup_digest(&pay_now_token(services, key)) == *digest)
+        .map(|(key, _)| pay_now_url(services, key))
+}

@@ -187,6 +187,30 @@ fn templates() -> minijinja::Environment<'static> {
             include_str!("../templates/dashboard/invoices.html"),
         ),
         (
+            "dashboard/confirm.html",
+            include_str!("../templates/dashboard/confirm.html"),
+        ),
+        (
+            "dashboard/outcome.html",
+            include_str!("../templates/dashboard/outcome.html"),
+        ),
+        (
+            "dashboard/api_keys.html",
+            include_str!("../templates/dashboard/api_keys.html"),
+        ),
+        (
+            "dashboard/settings.html",
+            include_str!("../templates/dashboard/settings.html"),
+        ),
+        (
+            "dashboard/webhooks.html",
+            include_str!("../templates/dashboard/webhooks.html"),
+        ),
+        (
+            "dashboard/webhook_endpoint.html",
+            include_str!("../templates/dashboard/webhook_endpoint.html"),
+        ),
+        (
             "email/message.txt",
             include_str!("../templates/email/message.txt"),
         ),

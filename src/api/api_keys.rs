@@ -131,21 +131,7 @@ pub async fn create_api_key(
     JsonBody(body): JsonBody<CreateApiKeyRequest>,
 ) -> Result<Response, ApiError> {
     let (name, scope) = validate(body)?;
-    let secret = ids::api_key_secret();
-    let new = NewApiKey {
-        key_id: ids::api_key_id(),
-        name,
-        scope,
-        secret_digest: state.keys.lookup_digest(&secret),
-    };
-    let key = api_keys::insert(&state.store, merchant_id, &new, state.clock.now())
-        .await?
-        .ok_or_else(|| {
-            ApiError::Conflict(format!(
-                "A merchant holds at most {MAX_LIVE_PER_MERCHANT} live API keys; revoke one \
-                 first."
-            ))
-        })?;
+    let (key, secret) = create(&state, merchant_id, name, scope).await?;
     let created = |secret| CreatedApiKey {
         api_key_id: key.key_id.clone(),
         secret,
@@ -162,7 +148,36 @@ pub async fn create_api_key(
     Ok(response)
 }
 
-fn validate(body: CreateApiKeyRequest) -> Result<(String, Scope), ApiError> {
+/// Creates the merchant's key `name` with `scope` (the dashboard's form too): the key as stored
+/// and its secret, which only this answer holds. A conflict when the merchant holds 100 live
+/// keys already.
+pub async fn create(
+    state: &AppState,
+    merchant_id: i64,
+    name: String,
+    scope: Scope,
+) -> Result<(ApiKey, String), ApiError> {
+    let secret = ids::api_key_secret();
+    let new = NewApiKey {
+        key_id: ids::api_key_id(),
+        name,
+        scope,
+        secret_digest: state.keys.lookup_digest(&secret),
+    };
+    let key = api_keys::insert(&state.store, merchant_id, &new, state.clock.now())
+        .await?
+        .ok_or_else(|| {
+            ApiError::Conflict(format!(
+                "A merchant holds at most {MAX_LIVE_PER_MERCHANT} live API keys; revoke one \
+                 first."
+            ))
+        })?;
+    Ok((key, secret))
+}
+
+/// A key creation's name and scope, checked (the dashboard's form too): every failing field is
+/// listed.
+pub fn validate(body: CreateApiKeyRequest) -> Result<(String, Scope), ApiError> {
     let mut errors = FieldErrors::new();
     let name = required_text(body.name, "name", &mut errors, |v| {
         rules::bounded_text(v, MAX_NAME_CHARS)
@@ -202,7 +217,7 @@ pub async fn list_api_keys(
 
 /// The listed form of `key`. Its last use is the later of the stored one and the one this
 /// process is still writing, so a use shows at once in the process that served it.
-fn record(state: &AppState, key: ApiKey) -> ApiKeyRecord {
+pub fn record(state: &AppState, key: ApiKey) -> ApiKeyRecord {
     let last_used_at = key.last_used_at.max(state.api_keys.last_use(&key.key_id));
     ApiKeyRecord {
         api_key_id: key.key_id,
@@ -233,10 +248,17 @@ pub async fn revoke_api_key(
     KeyManager(merchant_id): KeyManager,
     Path(key_id): Path<String>,
 ) -> Result<StatusCode, ApiError> {
-    let digest = api_keys::revoke(&state.store, merchant_id, &key_id, state.clock.now())
+    revoke(&state, merchant_id, &key_id).await?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+/// Revokes the merchant's live key `key_id` (the dashboard's form too): this process forgets it
+/// at once. Not found when the merchant has no such live key.
+pub async fn revoke(state: &AppState, merchant_id: i64, key_id: &str) -> Result<(), ApiError> {
+    let digest = api_keys::revoke(&state.store, merchant_id, key_id, state.clock.now())
         .await?
         .ok_or(ApiError::NotFound)?;
-    state.api_keys.forget(&digest, &key_id);
+    state.api_keys.forget(&digest, key_id);
     tracing::info!(merchant_id, key_id, "API key revoked");
-    Ok(StatusCode::NO_CONTENT)
+    Ok(())
 }

@@ -72,22 +72,36 @@ pub async fn list_deliveries(
     Path(endpoint_id): Path<String>,
     ListQuery(page): ListQuery<PageParams>,
 ) -> Result<Json<Page<DeliveryAttemptRecord>>, ApiError> {
+    let (records, next) = attempts(&state, auth.merchant_id, &endpoint_id, page).await?;
+    Ok(Json(Page::new(records, next)))
+}
+
+/// A page of the delivery attempts to the merchant's endpoint `endpoint_id`, newest first, and
+/// the cursor of the next (the dashboard's delivery log too). Not found when the merchant has no
+/// such endpoint; a validation error for a cursor recur did not give for this list.
+pub async fn attempts(
+    state: &AppState,
+    merchant_id: i64,
+    endpoint_id: &str,
+    page: PageParams,
+) -> Result<(Vec<DeliveryAttemptRecord>, Option<String>), ApiError> {
     let pool = state.store.pool();
-    let endpoint = webhook_endpoints::get(pool, auth.merchant_id, &endpoint_id)
+    let endpoint = webhook_endpoints::get(pool, merchant_id, endpoint_id)
         .await?
         .ok_or(ApiError::NotFound)?;
     let scope = ListScope::new(
         "endpoint-deliveries",
-        auth.merchant_id,
+        merchant_id,
         &[("endpoint", Some(&endpoint.endpoint_key))],
     );
     let ask = page.read(&state.keys, scope, FieldErrors::new())?;
     let rows =
-        endpoint_deliveries::attempts_page(pool, auth.merchant_id, endpoint.id, ask.window())
-            .await?;
+        endpoint_deliveries::attempts_page(pool, merchant_id, endpoint.id, ask.window()).await?;
     let (rows, next) = ask.cut(rows, |attempt| attempt.id);
-    let records = rows.into_iter().map(DeliveryAttemptRecord::new).collect();
-    Ok(Json(Page::new(records, next)))
+    Ok((
+        rows.into_iter().map(DeliveryAttemptRecord::new).collect(),
+        next,
+    ))
 }
 
 /// A test event queued.
@@ -122,7 +136,25 @@ pub async fn send_test(
     auth: AuthMerchant,
     Path(endpoint_id): Path<String>,
 ) -> Result<(StatusCode, Json<TestEventRecord>), ApiError> {
-    let endpoint = webhook_endpoints::get(state.store.pool(), auth.merchant_id, &endpoint_id)
+    let action_id = queue_test(&state, auth.merchant_id, &endpoint_id).await?;
+    Ok((
+        StatusCode::ACCEPTED,
+        Json(TestEventRecord {
+            action_id,
+            action: TEST_ACTION.into(),
+        }),
+    ))
+}
+
+/// Queues a `WEBHOOK_TEST` event to the merchant's endpoint `endpoint_id` alone (the
+/// dashboard's form too): its `ActionId`. Not found when the merchant has no such endpoint; a
+/// conflict when it is disabled.
+pub async fn queue_test(
+    state: &AppState,
+    merchant_id: i64,
+    endpoint_id: &str,
+) -> Result<String, ApiError> {
+    let endpoint = webhook_endpoints::get(state.store.pool(), merchant_id, endpoint_id)
         .await?
         .ok_or(ApiError::NotFound)?;
     if !endpoint.enabled {
@@ -130,12 +162,12 @@ pub async fn send_test(
             "The endpoint is disabled: enable it to send it a test event.".into(),
         ));
     }
-    let now = state.merchant_now(auth.merchant_id).await?;
+    let now = state.merchant_now(merchant_id).await?;
     let action_id = uuid::Uuid::new_v4().hyphenated().to_string();
     let mut tx = state.store.begin().await?;
     endpoint_deliveries::insert_test(
         &mut tx,
-        auth.merchant_id,
+        merchant_id,
         endpoint.id,
         &action_id,
         TEST_ACTION,
@@ -144,11 +176,5 @@ pub async fn send_test(
     )
     .await?;
     tx.commit().await?;
-    Ok((
-        StatusCode::ACCEPTED,
-        Json(TestEventRecord {
-            action_id,
-            action: TEST_ACTION.into(),
-        }),
-    ))
+    Ok(action_id)
 }

@@ -11,7 +11,7 @@ use super::extract::AuthMerchant;
 use super::problem::{ApiError, Problem};
 use crate::state::AppState;
 use crate::store::events::{self, Attempt, Event};
-use crate::store::{endpoint_deliveries, memberships};
+use crate::store::memberships;
 
 /// How many events a listing returns, newest first.
 const LISTED_EVENTS: i64 = 100;
@@ -157,12 +157,9 @@ pub async fn resend_event(
     Path(action_id): Path<String>,
 ) -> Result<(StatusCode, Json<ResendRecord>), ApiError> {
     let now = state.merchant_now(auth.merchant_id).await?;
-    let mut tx = state.store.begin().await?;
-    let event = events::resend(&mut tx, auth.merchant_id, &action_id, now)
+    let event = events::resend_everywhere(&state.store, auth.merchant_id, &action_id, now)
         .await?
         .ok_or(ApiError::NotFound)?;
-    endpoint_deliveries::resend_event(&mut tx, auth.merchant_id, event.id, now).await?;
-    tx.commit().await?;
     Ok((
         StatusCode::ACCEPTED,
         Json(ResendRecord {

@@ -154,19 +154,29 @@ pub async fn update_settings(
     JsonBody(body): JsonBody<SettingsUpdate>,
 ) -> Result<Json<SettingsRecord>, ApiError> {
     let patch = validate(body)?;
+    Ok(Json(save(&state, auth.merchant_id, &patch).await?.into()))
+}
+
+/// Applies `patch` to the merchant's settings in one transaction (the upsert; nothing when it
+/// changes nothing) and returns them as they then are (the dashboard's form too).
+pub async fn save(state: &AppState, merchant_id: i64, patch: &Patch) -> Result<Named, ApiError> {
     if patch.is_empty() {
-        return get_settings(State(state), auth).await;
+        return merchant_settings::with_name(state.store.pool(), merchant_id)
+            .await?
+            .ok_or(ApiError::Unauthorized);
     }
     let mut tx = state.store.begin().await?;
-    merchant_settings::update(&mut tx, auth.merchant_id, &patch, state.clock.now()).await?;
-    let named = merchant_settings::with_name(&mut *tx, auth.merchant_id)
+    merchant_settings::update(&mut tx, merchant_id, patch, state.clock.now()).await?;
+    let named = merchant_settings::with_name(&mut *tx, merchant_id)
         .await?
         .ok_or(ApiError::Unauthorized)?;
     tx.commit().await?;
-    Ok(Json(named.into()))
+    Ok(named)
 }
 
-fn validate(body: SettingsUpdate) -> Result<Patch, ApiError> {
+/// The change a settings update asks for, checked field by field (the dashboard's form too):
+/// every failing field is listed, under its JSON name.
+pub fn validate(body: SettingsUpdate) -> Result<Patch, ApiError> {
     let mut errors = FieldErrors::new();
     let e = &mut errors;
     let patch = Patch {

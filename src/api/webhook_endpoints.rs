@@ -96,7 +96,8 @@ pub struct EndpointRecord {
 }
 
 impl EndpointRecord {
-    fn new(endpoint: Endpoint) -> Self {
+    /// The record of a stored endpoint.
+    pub fn new(endpoint: Endpoint) -> Self {
         Self {
             endpoint_id: endpoint.endpoint_key,
             url: endpoint.url,
@@ -166,6 +167,22 @@ pub async fn create_endpoint(
     auth: AuthMerchant,
     JsonBody(body): JsonBody<CreateEndpointRequest>,
 ) -> Result<Response, ApiError> {
+    let (endpoint, secret) = create(&state, auth.merchant_id, body).await?;
+    let created = |secret| CreatedEndpoint {
+        endpoint: EndpointRecord::new(endpoint.clone()),
+        secret,
+    };
+    with_secret(StatusCode::CREATED, created(Some(secret)), created(None))
+}
+
+/// Checks `body` and registers the merchant's endpoint, enabled (the dashboard's form too): the
+/// endpoint and its signing secret, which only this answer holds. Every failing field is listed;
+/// a conflict when the merchant holds 20 endpoints already.
+pub async fn create(
+    state: &AppState,
+    merchant_id: i64,
+    body: CreateEndpointRequest,
+) -> Result<(Endpoint, String), ApiError> {
     let mut errors = FieldErrors::new();
     let allow_private = state.config.webhooks.allow_private;
     let url = required_text(body.url, "url", &mut errors, |v| url_rule(v, allow_private));
@@ -187,20 +204,16 @@ pub async fn create_endpoint(
         events,
         secret_sealed: state.keys.seal(&secret),
     };
-    let now = state.merchant_now(auth.merchant_id).await?;
-    let endpoint = webhook_endpoints::insert(&state.store, auth.merchant_id, &new, now)
+    let now = state.merchant_now(merchant_id).await?;
+    let endpoint = webhook_endpoints::insert(&state.store, merchant_id, &new, now)
         .await?
         .ok_or_else(|| {
             ApiError::Conflict(format!(
                 "A merchant holds at most {MAX_PER_MERCHANT} webhook endpoints; delete one first."
             ))
         })?;
-    tracing::info!(merchant_id = auth.merchant_id, endpoint_id = %endpoint.endpoint_key, "webhook endpoint registered");
-    let created = |secret| CreatedEndpoint {
-        endpoint: EndpointRecord::new(endpoint.clone()),
-        secret,
-    };
-    with_secret(StatusCode::CREATED, created(Some(secret)), created(None))
+    tracing::info!(merchant_id, endpoint_id = %endpoint.endpoint_key, "webhook endpoint registered");
+    Ok((endpoint, secret))
 }
 
 /// `url`: absolute HTTPS, not an address the SSRF guard refuses, at most 2048 characters.
@@ -323,12 +336,24 @@ pub async fn update_endpoint(
     JsonBody(body): JsonBody<UpdateEndpointRequest>,
 ) -> Result<Json<EndpointRecord>, ApiError> {
     let changes = read_changes(body, state.config.webhooks.allow_private)?;
+    let endpoint = update(&state, auth.merchant_id, &endpoint_id, &changes).await?;
+    Ok(Json(EndpointRecord::new(endpoint)))
+}
+
+/// Applies checked `changes` to the merchant's endpoint `endpoint_id` in one transaction (the
+/// dashboard's enable and disable too): the endpoint as changed, or not found.
+pub async fn update(
+    state: &AppState,
+    merchant_id: i64,
+    endpoint_id: &str,
+    changes: &Changes,
+) -> Result<Endpoint, ApiError> {
     let mut tx = state.store.begin().await?;
-    let endpoint = webhook_endpoints::update(&mut tx, auth.merchant_id, &endpoint_id, &changes)
+    let endpoint = webhook_endpoints::update(&mut tx, merchant_id, endpoint_id, changes)
         .await?
         .ok_or(ApiError::NotFound)?;
     tx.commit().await?;
-    Ok(Json(EndpointRecord::new(endpoint)))
+    Ok(endpoint)
 }
 
 fn read_changes(body: UpdateEndpointRequest, allow_private: bool) -> Result<Changes, ApiError> {
@@ -385,18 +410,21 @@ pub async fn delete_endpoint(
     auth: AuthMerchant,
     Path(endpoint_id): Path<String>,
 ) -> Result<StatusCode, ApiError> {
-    let now = state.merchant_now(auth.merchant_id).await?;
+    delete(&state, auth.merchant_id, &endpoint_id).await?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+/// Deletes the merchant's endpoint `endpoint_id` (the dashboard's form too); not found when it
+/// has none.
+pub async fn delete(state: &AppState, merchant_id: i64, endpoint_id: &str) -> Result<(), ApiError> {
+    let now = state.merchant_now(merchant_id).await?;
     let mut tx = state.store.begin().await?;
-    if !webhook_endpoints::delete(&mut tx, auth.merchant_id, &endpoint_id, now).await? {
+    if !webhook_endpoints::delete(&mut tx, merchant_id, endpoint_id, now).await? {
         return Err(ApiError::NotFound);
     }
     tx.commit().await?;
-    tracing::info!(
-        merchant_id = auth.merchant_id,
-        endpoint_id,
-        "webhook endpoint deleted"
-    );
-    Ok(StatusCode::NO_CONTENT)
+    tracing::info!(merchant_id, endpoint_id, "webhook endpoint deleted");
+    Ok(())
 }
 
 /// Gives an endpoint a new signing secret. For 24 hours each delivery's `webhook-signature`
@@ -420,24 +448,7 @@ pub async fn rotate_secret(
     auth: AuthMerchant,
     Path(endpoint_id): Path<String>,
 ) -> Result<Response, ApiError> {
-    let secret = new_whsec(&random_bytes::<32>());
-    let now = state.merchant_now(auth.merchant_id).await?;
-    let rotated = webhook_endpoints::rotate_secret(
-        &state.store,
-        auth.merchant_id,
-        &endpoint_id,
-        &state.keys.seal(&secret),
-        now + SECRET_ROTATION_OVERLAP,
-    )
-    .await?;
-    if !rotated {
-        return Err(ApiError::NotFound);
-    }
-    tracing::info!(
-        merchant_id = auth.merchant_id,
-        endpoint_id,
-        "webhook endpoint secret rotated"
-    );
+    let secret = rotate(&state, auth.merchant_id, &endpoint_id).await?;
     with_secret(
         StatusCode::OK,
         RotatedSecret {
@@ -445,4 +456,29 @@ pub async fn rotate_secret(
         },
         RotatedSecret { secret: None },
     )
+}
+
+/// Gives the merchant's endpoint `endpoint_id` a new signing secret, the previous one signing
+/// too for 24 hours (the dashboard's form too): the new secret, which only this answer holds.
+/// Not found when the merchant has no such endpoint.
+pub async fn rotate(
+    state: &AppState,
+    merchant_id: i64,
+    endpoint_id: &str,
+) -> Result<String, ApiError> {
+    let secret = new_whsec(&random_bytes::<32>());
+    let now = state.merchant_now(merchant_id).await?;
+    let rotated = webhook_endpoints::rotate_secret(
+        &state.store,
+        merchant_id,
+        endpoint_id,
+        &state.keys.seal(&secret),
+        now + SECRET_ROTATION_OVERLAP,
+    )
+    .await?;
+    if !rotated {
+        return Err(ApiError::NotFound);
+    }
+    tracing::info!(merchant_id, endpoint_id, "webhook endpoint secret rotated");
+    Ok(secret)
 }

@@ -130,6 +130,27 @@ pub async fn insert(
     decode(&row)
 }
 
+/// The newest checkout sessions of the merchant's membership that are still open at `now` (not
+/// paid, not expired), as `(session_key, token_digest)`: the caller tells a pay-now link, whose
+/// token derives from its key, from the others.
+pub async fn open_for_membership<'c, E: Executor<'c, Database = Any>>(
+    executor: E,
+    merchant_id: i64,
+    membership_id: i64,
+    now: DateTime<Utc>,
+) -> Result<Vec<(String, String)>, sqlx::Error> {
+    sqlx::query_as(
+        "SELECT session_key, token_digest FROM checkout_sessions WHERE merchant_id = $1 \
+         AND membership_id = $2 AND kind = 'checkout' AND completed_at IS NULL \
+         AND expires_at > $3 ORDER BY id DESC LIMIT 20",
+    )
+    .bind(merchant_id)
+    .bind(membership_id)
+    .bind(to_micros(now))
+    .fetch_all(executor)
+    .await
+}
+
 /// The session whose token has this digest, if any (expired ones included: the caller decides).
 pub async fn by_token_digest<'c, E: Executor<'c, Database = Any>>(
     executor: E,

@@ -435,6 +435,21 @@ pub async fn page<'c, E: Executor<'c, Database = Any>>(
     rows.iter().map(decode).collect()
 }
 
+/// The merchant's event `action_id`, if it has one.
+pub async fn by_action_id<'c, E: Executor<'c, Database = Any>>(
+    executor: E,
+    merchant_id: i64,
+    action_id: &str,
+) -> Result<Option<Event>, sqlx::Error> {
+    let sql = format!("SELECT {COLUMNS} FROM events WHERE merchant_id = $1 AND action_id = $2");
+    let row = sqlx::query(&sql)
+        .bind(merchant_id)
+        .bind(action_id)
+        .fetch_optional(executor)
+        .await?;
+    row.as_ref().map(decode).transpose()
+}
+
 /// Schedules an event of `merchant_id` for a new round of attempts at `now`, whatever its
 /// status. Returns the event, or `None` when the merchant has no such event.
 pub async fn resend(
@@ -454,6 +469,25 @@ pub async fn resend(
         .fetch_optional(&mut **tx)
         .await?;
     row.as_ref().map(decode).transpose()
+}
+
+/// Re-sends the merchant's event `action_id` at `now`, in one transaction: a new round of
+/// attempts at the membership's `webhookUrl` and at every endpoint that received it
+/// ([`super::endpoint_deliveries::resend_event`]). `None` for an unknown event (or another
+/// merchant's).
+pub async fn resend_everywhere(
+    store: &Store,
+    merchant_id: i64,
+    action_id: &str,
+    now: DateTime<Utc>,
+) -> Result<Option<Event>, sqlx::Error> {
+    let mut tx = store.begin().await?;
+    let Some(event) = resend(&mut tx, merchant_id, action_id, now).await? else {
+        return Ok(None);
+    };
+    super::endpoint_deliveries::resend_event(&mut tx, merchant_id, event.id, now).await?;
+    tx.commit().await?;
+    Ok(Some(event))
 }
 
 /// The `ActionId` of the order's newest event with `action`, if any.

@@ -9,6 +9,7 @@ use axum::http::HeaderMap;
 use axum::response::Response;
 use minijinja::{context, Value};
 use recur_domain::money::{display_amount, Currency};
+use recur_domain::status::InvoiceStatus;
 
 use super::{framed, link, or_bad_request, staff, without_empty};
 use crate::api::lists::{self, CustomerFilters, InvoiceFilters};
@@ -194,6 +195,12 @@ pub(super) fn invoice_rows(
                 status_label => t.get(&format!("invoice_status_{status}")),
                 paid => i.paid_at.map(|at| display_date(at, lang)),
                 membership_url => format!("/dashboard/memberships/{}", listed.membership_key),
+                refund_url => (i.status == InvoiceStatus::Paid
+                    && i.amount_paid > i.amount_refunded)
+                    .then(|| format!(
+                        "/dashboard/memberships/{}/invoices/{}/refund",
+                        listed.membership_key, i.invoice_key
+                    )),
             }
         })
         .collect()

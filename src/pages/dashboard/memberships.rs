@@ -1,7 +1,8 @@
 //! A membership's page in the dashboard: plan, status, periods and next billing, its customer,
 //! its invoices (newest first, a page at a time, as `GET /invoices?membershipKey=` lists them)
 //! and the timeline of its webhook events, each with every attempt to deliver it to the
-//! membership's `webhookUrl`.
+//! membership's `webhookUrl`. The page offers the actions of [`super::actions`] and, while the
+//! "payment failed" e-mail's pay-now link is open, that link to copy.
 
 use axum::extract::{Path, RawQuery, State};
 use axum::http::HeaderMap;
@@ -14,10 +15,11 @@ use crate::api::lists::{self, InvoiceFilters};
 use crate::api::pagination::{ListQuery, PageParams};
 use crate::api::problem::ApiError;
 use crate::i18n;
+use crate::links;
 use crate::pages::format::{display_date, display_time};
 use crate::pages::{notice, session};
 use crate::state::AppState;
-use crate::store::{customers, events, memberships};
+use crate::store::{checkout_sessions, customers, events, memberships};
 
 /// The newest events the timeline shows.
 pub const EVENTS_SHOWN: i64 = 50;
@@ -54,6 +56,9 @@ pub async fn show(
         Err(page) => return Ok(page),
     };
     let customer = customers::by_id(pool, merchant_id, m.customer_id).await?;
+    let sessions =
+        checkout_sessions::open_for_membership(pool, merchant_id, m.id, staff.now).await?;
+    let pay_now_url = links::open_pay_now_url(&state, &sessions);
     let timeline = events::for_membership(&state.store, merchant_id, m.id, EVENTS_SHOWN).await?;
     let time = |at| display_time(at, lang);
     let timeline: Vec<_> = timeline
@@ -88,6 +93,8 @@ pub async fn show(
         context! {
             membership => membership_row(t, lang, &m),
             order_id => m.order_id,
+            cancelable => m.state.status.can_cancel() && !m.state.status.is_terminal(),
+            pay_now_url => pay_now_url,
             next_billing => m.state.next_billing_date().map(|at| display_date(at, lang)),
             canceled => m.state.canceled_at.map(|at| display_date(at, lang)),
             created => display_date(m.created_at, lang),

@@ -4,10 +4,16 @@
 //! ([`login`]) and gets a session ([`staff`]); every other page redirects to the login without
 //! one. The pages read through the same store functions and list code as the JSON API.
 
+pub mod actions;
+pub mod api_keys;
+pub mod confirm;
 pub mod customers;
 pub mod login;
 pub mod memberships;
+pub mod settings;
 pub mod staff;
+pub mod webhook_endpoint;
+pub mod webhooks;
 
 use std::collections::BTreeMap;
 
@@ -31,10 +37,58 @@ pub fn routes() -> Router<AppState> {
         .route("/dashboard/login", get(login::form).post(login::submit))
         .route("/dashboard/logout", post(login::logout))
         .route("/dashboard/customers", get(customers::list))
+        .route(
+            "/dashboard/api-keys",
+            get(api_keys::list).post(api_keys::create),
+        )
+        .route(
+            "/dashboard/api-keys/{api_key_id}/revoke",
+            get(api_keys::confirm_revoke).post(api_keys::revoke),
+        )
+        .route(
+            "/dashboard/settings",
+            get(settings::show).post(settings::save),
+        )
+        .route(
+            "/dashboard/webhooks",
+            get(webhooks::list).post(webhooks::create),
+        )
+        .route(
+            "/dashboard/webhooks/{endpoint_id}",
+            get(webhook_endpoint::show),
+        )
+        .route(
+            "/dashboard/webhooks/{endpoint_id}/enabled",
+            post(webhook_endpoint::set_enabled),
+        )
+        .route(
+            "/dashboard/webhooks/{endpoint_id}/test",
+            post(webhook_endpoint::send_test),
+        )
+        .route(
+            "/dashboard/webhooks/{endpoint_id}/rotate",
+            get(webhook_endpoint::confirm_rotate).post(webhook_endpoint::rotate),
+        )
+        .route(
+            "/dashboard/webhooks/{endpoint_id}/delete",
+            get(webhook_endpoint::confirm_delete).post(webhook_endpoint::delete),
+        )
         .route("/dashboard/customers/{customer_key}", get(customers::show))
         .route(
             "/dashboard/memberships/{membership_key}",
             get(memberships::show),
+        )
+        .route(
+            "/dashboard/memberships/{membership_key}/cancel",
+            get(actions::confirm_cancel).post(actions::cancel),
+        )
+        .route(
+            "/dashboard/memberships/{membership_key}/invoices/{invoice_key}/refund",
+            get(actions::confirm_refund).post(actions::refund),
+        )
+        .route(
+            "/dashboard/memberships/{membership_key}/events/{action_id}/resend",
+            get(actions::confirm_resend).post(actions::resend),
         )
 }
 

@@ -1,9 +1,14 @@
 //! The merchant dashboard (DESIGN §13, issue 30): login with the merchant's credentials under
 //! the `/auth` limiter, the session cookie and its idle time-out, logout and CSRF here; the
 //! customer search and its cursors, the customer and membership pages and tenant isolation in
-//! [`pages`].
+//! [`pages`]; the membership page's actions and pay-now link in [`actions`]; the API keys,
+//! settings and webhook endpoints pages in [`api_keys`], [`settings`] and [`webhooks`].
 
+mod actions;
+mod api_keys;
 mod pages;
+mod settings;
+mod webhooks;
 
 use recur::merchants::MerchantCredentials;
 use reqwest::header::{COOKIE, ORIGIN, SET_COOKIE};

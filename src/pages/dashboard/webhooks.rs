@@ -1,0 +1,193 @@
+//! The webhook endpoints page: the merchant's endpoints and the form that adds one (URL, the
+//! events it takes as checkboxes, a note), through the code of `POST /webhook-endpoints`
+//! ([`crate::api::webhook_endpoints::create`]): the same checks (absolute HTTPS, the SSRF
+//! guard, known `Action`s), the same limit, the signing secret shown once on the page that
+//! answers and stored only sealed. Each endpoint's own page is [`super::webhook_endpoint`].
+
+use std::collections::BTreeMap;
+
+use axum::body::Bytes;
+use axum::extract::State;
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::Response;
+use minijinja::{context, Value};
+
+use super::confirm::{self, Outcome};
+use super::{framed, staff};
+use crate::api::input::Field;
+use crate::api::nul_text;
+use crate::api::problem::ApiError;
+use crate::api::webhook_endpoints::{self, CreateEndpointRequest, EndpointRecord};
+use crate::events::Action;
+use crate::pages::render::with_status;
+use crate::pages::{notice, session};
+use crate::state::AppState;
+use crate::store::webhook_endpoints as stored;
+
+/// The page's address.
+pub const PAGE: &str = "/dashboard/webhooks";
+
+/// A form as posted, its fields in order (a field may repeat: the event checkboxes).
+pub struct Posted(Vec<(String, String)>);
+
+impl Posted {
+    /// Reads a posted form; a body with a NUL character is refused as every form's is.
+    pub fn read(body: &Bytes) -> Result<Self, ApiError> {
+        let text = String::from_utf8_lossy(body);
+        nul_text::check_form(&text)?;
+        Ok(Self(
+            url::form_urlencoded::parse(text.as_bytes())
+                .map(|(k, v)| (k.into_owned(), v.into_owned()))
+                .collect(),
+        ))
+    }
+
+    /// The first value of `name`, or blank.
+    pub fn one(&self, name: &str) -> &str {
+        self.0
+            .iter()
+            .find(|(k, _)| k == name)
+            .map_or("", |(_, v)| v.as_str())
+    }
+
+    /// Every value of `name`.
+    fn all(&self, name: &str) -> Vec<String> {
+        self.0
+            .iter()
+            .filter(|(k, _)| k == name)
+            .map(|(_, v)| v.clone())
+            .collect()
+    }
+}
+
+/// What the page shows besides the list: the form's values and errors, or the endpoint just
+/// added with its secret.
+#[derive(Default)]
+struct Shown {
+    url: String,
+    events: Vec<String>,
+    description: String,
+    errors: BTreeMap<String, String>,
+    created: Option<(String, String)>,
+}
+
+/// The page with the merchant's endpoints and `shown`.
+async fn list_page(
+    state: &AppState,
+    staff: &staff::Staff,
+    t: &BTreeMap<String, String>,
+    shown: Shown,
+) -> Result<Response, ApiError> {
+    let endpoints: Vec<Value> = stored::for_merchant(state.store.pool(), staff.merchant.id)
+        .await?
+        .into_iter()
+        .map(|endpoint| Value::from_serialize(EndpointRecord::new(endpoint)))
+        .collect();
+    let actions: Vec<Value> = Action::ALL
+        .iter()
+        .map(|a| {
+            let name = a.as_str();
+            context! { name => name, checked => shown.events.iter().any(|e| e == name) }
+        })
+        .collect();
+    framed(
+        state,
+        staff,
+        t,
+        "dashboard/webhooks.html",
+        "webhooks",
+        context! {
+            endpoints => endpoints,
+            actions => actions,
+            url => shown.url,
+            description => shown.description,
+            errors => shown.errors,
+            created => shown.created.map(|(id, secret)| context! { id => id, secret => secret }),
+        },
+    )
+}
+
+/// `GET /dashboard/webhooks`.
+pub async fn list(State(state): State<AppState>, headers: HeaderMap) -> Result<Response, ApiError> {
+    let staff = match staff::require(&state, &headers).await? {
+        Ok(staff) => staff,
+        Err(redirect) => return Ok(redirect),
+    };
+    let t = session::strings(&state, &headers);
+    list_page(&state, &staff, t, Shown::default()).await
+}
+
+/// `POST /dashboard/webhooks` (`url`, `events` once per box ticked, none for every event,
+/// `description`): adds the endpoint and shows its secret once; the form again with each
+/// field's error (400), or the limit's reason (409).
+pub async fn create(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Result<Response, ApiError> {
+    let staff = match staff::require(&state, &headers).await? {
+        Ok(staff) => staff,
+        Err(redirect) => return Ok(redirect),
+    };
+    let t = session::strings(&state, &headers);
+    let posted = Posted::read(&body)?;
+    if !staff::form_is_genuine(&state, &staff.token, posted.one("csrfToken"), &headers) {
+        return notice::forbidden(&state, t);
+    }
+    let events = posted.all("events");
+    let description = posted.one("description").trim().to_string();
+    let request = CreateEndpointRequest {
+        url: Field::Present(posted.one("url").trim().to_string()),
+        events: if events.is_empty() {
+            Field::Null
+        } else {
+            Field::Present(events.clone())
+        },
+        description: if description.is_empty() {
+            Field::Null
+        } else {
+            Field::Present(description.clone())
+        },
+    };
+    match webhook_endpoints::create(&state, staff.merchant.id, request).await {
+        Ok((endpoint, secret)) => {
+            let shown = Shown {
+                created: Some((endpoint.endpoint_key, secret)),
+                ..Shown::default()
+            };
+            list_page(&state, &staff, t, shown).await
+        }
+        Err(ApiError::Validation(errors)) => {
+            let errors = errors
+                .into_map()
+                .into_iter()
+                .map(|(field, messages)| {
+                    // `events[2]` is the events field's error.
+                    let field = field.split('[').next().unwrap_or_default().to_string();
+                    (field, messages.join("; "))
+                })
+                .collect();
+            let shown = Shown {
+                url: posted.one("url").to_string(),
+                events,
+                description,
+                errors,
+                created: None,
+            };
+            let page = list_page(&state, &staff, t, shown).await?;
+            Ok(with_status(page, StatusCode::BAD_REQUEST))
+        }
+        Err(ApiError::Conflict(why)) => {
+            let told = Outcome {
+                nav: "webhooks",
+                back: PAGE,
+                back_label: "dash_back_to_webhooks",
+                outcome: "refused",
+                text: why.into(),
+                secret: None,
+            };
+            confirm::outcome(&state, &staff, t, StatusCode::CONFLICT, told)
+        }
+        Err(other) => Err(other),
+    }
+}
