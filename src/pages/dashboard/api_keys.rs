@@ -107,14 +107,11 @@ pub async fn create(
     headers: HeaderMap,
     PageForm(form): PageForm<KeyForm>,
 ) -> Result<Response, ApiError> {
-    let staff = match staff::require(&state, &headers).await? {
+    let staff = match staff::posting(&state, &headers, &form.csrf_token).await? {
         Ok(staff) => staff,
-        Err(redirect) => return Ok(redirect),
+        Err(answer) => return Ok(answer),
     };
     let t = session::strings(&state, &headers);
-    if !staff::form_is_genuine(&state, &staff.token, &form.csrf_token, &headers) {
-        return notice::forbidden(&state, t);
-    }
     let request = CreateApiKeyRequest {
         name: Field::Present(form.name.clone()),
         scope: Field::Present(form.scope.clone()),
@@ -211,14 +208,11 @@ pub async fn revoke(
     Path(key_id): Path<String>,
     PageForm(form): PageForm<KeyForm>,
 ) -> Result<Response, ApiError> {
-    let staff = match staff::require(&state, &headers).await? {
+    let staff = match staff::posting(&state, &headers, &form.csrf_token).await? {
         Ok(staff) => staff,
-        Err(redirect) => return Ok(redirect),
+        Err(answer) => return Ok(answer),
     };
     let t = session::strings(&state, &headers);
-    if !staff::form_is_genuine(&state, &staff.token, &form.csrf_token, &headers) {
-        return notice::forbidden(&state, t);
-    }
     match api_keys::revoke(&state, staff.merchant.id, &key_id).await {
         Ok(()) => {
             let text = t.get("dash_revoked").cloned().unwrap_or_default();

@@ -18,7 +18,7 @@ use crate::api::problem::ApiError;
 use crate::pages::brand::Brand;
 use crate::pages::form::PageForm;
 use crate::pages::render::with_status;
-use crate::pages::{notice, session};
+use crate::pages::session;
 use crate::state::AppState;
 use crate::store::merchant_settings::{self as stored, Settings};
 
@@ -158,14 +158,11 @@ pub async fn save(
     headers: HeaderMap,
     PageForm(form): PageForm<SettingsForm>,
 ) -> Result<Response, ApiError> {
-    let staff = match staff::require(&state, &headers).await? {
+    let staff = match staff::posting(&state, &headers, &form.csrf_token).await? {
         Ok(staff) => staff,
-        Err(redirect) => return Ok(redirect),
+        Err(answer) => return Ok(answer),
     };
     let t = session::strings(&state, &headers);
-    if !staff::form_is_genuine(&state, &staff.token, &form.csrf_token, &headers) {
-        return notice::forbidden(&state, t);
-    }
     match merchant_settings::validate(form.update()) {
         Ok(patch) => {
             let named = merchant_settings::save(&state, staff.merchant.id, &patch).await?;

@@ -9,7 +9,7 @@ use chrono::{DateTime, Utc};
 
 use crate::api::problem::ApiError;
 use crate::pages::brand::Brand;
-use crate::pages::csrf;
+use crate::pages::{csrf, notice, session};
 use crate::state::AppState;
 use crate::store::dashboard_sessions;
 use crate::store::merchants::{self, Merchant};
@@ -103,6 +103,23 @@ pub fn set_cookie(
         "{name}={value}; Path={COOKIE_PATH}; HttpOnly; SameSite=Lax{secure}{max_age}"
     ))
     .map_err(|e| ApiError::Internal(e.into()))
+}
+
+/// The session of a posted form that carries the session's form token and comes from this
+/// site: the staff member, or the answer to give instead (the login redirect, the 403 page).
+pub async fn posting(
+    state: &AppState,
+    headers: &HeaderMap,
+    csrf_token: &str,
+) -> Result<Result<Staff, Response>, ApiError> {
+    let staff = match require(state, headers).await? {
+        Ok(staff) => staff,
+        Err(redirect) => return Ok(Err(redirect)),
+    };
+    if !form_is_genuine(state, &staff.token, csrf_token, headers) {
+        return notice::forbidden(state, session::strings(state, headers)).map(Err);
+    }
+    Ok(Ok(staff))
 }
 
 /// Whether a form of the session `token` was posted with its form token, from this site.

@@ -102,15 +102,12 @@ pub async fn set_enabled(
     Path(id): Path<String>,
     body: Bytes,
 ) -> Result<Response, ApiError> {
-    let staff = match staff::require(&state, &headers).await? {
+    let posted = Posted::read(&body)?;
+    let staff = match staff::posting(&state, &headers, posted.one("csrfToken")).await? {
         Ok(staff) => staff,
-        Err(redirect) => return Ok(redirect),
+        Err(answer) => return Ok(answer),
     };
     let t = session::strings(&state, &headers);
-    let posted = Posted::read(&body)?;
-    if !staff::form_is_genuine(&state, &staff.token, posted.one("csrfToken"), &headers) {
-        return notice::forbidden(&state, t);
-    }
     let enabled = match posted.one("enabled") {
         "true" => true,
         "false" => false,
@@ -141,15 +138,12 @@ pub async fn send_test(
     Path(id): Path<String>,
     body: Bytes,
 ) -> Result<Response, ApiError> {
-    let staff = match staff::require(&state, &headers).await? {
+    let posted = Posted::read(&body)?;
+    let staff = match staff::posting(&state, &headers, posted.one("csrfToken")).await? {
         Ok(staff) => staff,
-        Err(redirect) => return Ok(redirect),
+        Err(answer) => return Ok(answer),
     };
     let t = session::strings(&state, &headers);
-    let posted = Posted::read(&body)?;
-    if !staff::form_is_genuine(&state, &staff.token, posted.one("csrfToken"), &headers) {
-        return notice::forbidden(&state, t);
-    }
     let result = endpoint_deliveries::queue_test(&state, staff.merchant.id, &id)
         .await
         .map(|action_id| {
@@ -220,15 +214,12 @@ pub async fn rotate(
     Path(id): Path<String>,
     body: Bytes,
 ) -> Result<Response, ApiError> {
-    let staff = match staff::require(&state, &headers).await? {
+    let posted = Posted::read(&body)?;
+    let staff = match staff::posting(&state, &headers, posted.one("csrfToken")).await? {
         Ok(staff) => staff,
-        Err(redirect) => return Ok(redirect),
+        Err(answer) => return Ok(answer),
     };
     let t = session::strings(&state, &headers);
-    let posted = Posted::read(&body)?;
-    if !staff::form_is_genuine(&state, &staff.token, posted.one("csrfToken"), &headers) {
-        return notice::forbidden(&state, t);
-    }
     let result = webhook_endpoints::rotate(&state, staff.merchant.id, &id)
         .await
         .map(|secret| {
@@ -247,15 +238,12 @@ pub async fn delete(
     Path(id): Path<String>,
     body: Bytes,
 ) -> Result<Response, ApiError> {
-    let staff = match staff::require(&state, &headers).await? {
+    let posted = Posted::read(&body)?;
+    let staff = match staff::posting(&state, &headers, posted.one("csrfToken")).await? {
         Ok(staff) => staff,
-        Err(redirect) => return Ok(redirect),
+        Err(answer) => return Ok(answer),
     };
     let t = session::strings(&state, &headers);
-    let posted = Posted::read(&body)?;
-    if !staff::form_is_genuine(&state, &staff.token, posted.one("csrfToken"), &headers) {
-        return notice::forbidden(&state, t);
-    }
     match webhook_endpoints::delete(&state, staff.merchant.id, &id).await {
         Ok(()) => {
             let done = Outcome {

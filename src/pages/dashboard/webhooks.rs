@@ -20,7 +20,7 @@ use crate::api::problem::ApiError;
 use crate::api::webhook_endpoints::{self, CreateEndpointRequest, EndpointRecord};
 use crate::events::Action;
 use crate::pages::render::with_status;
-use crate::pages::{notice, session};
+use crate::pages::session;
 use crate::state::AppState;
 use crate::store::webhook_endpoints as stored;
 
@@ -125,15 +125,12 @@ pub async fn create(
     headers: HeaderMap,
     body: Bytes,
 ) -> Result<Response, ApiError> {
-    let staff = match staff::require(&state, &headers).await? {
+    let posted = Posted::read(&body)?;
+    let staff = match staff::posting(&state, &headers, posted.one("csrfToken")).await? {
         Ok(staff) => staff,
-        Err(redirect) => return Ok(redirect),
+        Err(answer) => return Ok(answer),
     };
     let t = session::strings(&state, &headers);
-    let posted = Posted::read(&body)?;
-    if !staff::form_is_genuine(&state, &staff.token, posted.one("csrfToken"), &headers) {
-        return notice::forbidden(&state, t);
-    }
     let events = posted.all("events");
     let description = posted.one("description").trim().to_string();
     let request = CreateEndpointRequest {
