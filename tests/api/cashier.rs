@@ -121,6 +121,13 @@ pub fn hidden(text: &str, name: &str) -> String {
 
 /// Opens the cashier at `url` and posts its form with `fields` (plus the hidden ones).
 async fn submit(client: &reqwest::Client, url: &str, fields: &[(&str, &str)]) -> Page {
+    let mut form = form_of(client, url).await;
+    form.extend(fields.iter().map(|(k, v)| (k.to_string(), v.to_string())));
+    post_form(client, url, &form).await
+}
+
+/// The hidden fields of the cashier form at `url`.
+async fn form_of(client: &reqwest::Client, url: &str) -> Vec<(String, String)> {
     let form_page = page(client.get(url).send().await.unwrap()).await;
     assert_eq!(form_page.status, StatusCode::OK, "{}", form_page.text);
     let mut form: Vec<(String, String)> = ["sessionToken", "m_orderId", "csrfToken"]
@@ -133,12 +140,16 @@ async fn submit(client: &reqwest::Client, url: &str, fields: &[(&str, &str)]) ->
             hidden(&form_page.text, "m_fixed_pp_id"),
         ));
     }
-    form.extend(fields.iter().map(|(k, v)| (k.to_string(), v.to_string())));
+    form
+}
+
+/// Posts `form` to the cashier whose page is at `url`.
+async fn post_form(client: &reqwest::Client, url: &str, form: &[(String, String)]) -> Page {
     let base = url.split("/cashier").next().unwrap();
     page(
         client
             .post(format!("{base}/cashier"))
-            .form(&form)
+            .form(form)
             .send()
             .await
             .unwrap(),
@@ -441,9 +452,16 @@ backend_matrix!(a_double_submission_charges_once, |backend| async move {
     let server = server_with(backend, &receiver).await;
     let url = open_order(&server, "hp-double", &receiver.url, json!({})).await;
     let client = visitor();
+    // One form, posted twice at once (a double click).
+    let mut form = form_of(&client, &url).await;
+    form.extend(
+        card("4242424242424242", "101")
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v)),
+    );
     let (a, b) = tokio::join!(
-        pay(&client, &url, card("4242424242424242", "101")),
-        pay(&client, &url, card("4242424242424242", "101")),
+        post_form(&client, &url, &form),
+        post_form(&client, &url, &form),
     );
     assert!(a.status == StatusCode::SEE_OTHER && b.status == StatusCode::SEE_OTHER);
     let count = server
