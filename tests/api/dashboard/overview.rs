@@ -345,12 +345,10 @@ backend_test!(
             moved.status,
             moved.text
         );
+        // The session that moved the clock a month on is still open.
         let after = browser.get("/dashboard/sandbox?done=clock", &cookie).await;
-        let clock = &after.text[after
-            .text
-            .find("data-testid=\"clock\"")
-            .expect(&format!("{} {:?}", after.status, after.location))..][..40];
-        assert!(clock.contains(">2031-04-02T00:0"), "{clock}");
+        assert_eq!(after.status, StatusCode::OK, "{:?}", after.location);
+        assert!(after.text.contains("data-testid=\"clock\">2031-04-02T00:0"));
         assert!(after.text.contains("data-testid=\"done\""));
         // The renewal that fell due on the way ran.
         assert_eq!(server.invoice_periods(&key).await.len(), 2);
