@@ -211,6 +211,22 @@ fn templates() -> minijinja::Environment<'static> {
             include_str!("../templates/dashboard/webhook_endpoint.html"),
         ),
         (
+            "dashboard/overview.html",
+            include_str!("../templates/dashboard/overview.html"),
+        ),
+        (
+            "dashboard/memberships.html",
+            include_str!("../templates/dashboard/memberships.html"),
+        ),
+        (
+            "dashboard/events.html",
+            include_str!("../templates/dashboard/events.html"),
+        ),
+        (
+            "dashboard/sandbox.html",
+            include_str!("../templates/dashboard/sandbox.html"),
+        ),
+        (
             "email/message.txt",
             include_str!("../templates/email/message.txt"),
         ),

@@ -24,8 +24,9 @@ use super::problem::{ApiError, Problem};
 use crate::events::Action;
 use crate::state::AppState;
 use crate::store::customers::Customer;
-use crate::store::events::{self, EventStatus};
+use crate::store::events::{self, Event, EventStatus};
 use crate::store::invoices::{self, RECENT_INVOICES};
+use crate::store::memberships::Membership;
 use crate::store::{customers, memberships, refunds};
 
 /// A value a filter names by one of a fixed set of names.
@@ -290,23 +291,8 @@ pub async fn list_memberships(
     ListQuery(page): ListQuery<PageParams>,
     ListQuery(filters): ListQuery<MembershipFilters>,
 ) -> Result<Json<Page<MembershipRecord>>, ApiError> {
-    let mut errors = FieldErrors::new();
-    let filter = memberships::list::Filter {
-        status: one_of(filters.status, "status", &mut errors),
-        customer_key: text(filters.customer_key, "customerKey", &mut errors),
-    };
-    let scope = ListScope::new(
-        "memberships",
-        auth.merchant_id,
-        &[
-            ("status", filter.status.map(MembershipStatus::name)),
-            ("customerKey", filter.customer_key.as_deref()),
-        ],
-    );
-    let ask = page.read(&state.keys, scope, errors)?;
+    let (rows, next) = membership_page(&state, auth.merchant_id, page, filters).await?;
     let pool = state.store.pool();
-    let rows = memberships::list::page(pool, auth.merchant_id, &filter, ask.window()).await?;
-    let (rows, next) = ask.cut(rows, |m| m.id);
     let ids: Vec<i64> = rows.iter().map(|m| m.id).collect();
     let recent = invoices::recent_many(pool, &ids, RECENT_INVOICES).await?;
     let records = rows
@@ -314,6 +300,33 @@ pub async fn list_memberships(
         .map(|m| MembershipRecord::new(m, recent.get(&m.id).map_or(&[], Vec::as_slice)))
         .collect();
     Ok(Json(Page::new(records, next)))
+}
+
+/// The page of the merchant's memberships that `page` and `filters` ask for, and the cursor of
+/// the next: `GET /memberships` and the dashboard's memberships list.
+pub async fn membership_page(
+    state: &AppState,
+    merchant_id: i64,
+    page: PageParams,
+    filters: MembershipFilters,
+) -> Result<(Vec<Membership>, Option<String>), ApiError> {
+    let mut errors = FieldErrors::new();
+    let filter = memberships::list::Filter {
+        status: one_of(filters.status, "status", &mut errors),
+        customer_key: text(filters.customer_key, "customerKey", &mut errors),
+    };
+    let scope = ListScope::new(
+        "memberships",
+        merchant_id,
+        &[
+            ("status", filter.status.map(MembershipStatus::name)),
+            ("customerKey", filter.customer_key.as_deref()),
+        ],
+    );
+    let ask = page.read(&state.keys, scope, errors)?;
+    let pool = state.store.pool();
+    let rows = memberships::list::page(pool, merchant_id, &filter, ask.window()).await?;
+    Ok(ask.cut(rows, |m| m.id))
 }
 
 /// Lists the merchant's invoices, newest first, a page at a time; each as
@@ -404,26 +417,8 @@ pub async fn list_events(
     ListQuery(page): ListQuery<PageParams>,
     ListQuery(filters): ListQuery<EventFilters>,
 ) -> Result<Json<Page<EventRecord>>, ApiError> {
-    let mut errors = FieldErrors::new();
-    let action: Option<Action> = one_of(filters.action, "type", &mut errors);
-    let filter = events::Filter {
-        action: action.map(|a| a.name().to_string()),
-        membership_key: text(filters.membership_key, "membershipKey", &mut errors),
-        status: one_of(filters.delivery_status, "deliveryStatus", &mut errors),
-    };
-    let scope = ListScope::new(
-        "events",
-        auth.merchant_id,
-        &[
-            ("type", filter.action.as_deref()),
-            ("membershipKey", filter.membership_key.as_deref()),
-            ("deliveryStatus", filter.status.map(EventStatus::name)),
-        ],
-    );
-    let ask = page.read(&state.keys, scope, errors)?;
+    let (rows, next) = event_page(&state, auth.merchant_id, page, filters).await?;
     let pool = state.store.pool();
-    let rows = events::page(pool, auth.merchant_id, &filter, ask.window()).await?;
-    let (rows, next) = ask.cut(rows, |event| event.id);
     let ids: Vec<i64> = rows.iter().map(|event| event.id).collect();
     let mut attempts = events::attempts_of(pool, &ids).await?;
     let records = rows
@@ -434,4 +429,33 @@ pub async fn list_events(
         })
         .collect();
     Ok(Json(Page::new(records, next)))
+}
+
+/// The page of the merchant's events that `page` and `filters` ask for, without their
+/// attempts, and the cursor of the next: `GET /events` and the dashboard's events list.
+pub async fn event_page(
+    state: &AppState,
+    merchant_id: i64,
+    page: PageParams,
+    filters: EventFilters,
+) -> Result<(Vec<Event>, Option<String>), ApiError> {
+    let mut errors = FieldErrors::new();
+    let action: Option<Action> = one_of(filters.action, "type", &mut errors);
+    let filter = events::Filter {
+        action: action.map(|a| a.name().to_string()),
+        membership_key: text(filters.membership_key, "membershipKey", &mut errors),
+        status: one_of(filters.delivery_status, "deliveryStatus", &mut errors),
+    };
+    let scope = ListScope::new(
+        "events",
+        merchant_id,
+        &[
+            ("type", filter.action.as_deref()),
+            ("membershipKey", filter.membership_key.as_deref()),
+            ("deliveryStatus", filter.status.map(EventStatus::name)),
+        ],
+    );
+    let ask = page.read(&state.keys, scope, errors)?;
+    let rows = events::page(state.store.pool(), merchant_id, &filter, ask.window()).await?;
+    Ok(ask.cut(rows, |event| event.id))
 }

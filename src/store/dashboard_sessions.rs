@@ -62,6 +62,24 @@ pub async fn touch(
     .await
 }
 
+/// Renews the session under `token_digest` on the merchant's clock only: the session that moved
+/// its merchant's test clock forward (the sandbox page) is not ended by its own move. The
+/// server's clock (`now`) still bounds it.
+pub async fn follow_clock(
+    store: &Store,
+    token_digest: &str,
+    now: DateTime<Utc>,
+) -> Result<(), sqlx::Error> {
+    sqlx::query(&format!(
+        "UPDATE dashboard_sessions SET merchant_seen_at = {MERCHANT_NOW} WHERE token_digest = $1"
+    ))
+    .bind(token_digest)
+    .bind(to_micros(now))
+    .execute(store.writer())
+    .await
+    .map(|_| ())
+}
+
 /// Ends the session under `token_digest`, if there is one.
 pub async fn close(store: &Store, token_digest: &str) -> Result<(), sqlx::Error> {
     sqlx::query("DELETE FROM dashboard_sessions WHERE token_digest = $1")

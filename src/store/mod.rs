@@ -22,6 +22,7 @@ pub mod memberships;
 pub mod merchant_settings;
 pub mod merchants;
 pub mod outbox;
+pub mod overview;
 pub mod payment_methods;
 pub mod pool;
 pub mod processors;

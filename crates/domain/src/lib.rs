@@ -12,6 +12,7 @@ pub mod fx;
 pub mod invoice;
 pub mod membership;
 pub mod money;
+pub mod mrr;
 pub mod network;
 pub mod price;
 pub mod proration;

@@ -11,7 +11,7 @@ use minijinja::{context, Value};
 use recur_domain::money::{display_amount, Currency};
 use recur_domain::status::InvoiceStatus;
 
-use super::{framed, link, or_bad_request, staff, without_empty};
+use super::{framed, link, or_bad_request, param, staff, without_empty};
 use crate::api::lists::{self, CustomerFilters, InvoiceFilters};
 use crate::api::pagination::{ListQuery, PageParams};
 use crate::api::problem::ApiError;
@@ -68,14 +68,6 @@ pub async fn list(
             next_url => next_url,
         },
     )
-}
-
-/// The value of the parameter `name` in `query` (its first, if given more than once: the page
-/// then is the 400 page anyway), for the search form and the next page's link.
-fn param(query: &str, name: &str) -> Option<String> {
-    url::form_urlencoded::parse(query.as_bytes())
-        .find(|(key, _)| key == name)
-        .map(|(_, value)| value.into_owned())
 }
 
 fn customer_row(c: &Customer, lang: &str) -> Value {

@@ -6,10 +6,14 @@
 
 pub mod actions;
 pub mod api_keys;
+pub mod chart;
 pub mod confirm;
 pub mod customers;
+pub mod lists;
 pub mod login;
 pub mod memberships;
+pub mod overview;
+pub mod sandbox;
 pub mod settings;
 pub mod staff;
 pub mod webhook_endpoint;
@@ -28,6 +32,7 @@ use super::notice;
 use super::render::{page, Framing};
 use crate::api::problem::ApiError;
 use crate::state::AppState;
+use crate::store::merchants::Mode;
 use staff::Staff;
 
 /// The dashboard's routes.
@@ -36,6 +41,17 @@ pub fn routes() -> Router<AppState> {
         .route("/dashboard", get(home))
         .route("/dashboard/login", get(login::form).post(login::submit))
         .route("/dashboard/logout", post(login::logout))
+        .route("/dashboard/overview", get(overview::show))
+        .route(
+            "/dashboard/overview/revenue.svg",
+            get(overview::revenue_chart),
+        )
+        .route("/dashboard/memberships", get(lists::memberships))
+        .route("/dashboard/events", get(lists::events))
+        .route("/dashboard/sandbox", get(sandbox::show))
+        .route("/dashboard/sandbox/clock", post(sandbox::advance_clock))
+        .route("/dashboard/sandbox/card", post(sandbox::attach_card))
+        .route("/dashboard/sandbox/pay", post(sandbox::pay))
         .route("/dashboard/customers", get(customers::list))
         .route(
             "/dashboard/api-keys",
@@ -92,9 +108,9 @@ pub fn routes() -> Router<AppState> {
         )
 }
 
-/// `GET /dashboard`: the customers, the one section built so far.
+/// `GET /dashboard`: the overview.
 async fn home() -> Response {
-    Redirect::to("/dashboard/customers").into_response()
+    Redirect::to("/dashboard/overview").into_response()
 }
 
 /// A page of the dashboard inside its frame: the merchant's display name, the navigation
@@ -107,13 +123,27 @@ fn framed(
     nav: &str,
     context: Value,
 ) -> Result<Response, ApiError> {
+    framed_with_status(state, staff, t, StatusCode::OK, template, nav, context)
+}
+
+/// [`framed`] with another status than 200: a form refused.
+fn framed_with_status(
+    state: &AppState,
+    staff: &Staff,
+    t: &BTreeMap<String, String>,
+    status: StatusCode,
+    template: &str,
+    nav: &str,
+    context: Value,
+) -> Result<Response, ApiError> {
     page(
         state,
-        StatusCode::OK,
+        status,
         template,
         context! {
             t => t,
             nav => nav,
+            sandbox => staff.merchant.mode == Mode::Sandbox,
             csrf_token => csrf::form_token(&state.keys, &staff.token),
             ..context
         },
@@ -144,6 +174,14 @@ fn without_empty(query: Option<&str>) -> String {
     url::form_urlencoded::Serializer::new(String::new())
         .extend_pairs(pairs)
         .finish()
+}
+
+/// The value of the parameter `name` in `query` (its first, if given more than once: the page
+/// then is the 400 page anyway), for a form and the next page's link.
+pub(super) fn param(query: &str, name: &str) -> Option<String> {
+    url::form_urlencoded::parse(query.as_bytes())
+        .find(|(key, _)| key == name)
+        .map(|(_, value)| value.into_owned())
 }
 
 /// `path` with the query parameters `pairs` that have a value.

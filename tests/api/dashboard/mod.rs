@@ -6,6 +6,7 @@
 
 mod actions;
 mod api_keys;
+mod overview;
 mod pages;
 mod settings;
 mod webhooks;
@@ -100,7 +101,7 @@ impl Browser {
         Self::answer(request.header(COOKIE, cookies).send().await.unwrap()).await
     }
 
-    async fn post(&self, path: &str, cookies: &str, form: &[(&str, &str)]) -> Answer {
+    pub async fn post(&self, path: &str, cookies: &str, form: &[(&str, &str)]) -> Answer {
         let request = self.client.post(format!("{}{path}", self.base_url));
         Self::answer(
             request
@@ -252,13 +253,18 @@ backend_test!(
             "/dashboard/customers".to_string(),
             format!("/dashboard/customers/{key}"),
             "/dashboard/memberships/mmbrshp_unknown".to_string(),
+            "/dashboard/overview".to_string(),
+            "/dashboard/overview/revenue.svg?currency=EUR".to_string(),
+            "/dashboard/memberships?status=Active".to_string(),
+            "/dashboard/events".to_string(),
+            "/dashboard/sandbox".to_string(),
         ] {
             for cookie in ["", "recur_dashboard=ds_made_up", "recur_dashboard="] {
                 let page = browser.get(&path, cookie).await;
                 assert_eq!(page.status, StatusCode::SEE_OTHER, "{path} {cookie}");
                 let to = page.location.as_deref();
                 assert!(
-                    to == Some("/dashboard/login") || to == Some("/dashboard/customers"),
+                    to == Some("/dashboard/login") || to == Some("/dashboard/overview"),
                     "{path}: {to:?}"
                 );
                 assert!(!page.text.contains("Ada"));
