@@ -44,12 +44,16 @@ async fn dashboard_login_search_and_membership_page() {
     browser.screenshot("dashboard-login").await;
     browser.click("button[type=submit]").await;
     browser
-        .wait_for_url(&format!("{}/dashboard/customers", server.base_url))
+        .wait_for_url(&format!("{}/dashboard/overview", server.base_url))
         .await;
     assert_eq!(
         browser.text("[data-testid=merchant-name]").await,
         "Test Merchant"
     );
+    browser.screenshot("dashboard-overview").await;
+    browser
+        .open(&format!("{}/dashboard/customers", server.base_url))
+        .await;
     assert_eq!(browser.count("[data-testid=customer]").await, 2);
 
     browser.fill("[data-testid=search]", "lovel").await;
@@ -84,6 +88,10 @@ async fn dashboard_login_search_and_membership_page() {
     assert_eq!(browser.count("[data-testid=invoice]").await, 1);
     assert!(browser.count("[data-testid=event]").await >= 1);
     browser.screenshot("dashboard-membership").await;
+    browser
+        .open(&format!("{}/dashboard/settings", server.base_url))
+        .await;
+    browser.screenshot("dashboard-settings").await;
 
     browser.click("[data-testid=logout]").await;
     browser
@@ -124,7 +132,7 @@ async fn dashboard_actions_refund_and_resend() {
     browser.fill("#password", &server.merchant.password).await;
     browser.click("button[type=submit]").await;
     browser
-        .wait_for_url(&format!("{}/dashboard/customers", server.base_url))
+        .wait_for_url(&format!("{}/dashboard/overview", server.base_url))
         .await;
     browser.open(&page).await;
     browser.wait_for_url(&page).await;

@@ -74,10 +74,10 @@ fn login_page(
     )
 }
 
-/// `GET /dashboard/login`: the login form (the customers, when already logged in).
+/// `GET /dashboard/login`: the login form (the overview, when already logged in).
 pub async fn form(State(state): State<AppState>, headers: HeaderMap) -> Result<Response, ApiError> {
     if staff::open(&state, &headers).await?.is_some() {
-        return Ok(Redirect::to("/dashboard/customers").into_response());
+        return Ok(Redirect::to("/dashboard/overview").into_response());
     }
     let t = session::strings(&state, &headers);
     let nonce = ids::prefixed("", 32);
@@ -160,7 +160,7 @@ pub async fn submit(
         now,
     )
     .await?;
-    let mut response = Redirect::to("/dashboard/customers").into_response();
+    let mut response = Redirect::to("/dashboard/overview").into_response();
     let cookies = response.headers_mut();
     cookies.append(
         header::SET_COOKIE,

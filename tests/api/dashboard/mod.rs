@@ -145,7 +145,7 @@ impl Browser {
             .try_log_in(&merchant.user_name, &merchant.password)
             .await;
         assert_eq!(answer.status, StatusCode::SEE_OTHER, "{}", answer.text);
-        assert_eq!(answer.location.as_deref(), Some("/dashboard/customers"));
+        assert_eq!(answer.location.as_deref(), Some("/dashboard/overview"));
         let token = answer
             .cookie_value("recur_dashboard")
             .expect("session cookie");
@@ -238,7 +238,7 @@ backend_test!(
             .contains("data-testid=\"merchant-name\">Acme Coffee<"));
         // Already logged in: the login page leads on.
         let again = browser.get("/dashboard/login", &cookie).await;
-        assert_eq!(again.location.as_deref(), Some("/dashboard/customers"));
+        assert_eq!(again.location.as_deref(), Some("/dashboard/overview"));
     }
 );
 
