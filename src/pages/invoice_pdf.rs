@@ -8,9 +8,12 @@
 
 use std::collections::BTreeMap;
 
+use axum::http::{header, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
 use pdf_writer::{Content, Finish, Name, Pdf, Rect, Ref, Str, TextStr};
 
 use super::invoice_view::InvoiceView;
+use crate::api::problem::ApiError;
 
 const PAGE_WIDTH: f32 = 595.0;
 const PAGE_HEIGHT: f32 = 842.0;
@@ -18,6 +21,28 @@ const LEFT: f32 = 56.0;
 const RIGHT: f32 = PAGE_WIDTH - 56.0;
 const REGULAR: Name<'static> = Name(b"F1");
 const BOLD: Name<'static> = Name(b"F2");
+
+/// The download of the PDF of `view` (the invoice `invoice_key`), labelled with the strings `t`:
+/// `application/pdf`, an attachment named after the invoice, never cached.
+pub fn download(
+    view: &InvoiceView,
+    t: &BTreeMap<String, String>,
+    invoice_key: &str,
+) -> Result<Response, ApiError> {
+    let disposition = format!("attachment; filename=\"invoice-{invoice_key}.pdf\"");
+    let mut response = (StatusCode::OK, render(view, t)).into_response();
+    let h = response.headers_mut();
+    h.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/pdf"),
+    );
+    h.insert(
+        header::CONTENT_DISPOSITION,
+        HeaderValue::from_str(&disposition).map_err(anyhow::Error::from)?,
+    );
+    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    Ok(response)
+}
 
 /// The PDF of `view`, labelled with the strings `t`.
 pub fn render(view: &InvoiceView, t: &BTreeMap<String, String>) -> Vec<u8> {

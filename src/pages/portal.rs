@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 
 use axum::extract::{Path, Query, State};
-use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
+use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Redirect, Response};
 use minijinja::context;
 use recur_domain::money::display_amount;
@@ -218,23 +218,7 @@ pub async fn invoice_pdf(
         return notice::not_found(&state, t);
     };
     let view = invoice_view(t, &portal.brand.name, &portal.customer, &m, &invoice);
-    let bytes = invoice_pdf::render(&view, t);
-    let disposition = format!(
-        "attachment; filename=\"invoice-{}.pdf\"",
-        invoice.invoice_key
-    );
-    let mut response = (StatusCode::OK, bytes).into_response();
-    let h = response.headers_mut();
-    h.insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("application/pdf"),
-    );
-    h.insert(
-        header::CONTENT_DISPOSITION,
-        HeaderValue::from_str(&disposition).map_err(anyhow::Error::from)?,
-    );
-    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
-    Ok(response)
+    invoice_pdf::download(&view, t, &invoice.invoice_key)
 }
 
 /// `GET /portal/{token}/payment-method`: the form for a new card.

@@ -187,6 +187,8 @@ pub(super) fn invoice_rows(
                 status_label => t.get(&format!("invoice_status_{status}")),
                 paid => i.paid_at.map(|at| display_date(at, lang)),
                 membership_url => format!("/dashboard/memberships/{}", listed.membership_key),
+                url => format!("/dashboard/invoices/{}", i.invoice_key),
+                pdf_url => format!("/dashboard/invoices/{}/pdf", i.invoice_key),
                 refund_url => (i.status == InvoiceStatus::Paid
                     && i.amount_paid > i.amount_refunded)
                     .then(|| format!(

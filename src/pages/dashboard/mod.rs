@@ -9,6 +9,7 @@ pub mod api_keys;
 pub mod chart;
 pub mod confirm;
 pub mod customers;
+pub mod invoices;
 pub mod lists;
 pub mod login;
 pub mod memberships;
@@ -53,6 +54,8 @@ pub fn routes() -> Router<AppState> {
         .route("/dashboard/sandbox/card", post(sandbox::attach_card))
         .route("/dashboard/sandbox/pay", post(sandbox::pay))
         .route("/dashboard/customers", get(customers::list))
+        .route("/dashboard/invoices/{invoice_key}", get(invoices::show))
+        .route("/dashboard/invoices/{invoice_key}/pdf", get(invoices::pdf))
         .route(
             "/dashboard/api-keys",
             get(api_keys::list).post(api_keys::create),

@@ -6,6 +6,7 @@
 
 mod actions;
 mod api_keys;
+mod invoices;
 mod overview;
 mod pages;
 mod settings;

@@ -1,0 +1,88 @@
+//! An invoice in the dashboard, as the customer's portal shows it: the printable page,
+//! `GET /dashboard/invoices/{invoiceKey}`, and the PDF, `…/pdf` (the same view and renderer as
+//! the portal's). Another merchant's invoice is the 404 page.
+
+use axum::extract::{Path, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::Response;
+use minijinja::context;
+
+use super::staff::{self, Staff};
+use crate::api::problem::ApiError;
+use crate::pages::invoice_view::{invoice_view, InvoiceView};
+use crate::pages::render::{page, Framing};
+use crate::pages::{invoice_pdf, notice, session};
+use crate::state::AppState;
+use crate::store::{customers, invoices, memberships};
+
+/// The view of the staff's merchant's invoice `invoice_key`, with its membership's key; `None`
+/// when the merchant has no such invoice.
+async fn view_of(
+    state: &AppState,
+    headers: &HeaderMap,
+    staff: &Staff,
+    invoice_key: &str,
+) -> Result<Option<(InvoiceView, String)>, ApiError> {
+    let pool = state.store.pool();
+    let merchant_id = staff.merchant.id;
+    let Some(invoice) = invoices::by_key(pool, merchant_id, invoice_key).await? else {
+        return Ok(None);
+    };
+    let Some(m) = memberships::by_id(pool, merchant_id, invoice.membership_id).await? else {
+        return Ok(None);
+    };
+    let Some(customer) = customers::by_id(pool, merchant_id, m.customer_id).await? else {
+        return Ok(None);
+    };
+    let t = session::strings(state, headers);
+    let view = invoice_view(t, &staff.brand.name, &customer, &m, &invoice);
+    Ok(Some((view, m.membership_key)))
+}
+
+/// `GET /dashboard/invoices/{invoiceKey}`: the invoice as a printable page.
+pub async fn show(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    Path(invoice_key): Path<String>,
+) -> Result<Response, ApiError> {
+    let staff = match staff::require(&state, &headers).await? {
+        Ok(staff) => staff,
+        Err(redirect) => return Ok(redirect),
+    };
+    let t = session::strings(&state, &headers);
+    let Some((view, membership_key)) = view_of(&state, &headers, &staff, &invoice_key).await?
+    else {
+        return notice::not_found(&state, t);
+    };
+    page(
+        &state,
+        StatusCode::OK,
+        "invoice.html",
+        context! {
+            t => t,
+            invoice => view,
+            pdf_url => format!("/dashboard/invoices/{invoice_key}/pdf"),
+            back_url => format!("/dashboard/memberships/{membership_key}"),
+            back_label => t.get("dash_back_to_membership"),
+        },
+        Some(&staff.brand),
+        Framing::Deny,
+    )
+}
+
+/// `GET /dashboard/invoices/{invoiceKey}/pdf`: the invoice as a PDF download.
+pub async fn pdf(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    Path(invoice_key): Path<String>,
+) -> Result<Response, ApiError> {
+    let staff = match staff::require(&state, &headers).await? {
+        Ok(staff) => staff,
+        Err(redirect) => return Ok(redirect),
+    };
+    let t = session::strings(&state, &headers);
+    let Some((view, _)) = view_of(&state, &headers, &staff, &invoice_key).await? else {
+        return notice::not_found(&state, t);
+    };
+    invoice_pdf::download(&view, t, &invoice_key)
+}

@@ -1,0 +1,66 @@
+//! An invoice from the dashboard, as the portal shows it: the printable page and the PDF, for the
+//! merchant's own invoices only.
+
+use recur::store::merchants::Mode;
+use reqwest::StatusCode;
+
+use super::Browser;
+use crate::backend_test;
+use crate::harness::TestServer;
+
+backend_test!(
+    dashboard_invoices_open_as_a_page_and_a_pdf,
+    |server: TestServer| async move {
+        let api = server.token().await;
+        let customer_key = server.create_customer(&api, "ada@example.com").await;
+        let body = server.membership_body(&customer_key, "order-1");
+        let record = server
+            .active_membership(&api, "2031-01-01T00:00:00Z", body)
+            .await;
+        let membership_key = record["membershipKey"].as_str().unwrap().to_string();
+        let invoice_key = record["invoices"][0]["invoiceKey"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        let browser = Browser::new(&server);
+        let mine = browser.log_in(&server.merchant).await;
+
+        // The membership page links the invoice and its PDF.
+        let page = browser
+            .get(&format!("/dashboard/memberships/{membership_key}"), &mine)
+            .await;
+        let page_url = format!("/dashboard/invoices/{invoice_key}");
+        let pdf_url = format!("{page_url}/pdf");
+        assert!(
+            page.text.contains(&format!("href=\"{page_url}\"")),
+            "{}",
+            page.text
+        );
+        assert!(page.text.contains(&format!("href=\"{pdf_url}\"")));
+
+        let invoice = browser.get(&page_url, &mine).await;
+        assert_eq!(invoice.status, StatusCode::OK, "{}", invoice.text);
+        assert!(invoice.text.contains(&invoice_key));
+        assert!(invoice.text.contains("Ada Lovelace") && invoice.text.contains("29.97"));
+        assert!(invoice
+            .text
+            .contains(&format!("href=\"/dashboard/memberships/{membership_key}\"")));
+        assert!(invoice.csp.contains("default-src 'none'") || invoice.csp.contains("script-src"));
+        let pdf = browser.get(&pdf_url, &mine).await;
+        assert_eq!(pdf.status, StatusCode::OK);
+        assert!(pdf.text.starts_with("%PDF-"), "a PDF");
+
+        // Another merchant's session finds neither; without a session, the login.
+        let other = server.another_merchant(Mode::Sandbox).await;
+        let theirs = browser.log_in(&other).await;
+        for path in [&page_url, &pdf_url] {
+            let refused = browser.get(path, &theirs).await;
+            assert_eq!(refused.status, StatusCode::NOT_FOUND, "{path}");
+            assert!(!refused.text.contains("Ada Lovelace"));
+            let anonymous = browser.get(path, "").await;
+            assert_eq!(anonymous.location.as_deref(), Some("/dashboard/login"));
+        }
+        let unknown = browser.get(&format!("{page_url}x"), &mine).await;
+        assert_eq!(unknown.status, StatusCode::NOT_FOUND);
+    }
+);
