@@ -7,7 +7,7 @@ use chrono::{DateTime, Utc};
 use sqlx::any::AnyRow;
 use sqlx::{Any, Executor, Row};
 
-use super::events::{close_attempts, due_candidates, Candidate, Outcome, Scope};
+use super::events::{close_attempts, due_candidates, lease_rows, Candidate, Outcome, Scope};
 use super::keyset::{self, Filters, Value, Window};
 use super::{from_micros, to_micros, Store, Tx};
 
@@ -143,22 +143,11 @@ pub async fn lease(
     real_now: DateTime<Utc>,
     until: DateTime<Utc>,
 ) -> Result<Vec<Leased>, sqlx::Error> {
-    if ids.is_empty() {
-        return Ok(Vec::new());
-    }
-    let sql = format!(
-        "UPDATE endpoint_deliveries SET lease_until = $1 \
-         WHERE id IN (SELECT column1 FROM (VALUES {}) AS v) AND status = 'Pending' \
-         AND (lease_until IS NULL OR lease_until < $2) RETURNING id",
-        super::placeholders(ids.len(), 1, 3)
-    );
-    let mut query = sqlx::query_scalar::<_, i64>(&sql)
-        .bind(to_micros(until))
-        .bind(to_micros(real_now));
-    for id in ids {
-        query = query.bind(*id);
-    }
-    let leased = query.fetch_all(store.writer()).await?;
+    let leased = lease_rows(store, "endpoint_deliveries", "id", ids, real_now, until)
+        .await?
+        .iter()
+        .map(|row| row.try_get::<i64, _>("id"))
+        .collect::<Result<Vec<_>, _>>()?;
     if leased.is_empty() {
         return Ok(Vec::new());
     }

@@ -225,13 +225,28 @@ pub async fn lease(
     real_now: DateTime<Utc>,
     until: DateTime<Utc>,
 ) -> Result<Vec<Event>, sqlx::Error> {
+    let rows = lease_rows(store, "events", COLUMNS, ids, real_now, until).await?;
+    rows.iter().map(decode).collect()
+}
+
+/// Leases the rows `ids` of `table` (`events` or `endpoint_deliveries`, whose delivery columns
+/// are alike) that are pending and not leased at `real_now` (none, or an expired lease) until
+/// `until`, in one statement; returns their `returning` columns. An empty `ids` costs nothing.
+pub(super) async fn lease_rows(
+    store: &Store,
+    table: &str,
+    returning: &str,
+    ids: &[i64],
+    real_now: DateTime<Utc>,
+    until: DateTime<Utc>,
+) -> Result<Vec<AnyRow>, sqlx::Error> {
     if ids.is_empty() {
         return Ok(Vec::new());
     }
     let sql = format!(
-        "UPDATE events SET lease_until = $1 \
+        "UPDATE {table} SET lease_until = $1 \
          WHERE id IN (SELECT column1 FROM (VALUES {}) AS v) AND status = 'Pending' \
-         AND (lease_until IS NULL OR lease_until < $2) RETURNING {COLUMNS}",
+         AND (lease_until IS NULL OR lease_until < $2) RETURNING {returning}",
         super::placeholders(ids.len(), 1, 3)
     );
     let mut query = sqlx::query(&sql)
@@ -240,8 +255,7 @@ pub async fn lease(
     for id in ids {
         query = query.bind(*id);
     }
-    let rows = query.fetch_all(store.writer()).await?;
-    rows.iter().map(decode).collect()
+    query.fetch_all(store.writer()).await
 }
 
 /// The outcome of one attempt, to record.
