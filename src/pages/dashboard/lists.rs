@@ -2,10 +2,12 @@
 //! cursors of `GET /memberships`, through [`lists::membership_page`]) and webhook events by
 //! delivery status (those of `GET /events`, through [`lists::event_page`]).
 
+use std::collections::BTreeMap;
+
 use axum::extract::{RawQuery, State};
 use axum::http::HeaderMap;
 use axum::response::Response;
-use minijinja::context;
+use minijinja::{context, Value};
 use recur_domain::status::MembershipStatus;
 
 use super::customers::membership_row;
@@ -41,18 +43,14 @@ pub async fn memberships(
         Err(page) => return Ok(page),
     };
     let status = param(&query, "status");
-    let statuses: Vec<_> = MembershipStatus::ALL
-        .iter()
-        .map(|s| {
-            let name = s.as_str();
-            context! {
-                name => name,
-                label => t.get(&format!("status_{name}")),
-                url => link("/dashboard/memberships", &[("status", Some(name))]),
-                current => status.as_deref() == Some(name),
-            }
-        })
-        .collect();
+    let names = MembershipStatus::ALL.map(|s| s.as_str());
+    let statuses = filter_links(
+        t,
+        ("/dashboard/memberships", "status"),
+        &names,
+        "status_",
+        &status,
+    );
     framed(
         &state,
         &staff,
@@ -93,18 +91,14 @@ pub async fn events(
         Err(page) => return Ok(page),
     };
     let status = param(&query, "deliveryStatus");
-    let statuses: Vec<_> = EventStatus::ALL
-        .iter()
-        .map(|s| {
-            let name = s.as_str();
-            context! {
-                name => name,
-                label => t.get(&format!("dash_delivery_{name}")),
-                url => link("/dashboard/events", &[("deliveryStatus", Some(name))]),
-                current => status.as_deref() == Some(name),
-            }
-        })
-        .collect();
+    let names = EventStatus::ALL.map(|s| s.as_str());
+    let statuses = filter_links(
+        t,
+        ("/dashboard/events", "deliveryStatus"),
+        &names,
+        "dash_delivery_",
+        &status,
+    );
     let events: Vec<_> = rows
         .iter()
         .map(|e| {
@@ -137,4 +131,26 @@ pub async fn events(
             )),
         },
     )
+}
+
+/// The links that filter the list at `path` by its parameter `param` to each of `names`, each
+/// labelled with the string `{label_prefix}{name}`, the one `current` marked.
+fn filter_links(
+    t: &BTreeMap<String, String>,
+    (path, param): (&str, &str),
+    names: &[&str],
+    label_prefix: &str,
+    current: &Option<String>,
+) -> Vec<Value> {
+    names
+        .iter()
+        .map(|name| {
+            context! {
+                name => name,
+                label => t.get(&format!("{label_prefix}{name}")),
+                url => link(path, &[(param, Some(name))]),
+                current => current.as_deref() == Some(*name),
+            }
+        })
+        .collect()
 }
