@@ -5,13 +5,12 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use anyhow::Context;
-use chrono::{DateTime, Utc};
 
 use super::target::Target;
 use super::{endpoint_of, Delivery, Dispatcher, PER_ENDPOINT};
 use crate::services::Services;
 use crate::store::endpoint_deliveries;
-use crate::store::events::{self, Scope};
+use crate::store::events::{self, Candidate, Scope};
 use crate::store::merchants::{self, Merchant};
 
 /// Which queue a candidate is in.
@@ -21,14 +20,6 @@ enum Queue {
     Own,
     /// `endpoint_deliveries`: an event to a registered endpoint.
     Endpoint,
-}
-
-/// A due delivery that may be leased.
-struct Candidate {
-    queue: Queue,
-    id: i64,
-    url: String,
-    due: DateTime<Utc>,
 }
 
 impl Dispatcher {
@@ -51,32 +42,19 @@ impl Dispatcher {
         };
         let now = test_clock.unwrap_or(real_now);
         let limit = i64::try_from(free * PER_ENDPOINT).unwrap_or(i64::MAX);
-        let mut candidates: Vec<Candidate> = events::due(&state.store, scope, now, real_now, limit)
-            .await?
+        let own = events::due(&state.store, scope, now, real_now, limit).await?;
+        let to_endpoints =
+            endpoint_deliveries::due(&state.store, scope, now, real_now, limit).await?;
+        let mut candidates: Vec<(Queue, Candidate)> = own
             .into_iter()
-            .map(|c| Candidate {
-                queue: Queue::Own,
-                id: c.id,
-                url: c.url,
-                due: c.next_attempt_at,
-            })
+            .map(|c| (Queue::Own, c))
+            .chain(to_endpoints.into_iter().map(|c| (Queue::Endpoint, c)))
             .collect();
-        candidates.extend(
-            endpoint_deliveries::due(&state.store, scope, now, real_now, limit)
-                .await?
-                .into_iter()
-                .map(|c| Candidate {
-                    queue: Queue::Endpoint,
-                    id: c.id,
-                    url: c.url,
-                    due: c.next_attempt_at,
-                }),
-        );
-        candidates.sort_by_key(|c| (c.due, c.queue == Queue::Endpoint, c.id));
+        candidates.sort_by_key(|(queue, c)| (c.next_attempt_at, *queue == Queue::Endpoint, c.id));
         // (queue, id) -> endpoint of the deliveries to lease.
         let mut picked: HashMap<(Queue, i64), String> = HashMap::new();
         let mut taken: HashMap<String, usize> = HashMap::new();
-        for candidate in candidates {
+        for (queue, candidate) in candidates {
             if picked.len() == free {
                 break;
             }
@@ -85,7 +63,7 @@ impl Dispatcher {
                 + taken.get(&endpoint).copied().unwrap_or(0);
             if holding < per_endpoint {
                 *taken.entry(endpoint.clone()).or_default() += 1;
-                picked.insert((candidate.queue, candidate.id), endpoint);
+                picked.insert((queue, candidate.id), endpoint);
             }
         }
         let ids = |queue| -> Vec<i64> {
