@@ -183,6 +183,10 @@ fn templates() -> minijinja::Environment<'static> {
             include_str!("../templates/dashboard/membership.html"),
         ),
         (
+            "dashboard/attempts.html",
+            include_str!("../templates/dashboard/attempts.html"),
+        ),
+        (
             "dashboard/invoices.html",
             include_str!("../templates/dashboard/invoices.html"),
         ),

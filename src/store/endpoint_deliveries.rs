@@ -3,11 +3,16 @@
 //! found due, leased to one dispatcher and recorded like the deliveries to an event's own URL
 //! ([`super::events`]), each on its own schedule.
 
+use std::collections::HashMap;
+
 use chrono::{DateTime, Utc};
 use sqlx::any::AnyRow;
 use sqlx::{Any, Executor, Row};
 
-use super::events::{close_attempts, due_candidates, lease_rows, Candidate, Outcome, Scope};
+use super::events::{
+    close_attempts, decode_attempt, due_candidates, lease_rows, Attempt, Candidate, EventStatus,
+    Outcome, Scope,
+};
 use super::keyset::{self, Filters, Value, Window};
 use super::{from_micros, to_micros, Store, Tx};
 
@@ -275,4 +280,76 @@ pub async fn attempts_page<'c, E: Executor<'c, Database = Any>>(
             })
         })
         .collect()
+}
+
+/// A delivery of one event to one of the merchant's endpoints, with its attempts.
+#[derive(Debug, Clone)]
+pub struct EventDelivery {
+    /// The endpoint's `we_…` key.
+    pub endpoint_key: String,
+    /// The endpoint's URL.
+    pub url: String,
+    /// Pending, Delivered or Undeliverable.
+    pub status: EventStatus,
+    /// When the next attempt is due, if one is.
+    pub next_attempt_at: Option<DateTime<Utc>>,
+    /// Its attempts, oldest first.
+    pub attempts: Vec<Attempt>,
+}
+
+/// The deliveries to endpoints of these events (ids read under their merchant), by event id,
+/// each with its attempts: two statements, read off `endpoint_deliveries_by_event` and
+/// `endpoint_attempts_by_delivery`.
+pub async fn of_events(
+    store: &Store,
+    event_ids: &[i64],
+) -> Result<HashMap<i64, Vec<EventDelivery>>, sqlx::Error> {
+    let rows = super::rows_with_ids(
+        store.pool(),
+        "SELECT d.id, d.event_id, d.status, d.next_attempt_at, e.endpoint_key, e.url \
+         FROM endpoint_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id",
+        "d.event_id",
+        event_ids,
+        "d.event_id, d.id",
+    )
+    .await?;
+    let ids = rows
+        .iter()
+        .map(|row| row.try_get("id"))
+        .collect::<Result<Vec<i64>, _>>()?;
+    let attempt_rows = super::rows_with_ids(
+        store.pool(),
+        "SELECT delivery_id, attempt, started_at, status_code, latency_ms, error, \
+         next_attempt_at FROM endpoint_attempts",
+        "delivery_id",
+        &ids,
+        "delivery_id, id",
+    )
+    .await?;
+    let mut attempts: HashMap<i64, Vec<Attempt>> = HashMap::new();
+    for row in &attempt_rows {
+        attempts
+            .entry(row.try_get("delivery_id")?)
+            .or_default()
+            .push(decode_attempt(row)?);
+    }
+    let mut deliveries: HashMap<i64, Vec<EventDelivery>> = HashMap::new();
+    for row in &rows {
+        let delivery = EventDelivery {
+            endpoint_key: row.try_get("endpoint_key")?,
+            url: row.try_get("url")?,
+            status: EventStatus::from_db(&row.try_get::<String, _>("status")?),
+            next_attempt_at: row
+                .try_get::<Option<i64>, _>("next_attempt_at")?
+                .map(from_micros),
+            attempts: attempts
+                .remove(&row.try_get::<i64, _>("id")?)
+                .unwrap_or_default(),
+        };
+        deliveries
+            .entry(row.try_get("event_id")?)
+            .or_default()
+            .push(delivery);
+    }
+    Ok(deliveries)
 }

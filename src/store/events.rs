@@ -39,7 +39,8 @@ impl EventStatus {
         }
     }
 
-    fn from_db(text: &str) -> EventStatus {
+    /// The status stored as `text` (the CHECK constraint allows only the three).
+    pub(super) fn from_db(text: &str) -> EventStatus {
         match text {
             "Delivered" => EventStatus::Delivered,
             "Undeliverable" => EventStatus::Undeliverable,
@@ -381,6 +382,20 @@ pub async fn for_membership(
         .collect())
 }
 
+/// An attempt read from a row of `event_attempts` or `endpoint_attempts`.
+pub(super) fn decode_attempt(row: &AnyRow) -> Result<Attempt, sqlx::Error> {
+    Ok(Attempt {
+        attempt: row.try_get("attempt")?,
+        started_at: from_micros(row.try_get("started_at")?),
+        status_code: row.try_get("status_code")?,
+        latency_ms: row.try_get("latency_ms")?,
+        error: row.try_get("error")?,
+        next_attempt_at: row
+            .try_get::<Option<i64>, _>("next_attempt_at")?
+            .map(from_micros),
+    })
+}
+
 /// The attempts of these events (ids read under their merchant), oldest first, by event id.
 pub async fn attempts_of<'c, E: Executor<'c, Database = Any>>(
     executor: E,
@@ -396,21 +411,11 @@ pub async fn attempts_of<'c, E: Executor<'c, Database = Any>>(
     )
     .await?;
     let mut attempts: HashMap<i64, Vec<Attempt>> = HashMap::new();
-    for row in rows {
-        let attempt = Attempt {
-            attempt: row.try_get("attempt")?,
-            started_at: from_micros(row.try_get("started_at")?),
-            status_code: row.try_get("status_code")?,
-            latency_ms: row.try_get("latency_ms")?,
-            error: row.try_get("error")?,
-            next_attempt_at: row
-                .try_get::<Option<i64>, _>("next_attempt_at")?
-                .map(from_micros),
-        };
+    for row in &rows {
         attempts
             .entry(row.try_get("event_id")?)
             .or_default()
-            .push(attempt);
+            .push(decode_attempt(row)?);
     }
     Ok(attempts)
 }

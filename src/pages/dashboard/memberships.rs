@@ -1,7 +1,7 @@
 //! A membership's page in the dashboard: plan, status, periods and next billing, its customer,
 //! its invoices (newest first, a page at a time, as `GET /invoices?membershipKey=` lists them)
 //! and the timeline of its webhook events, each with every attempt to deliver it to the
-//! membership's `webhookUrl`. The page offers the actions of [`super::actions`] and, while the
+//! membership's `webhookUrl` and to each of the merchant's webhook endpoints that took it. The page offers the actions of [`super::actions`] and, while the
 //! "payment failed" e-mail's pay-now link is open, that link to copy.
 
 use axum::extract::{Path, RawQuery, State};
@@ -19,7 +19,7 @@ use crate::links;
 use crate::pages::format::{display_date, display_time};
 use crate::pages::{notice, session};
 use crate::state::AppState;
-use crate::store::{checkout_sessions, customers, events, memberships};
+use crate::store::{checkout_sessions, customers, endpoint_deliveries, events, memberships};
 
 /// The newest events the timeline shows.
 pub const EVENTS_SHOWN: i64 = 50;
@@ -60,26 +60,54 @@ pub async fn show(
         checkout_sessions::open_for_membership(pool, merchant_id, m.id, staff.now).await?;
     let pay_now_url = links::open_pay_now_url(&state, &sessions);
     let timeline = events::for_membership(&state.store, merchant_id, m.id, EVENTS_SHOWN).await?;
+    let event_ids: Vec<i64> = timeline.iter().map(|(event, _)| event.id).collect();
+    let mut to_endpoints = endpoint_deliveries::of_events(&state.store, &event_ids).await?;
     let time = |at| display_time(at, lang);
-    let timeline: Vec<_> = timeline
-        .into_iter()
-        .map(|(event, attempts)| {
-            let status = event.status.as_str();
-            context! {
-                action => event.action,
-                action_id => event.action_id,
-                at => time(event.created_at),
-                status => status,
-                status_label => t.get(&format!("dash_delivery_{status}")),
-                url => event.webhook_url,
-                next_attempt => event.next_attempt_at.map(time),
-                attempts => attempts.into_iter().map(|a| context! {
+    let attempt_rows = |attempts: Vec<events::Attempt>| -> Vec<_> {
+        attempts
+            .into_iter()
+            .map(|a| {
+                context! {
                     number => a.attempt,
                     at => time(a.started_at),
                     status_code => a.status_code,
                     error => a.error,
                     latency_ms => a.latency_ms,
-                }).collect::<Vec<_>>(),
+                }
+            })
+            .collect()
+    };
+    let status_label =
+        |status: events::EventStatus| t.get(&format!("dash_delivery_{}", status.as_str()));
+    let timeline: Vec<_> = timeline
+        .into_iter()
+        .map(|(event, attempts)| {
+            let status = event.status.as_str();
+            let endpoints: Vec<_> = to_endpoints
+                .remove(&event.id)
+                .unwrap_or_default()
+                .into_iter()
+                .map(|d| {
+                    context! {
+                        url => d.url,
+                        endpoint_url => format!("/dashboard/webhooks/{}", d.endpoint_key),
+                        status => d.status.as_str(),
+                        status_label => status_label(d.status),
+                        next_attempt => d.next_attempt_at.map(time),
+                        attempts => attempt_rows(d.attempts),
+                    }
+                })
+                .collect();
+            context! {
+                action => event.action,
+                action_id => event.action_id,
+                at => time(event.created_at),
+                status => status,
+                status_label => status_label(event.status),
+                url => event.webhook_url,
+                next_attempt => event.next_attempt_at.map(time),
+                attempts => attempt_rows(attempts),
+                endpoints => endpoints,
             }
         })
         .collect();

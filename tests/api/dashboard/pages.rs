@@ -10,6 +10,7 @@ use crate::backend_matrix;
 use crate::backend_test;
 use crate::harness::TestServer;
 use crate::receivers::WebhookReceiver;
+use crate::webhook_endpoints::new_endpoint;
 
 backend_test!(
     dashboard_search_finds_customers_by_email_and_name,
@@ -125,6 +126,8 @@ backend_matrix!(
         receiver.answer_with(503);
         let server = TestServer::start_with_owned(backend, &receiver.settings()).await;
         let api = server.token().await;
+        let endpoint_url = format!("{}/endpoint", receiver.url);
+        let (endpoint, _) = new_endpoint(&server, &api, &endpoint_url, json!(null)).await;
         let customer_key = server.create_customer(&api, "ada@example.com").await;
         let mut body = server.membership_body(&customer_key, "order-1");
         body["webhookUrl"] = json!(receiver.url);
@@ -170,6 +173,20 @@ backend_matrix!(
             "{text}"
         );
         assert!(text.contains(&receiver.url));
+        // Each event's deliveries to the merchant's endpoints, with their attempts.
+        let events = text.matches("data-testid=\"event\"").count();
+        assert_eq!(
+            text.matches("data-testid=\"endpoint-delivery\"").count(),
+            events,
+            "every event went to the endpoint too"
+        );
+        assert!(text.contains(&format!("href=\"/dashboard/webhooks/{endpoint}\"")));
+        assert!(text.contains(&format!("<code>{endpoint_url}</code>")));
+        let after_endpoint = &text[text.find("data-testid=\"endpoint-delivery\"").unwrap()..];
+        assert!(
+            after_endpoint.contains("data-testid=\"attempt\"")
+                && after_endpoint.contains("HTTP 503")
+        );
         // The invoices' cursor is checked like the API's.
         let bad = browser
             .get(
