@@ -183,6 +183,10 @@ fn templates() -> minijinja::Environment<'static> {
             include_str!("../templates/dashboard/membership.html"),
         ),
         (
+            "dashboard/invoice_list.html",
+            include_str!("../templates/dashboard/invoice_list.html"),
+        ),
+        (
             "dashboard/attempts.html",
             include_str!("../templates/dashboard/attempts.html"),
         ),

@@ -12,12 +12,12 @@ use crate::billing::{engine, test_clock};
 use crate::delivery::mail::Mailer;
 use crate::delivery::webhooks::Dispatcher;
 use crate::services::Services;
-use crate::store::idempotency;
+use crate::store::{dashboard_sessions, idempotency};
 
 /// How often the billing worker looks for due memberships.
 const BILLING_INTERVAL: Duration = Duration::from_secs(1);
 
-/// How often housekeeping looks for expired idempotency keys.
+/// How often housekeeping looks for expired idempotency keys and ended dashboard sessions.
 const HOUSEKEEPING_INTERVAL: Duration = Duration::from_secs(60);
 
 /// The running background tasks.
@@ -68,19 +68,22 @@ async fn run_billing(services: Arc<Services>, webhooks: Arc<Dispatcher>) {
 }
 
 /// Housekeeping: every [`HOUSEKEEPING_INTERVAL`], deletes the idempotency keys past their
-/// retention, in batches so that no statement holds the table for long.
+/// retention and the dashboard sessions that have ended, in batches so that no statement holds
+/// a table for long.
 async fn run_housekeeping(state: Arc<Services>) {
-    const BATCH: u32 = 1000;
+    const BATCH: i64 = 1000;
     repeat(
-        "purging expired idempotency keys",
+        "purging expired idempotency keys and ended dashboard sessions",
         HOUSEKEEPING_INTERVAL,
         || {
             let state = state.clone();
             async move {
-                let expired_before = state.clock.now() - idempotency::RETENTION;
-                idempotency::purge_expired(&state.store, expired_before, i64::from(BATCH))
-                    .await
-                    .map(|deleted| deleted == u64::from(BATCH))
+                let now = state.clock.now();
+                let keys =
+                    idempotency::purge_expired(&state.store, now - idempotency::RETENTION, BATCH)
+                        .await?;
+                let sessions = dashboard_sessions::purge_ended(&state.store, now, BATCH).await?;
+                Ok::<_, sqlx::Error>(keys == BATCH as u64 || sessions == BATCH as u64)
             }
         },
     )

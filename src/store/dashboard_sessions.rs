@@ -14,20 +14,13 @@ pub const IDLE: Duration = Duration::minutes(30);
 const MERCHANT_NOW: &str = "COALESCE((SELECT t.now FROM test_clocks t \
      WHERE t.merchant_id = dashboard_sessions.merchant_id), $2)";
 
-/// Opens a session of `merchant_id` under `token_digest` at the server time `now`, and removes
-/// the merchant's sessions that have ended, in one transaction.
+/// Opens a session of `merchant_id` under `token_digest` at the server time `now`.
 pub async fn open(
     store: &Store,
     merchant_id: i64,
     token_digest: &str,
     now: DateTime<Utc>,
 ) -> Result<(), sqlx::Error> {
-    let mut tx = store.begin().await?;
-    sqlx::query("DELETE FROM dashboard_sessions WHERE merchant_id = $1 AND seen_at <= $2")
-        .bind(merchant_id)
-        .bind(to_micros(now - IDLE))
-        .execute(&mut *tx)
-        .await?;
     sqlx::query(&format!(
         "INSERT INTO dashboard_sessions \
          (merchant_id, token_digest, created_at, seen_at, merchant_seen_at) \
@@ -37,9 +30,28 @@ pub async fn open(
     .bind(merchant_id)
     .bind(to_micros(now))
     .bind(token_digest)
-    .execute(&mut *tx)
-    .await?;
-    tx.commit().await
+    .execute(store.writer())
+    .await
+    .map(|_| ())
+}
+
+/// Deletes up to `limit` sessions idle for [`IDLE`] on the server's clock at `now`, oldest
+/// first, in one statement (housekeeping); returns how many it deleted. Such a session could
+/// not be used any more ([`touch`] refuses it), so this only returns the space.
+pub async fn purge_ended(
+    store: &Store,
+    now: DateTime<Utc>,
+    limit: i64,
+) -> Result<u64, sqlx::Error> {
+    Ok(sqlx::query(
+        "DELETE FROM dashboard_sessions WHERE id IN \
+         (SELECT id FROM dashboard_sessions WHERE seen_at <= $1 ORDER BY seen_at LIMIT $2)",
+    )
+    .bind(to_micros(now - IDLE))
+    .bind(limit)
+    .execute(store.writer())
+    .await?
+    .rows_affected())
 }
 
 /// The merchant of the session under `token_digest` if it has not been idle for [`IDLE`] on the

@@ -1,6 +1,7 @@
 //! The dashboard's lists behind the overview's figures: memberships by status (the filters and
-//! cursors of `GET /memberships`, through [`lists::membership_page`]) and webhook events by
-//! delivery status (those of `GET /events`, through [`lists::event_page`]).
+//! cursors of `GET /memberships`, through [`lists::membership_page`]), invoices by status (those
+//! of `GET /invoices`, through [`lists::invoice_page`]) and webhook events by delivery status
+//! (those of `GET /events`, through [`lists::event_page`]).
 
 use std::collections::BTreeMap;
 
@@ -8,11 +9,11 @@ use axum::extract::{RawQuery, State};
 use axum::http::HeaderMap;
 use axum::response::Response;
 use minijinja::{context, Value};
-use recur_domain::status::MembershipStatus;
+use recur_domain::status::{InvoiceStatus, MembershipStatus};
 
-use super::customers::membership_row;
+use super::customers::{invoice_rows, membership_row};
 use super::{framed, link, or_bad_request, param, staff, without_empty};
-use crate::api::lists::{self, EventFilters, MembershipFilters};
+use crate::api::lists::{self, EventFilters, InvoiceFilters, MembershipFilters};
 use crate::api::pagination::{ListQuery, PageParams};
 use crate::api::problem::ApiError;
 use crate::i18n;
@@ -63,6 +64,54 @@ pub async fn memberships(
             memberships => rows.iter().map(|m| membership_row(t, lang, m)).collect::<Vec<_>>(),
             next_url => next.as_deref().map(|cursor| link(
                 "/dashboard/memberships",
+                &[("status", status.as_deref()), ("cursor", Some(cursor))],
+            )),
+        },
+    )
+}
+
+/// `GET /dashboard/invoices?status=&cursor=`: the merchant's invoices, newest first, a page at a
+/// time, all or those in one status (the overview's revenue links to the paid ones).
+pub async fn invoices(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    RawQuery(query): RawQuery,
+) -> Result<Response, ApiError> {
+    let staff = match staff::require(&state, &headers).await? {
+        Ok(staff) => staff,
+        Err(redirect) => return Ok(redirect),
+    };
+    let t = session::strings(&state, &headers);
+    let lang = i18n::lang(t);
+    let query = without_empty(query.as_deref());
+    let ListQuery(page) = ListQuery::<PageParams>::parse(&query)?;
+    let ListQuery(filters) = ListQuery::<InvoiceFilters>::parse(&query)?;
+    let found = lists::invoice_page(&state, staff.merchant.id, page, filters).await;
+    let (rows, next) = match or_bad_request(&state, t, found)? {
+        Ok(found) => found,
+        Err(page) => return Ok(page),
+    };
+    let status = param(&query, "status");
+    let names = InvoiceStatus::ALL.map(|s| s.as_str());
+    let statuses = filter_links(
+        t,
+        ("/dashboard/invoices", "status"),
+        &names,
+        "invoice_status_",
+        &status,
+    );
+    framed(
+        &state,
+        &staff,
+        t,
+        "dashboard/invoice_list.html",
+        "invoices",
+        context! {
+            status => status,
+            statuses => statuses,
+            invoices => invoice_rows(t, lang, &rows),
+            next_url => next.as_deref().map(|cursor| link(
+                "/dashboard/invoices",
                 &[("status", status.as_deref()), ("cursor", Some(cursor))],
             )),
         },

@@ -48,6 +48,7 @@ pub fn routes() -> Router<AppState> {
             get(overview::revenue_chart),
         )
         .route("/dashboard/memberships", get(lists::memberships))
+        .route("/dashboard/invoices", get(lists::invoices))
         .route("/dashboard/events", get(lists::events))
         .route("/dashboard/sandbox", get(sandbox::show))
         .route("/dashboard/sandbox/clock", post(sandbox::advance_clock))

@@ -64,3 +64,63 @@ backend_test!(
         assert_eq!(unknown.status, StatusCode::NOT_FOUND);
     }
 );
+
+backend_test!(
+    dashboard_invoice_list_filters_by_status,
+    |server: TestServer| async move {
+        let api = server.token().await;
+        let ada = server.create_customer(&api, "ada@example.com").await;
+        let body = server.membership_body(&ada, "order-1");
+        let paid = server
+            .active_membership(&api, "2031-01-01T00:00:00Z", body)
+            .await;
+        let paid_key = paid["invoices"][0]["invoiceKey"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        let (grace, _) = server
+            .past_due_membership(
+                &api,
+                "grace@example.com",
+                "order-2",
+                "2031-01-01T00:00:00Z",
+                "2031-02-01T00:00:00Z",
+            )
+            .await;
+        let open = crate::lists::page(
+            &server,
+            &api,
+            &format!("/invoices?customerKey={grace}&status=Open"),
+        )
+        .await;
+        let open_key = open["data"][0]["invoiceKey"].as_str().unwrap().to_string();
+        let browser = Browser::new(&server);
+        let mine = browser.log_in(&server.merchant).await;
+        let listed = |text: &str, key: &str| text.contains(&format!("/dashboard/invoices/{key}\""));
+
+        let all = browser.get("/dashboard/invoices", &mine).await;
+        assert_eq!(all.status, StatusCode::OK, "{}", all.text);
+        assert!(listed(&all.text, &paid_key) && listed(&all.text, &open_key));
+        assert!(all.text.contains("data-testid=\"nav-invoices\""));
+        let only_paid = browser.get("/dashboard/invoices?status=Paid", &mine).await;
+        assert!(listed(&only_paid.text, &paid_key) && !listed(&only_paid.text, &open_key));
+        assert!(only_paid
+            .text
+            .contains("aria-current=\"page\" data-testid=\"filter-Paid\""));
+        let only_open = browser.get("/dashboard/invoices?status=Open", &mine).await;
+        assert!(!listed(&only_open.text, &paid_key) && listed(&only_open.text, &open_key));
+        for bad in ["status=Nope", "cursor=abc", "status=Paid&status=Open"] {
+            let page = browser
+                .get(&format!("/dashboard/invoices?{bad}"), &mine)
+                .await;
+            assert_eq!(page.status, StatusCode::BAD_REQUEST, "{bad}");
+            assert!(page.text.contains("<html"), "{bad}: an HTML page");
+        }
+
+        let other = server.another_merchant(Mode::Sandbox).await;
+        let theirs = browser.log_in(&other).await;
+        let foreign = browser.get("/dashboard/invoices", &theirs).await;
+        assert_eq!(foreign.status, StatusCode::OK);
+        assert!(!listed(&foreign.text, &paid_key) && !listed(&foreign.text, &open_key));
+    }
+);

@@ -400,15 +400,23 @@ backend_test!(
             .unwrap();
         let ended = browser.get("/dashboard/customers", &cookie).await;
         assert_eq!(ended.status, StatusCode::SEE_OTHER);
-        // A new login clears the merchant's ended sessions.
-        browser.log_in(&server.merchant).await;
-        let left = server
-            .count(
+        // Housekeeping deletes the sessions ended on the server's clock, in batches, and keeps
+        // the live one.
+        let fresh = browser.log_in(&server.merchant).await;
+        let sessions = || {
+            server.count(
                 "SELECT COUNT(*) FROM dashboard_sessions WHERE token_digest <> $1",
                 "",
             )
-            .await;
-        assert_eq!(left, 1);
+        };
+        assert_eq!(sessions().await, 3);
+        let store = &server.server.state.store;
+        let purge = || recur::store::dashboard_sessions::purge_ended(store, chrono::Utc::now(), 1);
+        assert_eq!(purge().await.unwrap(), 1, "a batch");
+        assert_eq!(purge().await.unwrap(), 1);
+        assert_eq!(purge().await.unwrap(), 0);
+        assert_eq!(sessions().await, 1, "the live session stays");
+        assert!(ok(&browser.get("/dashboard/customers", &fresh).await));
     }
 );
 

@@ -133,6 +133,10 @@ backend_test!(
             "{section}"
         );
         assert!(section.contains("src=\"/dashboard/overview/revenue.svg?currency=EUR\""));
+        assert!(
+            section.contains("href=\"/dashboard/invoices?status=Paid\""),
+            "the list behind it"
+        );
         assert!(section.contains("10 Jan 2031</td><td>€32.97"), "{section}");
         let at = page
             .text
