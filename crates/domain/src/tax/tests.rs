@@ -76,14 +76,30 @@ fn reverse_charge_skips_eu_rates_only() {
     };
     let taxation = Taxation::new(&rates, &b2b);
     assert!(taxation.reverse_charge);
-    let kept: Vec<&str> = taxation.rates.iter().map(|r| r.tax_rate_id.as_str()).collect();
+    let kept: Vec<&str> = taxation
+        .rates
+        .iter()
+        .map(|r| r.tax_rate_id.as_str())
+        .collect();
     assert_eq!(kept, ["txr_any", "txr_us"]);
     // Same country, no VAT id, or a country outside the EU: every rate applies.
     for parties in [
-        Parties { customer_country: Some("DE".into()), ..b2b.clone() },
-        Parties { customer_has_eu_vat: false, ..b2b.clone() },
-        Parties { customer_country: Some("CH".into()), ..b2b.clone() },
-        Parties { merchant_country: None, ..b2b.clone() },
+        Parties {
+            customer_country: Some("DE".into()),
+            ..b2b.clone()
+        },
+        Parties {
+            customer_has_eu_vat: false,
+            ..b2b.clone()
+        },
+        Parties {
+            customer_country: Some("CH".into()),
+            ..b2b.clone()
+        },
+        Parties {
+            merchant_country: None,
+            ..b2b.clone()
+        },
     ] {
         let taxation = Taxation::new(&rates, &parties);
         assert!(!taxation.reverse_charge);
