@@ -120,6 +120,12 @@ pub fn render(view: &InvoiceView, t: &BTreeMap<String, String>) -> Vec<u8> {
     rule(&mut c, y + 8.0, 0.5);
     y -= 8.0;
     let mut totals = vec![(REGULAR, label("subtotal"), view.subtotal.clone())];
+    for tax in &view.taxes {
+        totals.push((REGULAR, clip(&tax.description, 40), tax.amount.clone()));
+    }
+    if let Some(taxed) = &view.taxed_total {
+        totals.push((BOLD, label("total_with_taxes"), taxed.clone()));
+    }
     if let Some(credit) = &view.credit {
         totals.push((REGULAR, label("credit"), credit.clone()));
     }
@@ -134,6 +140,9 @@ pub fn render(view: &InvoiceView, t: &BTreeMap<String, String>) -> Vec<u8> {
         text(&mut c, *font, 10.0, RIGHT - 220.0, y, name);
         text_right(&mut c, *font, 10.0, RIGHT, y, value);
         y -= 17.0;
+    }
+    if let Some(notice) = &view.reverse_charge {
+        text(&mut c, BOLD, 9.5, LEFT, y - 8.0, notice);
     }
 
     c.set_fill_gray(0.4);
@@ -229,6 +238,9 @@ mod tests {
                 amount: "€49.90".into(),
             }],
             subtotal: "€49.90".into(),
+            taxes: Vec::new(),
+            taxed_total: None,
+            reverse_charge: None,
             credit: None,
             total: "€49.90".into(),
             amount_paid: "€49.90".into(),

@@ -6,8 +6,10 @@ use serde_json::{json, Value};
 
 use crate::backend_test;
 use crate::billing::{key, update};
+use crate::checkout::open;
 use crate::harness::TestServer;
 use crate::tax_rates::rate;
+use crate::visitor::Visitor;
 
 /// The membership's newest invoice.
 async fn newest_invoice(server: &TestServer, token: &str, key: &str) -> Value {
@@ -253,3 +255,36 @@ backend_test!(
         assert_eq!(invoice["total"], "37.16");
     }
 );
+
+/// The customer's invoice page and PDF list the tax, the taxed total and the reverse charge.
+async fn shows_taxes(server: &TestServer, token: &str, customer: &str, invoice: &str) {
+    let session = open(
+        server,
+        token,
+        "/api/subscriptions/v1/portal/session",
+        json!({"customerKey": customer, "returnToWebsiteLink": "https://merchant.example/account"}),
+    )
+    .await;
+    let portal = session["portalRedirectUrl"].as_str().unwrap().to_string();
+    let visitor = Visitor::new();
+    let html = visitor.get(&format!("{portal}/invoices/{invoice}")).await;
+    assert_eq!(html.status, 200);
+    let pdf = visitor
+        .client
+        .get(format!("{portal}/invoices/{invoice}/pdf"))
+        .send()
+        .await
+        .unwrap();
+    let pdf = String::from_utf8_lossy(&pdf.bytes().await.unwrap()).to_string();
+    for text in [
+        "Fee 5 %",
+        "1.50",
+        "Total incl. taxes",
+        "31.47",
+        "Reverse charge",
+    ] {
+        assert!(html.text.contains(text), "page: {text}");
+        assert!(pdf.contains(text), "PDF: {text}");
+    }
+    assert!(!html.text.contains("USt"), "the skipped rate is not shown");
+}
