@@ -237,6 +237,8 @@ backend_test!(
             .await;
         let invoice = newest_invoice(&server, &token, &key(&record)).await;
         assert_eq!(invoice["reverseCharge"], true);
+        let invoice_key = invoice["invoiceKey"].as_str().unwrap();
+        shows_taxes(&server, &token, &customer, invoice_key).await;
         assert_eq!(invoice["taxes"].as_array().unwrap().len(), 1, "{invoice}");
         assert_eq!(invoice["taxes"][0]["taxRateId"], anywhere.as_str());
         // 29.97 × 5 % = 1.4985 → 1.50.
@@ -278,12 +280,22 @@ async fn shows_taxes(server: &TestServer, token: &str, customer: &str, invoice: 
     let pdf = String::from_utf8_lossy(&pdf.bytes().await.unwrap()).to_string();
     for text in [
         "Fee 5 %",
-        "1.50",
+        "€1.50",
         "Total incl. taxes",
-        "31.47",
+        "€31.47",
         "Reverse charge",
     ] {
         assert!(html.text.contains(text), "page: {text}");
+    }
+    // The PDF writes text with a euro sign (Windows-1252 0x80) as a hex string.
+    let pdf = pdf.to_ascii_lowercase();
+    for text in [
+        "fee 5 %",
+        "<80312e3530>",
+        "total incl. taxes",
+        "<8033312e3437>",
+        "reverse charge",
+    ] {
         assert!(pdf.contains(text), "PDF: {text}");
     }
     assert!(!html.text.contains("USt"), "the skipped rate is not shown");

@@ -155,6 +155,9 @@ pub fn price_change_invoice(
 
 /// A change of interval: the old period ends now, its unused time is credited, and the new
 /// period starting now is charged in full (minus credit). Returns the plan and the new period.
+// The change (old and new price, period, cycle, time) and the account (credit, taxation) are
+// all inputs of the one rule.
+#[allow(clippy::too_many_arguments)]
 pub fn interval_change_invoice(
     name: &str,
     old: Price,
