@@ -14,6 +14,8 @@ use crate::api::problem::ApiError;
 
 const LEFT: f32 = 56.0;
 const RIGHT: f32 = A4_WIDTH - 56.0;
+/// The width of the seller's and the customer's columns (and where the second starts).
+const COLUMN: f32 = (RIGHT - LEFT) / 2.0;
 /// The least space between a line's description and its amount.
 const GUTTER: f32 = 24.0;
 const REGULAR: Style = Style::Regular;
@@ -68,13 +70,9 @@ pub fn render(view: &InvoiceView, t: &BTreeMap<String, String>) -> anyhow::Resul
         y -= 15.0;
     }
     y -= 16.0;
-    d.text(BOLD, 9.5, LEFT, y, &label("bill_to"));
-    y -= 15.0;
-    for line in &view.bill_to {
-        let line = d.clip(REGULAR, 9.5, line, RIGHT - LEFT);
-        d.text(REGULAR, 9.5, LEFT, y, &line);
-        y -= 14.0;
-    }
+    let seller_end = party(&mut d, LEFT, y, &label("seller"), &view.seller);
+    let buyer_end = party(&mut d, LEFT + COLUMN, y, &label("bill_to"), &view.bill_to);
+    y = seller_end.min(buyer_end);
 
     y -= 24.0;
     d.text(BOLD, 9.5, LEFT, y, &label("description"));
@@ -122,6 +120,20 @@ pub fn render(view: &InvoiceView, t: &BTreeMap<String, String>) -> anyhow::Resul
     d.finish(&format!("{} {}", label("invoice"), view.number))
 }
 
+/// A party's block at (`x`, `y`): `heading`, then `lines` (the first, its name, in bold), each
+/// clipped to the column; the height below it.
+fn party(d: &mut Document, x: f32, mut y: f32, heading: &str, lines: &[String]) -> f32 {
+    d.text(BOLD, 9.5, x, y, heading);
+    y -= 15.0;
+    for (i, line) in lines.iter().enumerate() {
+        let style = if i == 0 { BOLD } else { REGULAR };
+        let line = d.clip(style, 9.5, line, COLUMN - GUTTER);
+        d.text(style, 9.5, x, y, &line);
+        y -= 14.0;
+    }
+    y
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -130,6 +142,12 @@ mod tests {
     fn view() -> InvoiceView {
         InvoiceView {
             merchant_name: "Zürich Café".into(),
+            seller: vec![
+                "Zürich Café GmbH".into(),
+                "Bahnhofstrasse 1".into(),
+                "CH".into(),
+                "Tax ID: CHE-123.456.789".into(),
+            ],
             number: "in_abc".into(),
             status: "Paid".into(),
             status_code: "Paid".into(),

@@ -36,8 +36,8 @@ pub fn pdf_text(pdf: &[u8]) -> String {
 /// The first page of `pdf` as a PNG (`pdftoppm -png`), and the share of its pixels that are not
 /// white in a grey rendering of the same page.
 pub fn pdf_png(pdf: &[u8]) -> (Vec<u8>, f64) {
-    let png = poppler("pdftoppm", &["-png", "-r", "60", "-singlefile", "-"], pdf);
-    let pgm = poppler("pdftoppm", &["-gray", "-r", "60", "-singlefile", "-"], pdf);
+    let png = poppler("pdftoppm", &["-png", "-r", "80", "-singlefile", "-"], pdf);
+    let pgm = poppler("pdftoppm", &["-gray", "-r", "80", "-singlefile", "-"], pdf);
     // Binary PGM: "P5", width, height, maxval, one whitespace, then one byte per pixel.
     let header: Vec<&[u8]> = pgm.splitn(5, |b| b.is_ascii_whitespace()).collect();
     assert_eq!(header[0], b"P5");
@@ -58,6 +58,21 @@ backend_test!(
     an_invoice_pdf_prints_any_name_and_reads_back_as_text,
     |server: TestServer| async move {
         let token = server.token().await;
+        let settings = server
+            .call(
+                Method::PUT,
+                "/api/subscriptions/v1/merchant/settings",
+                Some(&token),
+                Some(json!({
+                    "displayName": "Nordlicht Studio",
+                    "legalName": "Nordlicht Studio GmbH",
+                    "address": "Torstraße 109\n10119 Berlin",
+                    "country": "DE",
+                    "taxId": "DE811907980"
+                })),
+            )
+            .await;
+        assert_eq!(settings.status, StatusCode::OK, "{}", settings.body);
         let mut body = server.customer_body("julia@example.com");
         body["firstName"] = json!("Łódź Ελένη");
         body["lastName"] = json!("Юлия");
@@ -101,6 +116,8 @@ backend_test!(
 
         let text = pdf_text(&pdf);
         for expected in [
+            "Nordlicht Studio GmbH",
+            "Torstraße 109",
             "Łódź Ελένη Юлия",
             "julia@example.com",
             "Gold plan",
