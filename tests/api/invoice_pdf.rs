@@ -134,6 +134,6 @@ backend_test!(
         assert!(inked > 0.002 && inked < 0.2, "{inked} of the page inked");
         let dir = screenshot_dir();
         std::fs::create_dir_all(&dir).unwrap();
-        std::fs::write(dir.join("invoice.png"), png).unwrap();
+        std::fs::write(dir.join("invoice-pdf.png"), png).unwrap();
     }
 );
