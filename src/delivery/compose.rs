@@ -20,8 +20,12 @@ use crate::store::outbox::{MailKind, NewEmail, LINK_MARKER};
 pub struct Sender {
     /// The name customers see: the display name, or the merchant's name.
     pub name: String,
-    /// The support e-mail, when set: the Reply-To, and named in the message.
+    /// The support e-mail, when set: the Reply-To, and named in the message and its footer.
     pub support_email: Option<String>,
+    /// The seller's legal name (or the display name), for the footer.
+    pub legal_name: String,
+    /// The seller's postal address and country on one line, when set, for the footer.
+    pub address: Option<String>,
 }
 
 impl Sender {
@@ -32,9 +36,17 @@ impl Sender {
         merchant_id: i64,
     ) -> Result<Option<Self>, sqlx::Error> {
         let named = merchant_settings::with_name(executor, merchant_id).await?;
-        Ok(named.map(|named| Sender {
-            name: named.display_name().to_string(),
-            support_email: named.settings.support_email,
+        Ok(named.map(|named| {
+            let address = named.settings.address_lines().join(", ");
+            Sender {
+                name: named.display_name().to_string(),
+                legal_name: named
+                    .settings
+                    .legal_name_or(&named.merchant_name)
+                    .to_string(),
+                address: (!address.is_empty()).then_some(address),
+                support_email: named.settings.support_email,
+            }
         }))
     }
 }
@@ -98,6 +110,8 @@ pub fn email(
     let context = minijinja::context! {
         merchant_name => sender.name,
         support_email => sender.support_email,
+        legal_name => sender.legal_name,
+        address => sender.address,
         first_name => customer.fields.first_name,
         heading => heading,
         message => message,

@@ -1,7 +1,8 @@
 //! A merchant's look on its hosted pages, from its settings (DESIGN §13): the name customers
-//! see, the logo, and the accent colour. The colour arrives as a stylesheet of its own
-//! (`/assets/accent/RRGGBB.css`), so the pages keep a policy of same-origin styles with no
-//! inline style; the logo's origin is added to the page's `img-src` by [`super::render::page`].
+//! see, the logo, the accent colour, and the seller's details invoices carry. The colour
+//! arrives as a stylesheet of its own (`/assets/accent/RRGGBB.css`), so the pages keep a policy
+//! of same-origin styles with no inline style; the logo's origin is added to the page's
+//! `img-src` by [`super::render::page`].
 
 use axum::extract::Path;
 use axum::http::header;
@@ -23,6 +24,19 @@ pub struct Brand {
     pub logo_url: Option<String>,
     /// The path of the accent stylesheet, when the merchant set a brand colour.
     pub stylesheet: Option<String>,
+    /// Who sells, as invoices name it.
+    pub seller: Seller,
+}
+
+/// The seller's details on invoices (DESIGN §14), from the merchant's settings.
+#[derive(Debug, Clone, Serialize)]
+pub struct Seller {
+    /// The legal name, or the name customers see when none is set.
+    pub legal_name: String,
+    /// The postal address's lines, then the country.
+    pub address: Vec<String>,
+    /// The merchant's tax id (VAT number and the like), when set.
+    pub tax_id: Option<String>,
 }
 
 impl Brand {
@@ -30,6 +44,11 @@ impl Brand {
     pub fn new(merchant: &Merchant, settings: Settings) -> Self {
         Self {
             name: settings.display_name_or(&merchant.name).to_string(),
+            seller: Seller {
+                legal_name: settings.legal_name_or(&merchant.name).to_string(),
+                address: settings.address_lines(),
+                tax_id: settings.tax_id.clone(),
+            },
             stylesheet: settings
                 .brand_color
                 .as_deref()

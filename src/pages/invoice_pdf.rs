@@ -1,26 +1,25 @@
-//! An invoice as a one-page A4 PDF, written with `pdf-writer` in the PDF base fonts (Helvetica),
-//! which every reader has, so nothing is embedded and the file stays a few kilobytes.
-//!
-//! The base fonts speak WinAnsi (Windows-1252): Latin text, `€`, `£`, `¥` and typographic
-//! dashes print as they are; characters outside it print as `?`. Amounts are right-aligned:
-//! Helvetica's digits, separators and currency signs have fixed widths, so their widths are
-//! exact.
+//! An invoice as a one-page A4 PDF: where each of the invoice's facts goes. The text is set in
+//! DejaVu Sans through [`super::pdf::Document`], which embeds the glyphs used, so any customer's
+//! name prints (Latin, Greek, Cyrillic); long descriptions wrap and long names are clipped to the
+//! page by their real widths.
 
 use std::collections::BTreeMap;
 
 use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
-use pdf_writer::{Content, Finish, Name, Pdf, Rect, Ref, Str, TextStr};
 
 use super::invoice_view::InvoiceView;
+use super::pdf::{Document, Style, A4_HEIGHT, A4_WIDTH};
 use crate::api::problem::ApiError;
 
-const PAGE_WIDTH: f32 = 595.0;
-const PAGE_HEIGHT: f32 = 842.0;
 const LEFT: f32 = 56.0;
-const RIGHT: f32 = PAGE_WIDTH - 56.0;
-const REGULAR: Name<'static> = Name(b"F1");
-const BOLD: Name<'static> = Name(b"F2");
+const RIGHT: f32 = A4_WIDTH - 56.0;
+/// The width of the seller's and the customer's columns (and where the second starts).
+const COLUMN: f32 = (RIGHT - LEFT) / 2.0;
+/// The least space between a line's description and its amount.
+const GUTTER: f32 = 24.0;
+const REGULAR: Style = Style::Regular;
+const BOLD: Style = Style::Bold;
 
 /// The download of the PDF of `view` (the invoice `invoice_key`), labelled with the strings `t`:
 /// `application/pdf`, an attachment named after the invoice, never cached.
@@ -30,7 +29,7 @@ pub fn download(
     invoice_key: &str,
 ) -> Result<Response, ApiError> {
     let disposition = format!("attachment; filename=\"invoice-{invoice_key}.pdf\"");
-    let mut response = (StatusCode::OK, render(view, t)).into_response();
+    let mut response = (StatusCode::OK, render(view, t)?).into_response();
     let h = response.headers_mut();
     h.insert(
         header::CONTENT_TYPE,
@@ -45,42 +44,14 @@ pub fn download(
 }
 
 /// The PDF of `view`, labelled with the strings `t`.
-pub fn render(view: &InvoiceView, t: &BTreeMap<String, String>) -> Vec<u8> {
+pub fn render(view: &InvoiceView, t: &BTreeMap<String, String>) -> anyhow::Result<Vec<u8>> {
     let label = |key: &str| t.get(key).cloned().unwrap_or_default();
-    let catalog = Ref::new(1);
-    let pages = Ref::new(2);
-    let page = Ref::new(3);
-    let regular = Ref::new(4);
-    let bold = Ref::new(5);
-    let contents = Ref::new(6);
-    let info = Ref::new(7);
-
-    let mut pdf = Pdf::new();
-    pdf.catalog(catalog).pages(pages);
-    pdf.pages(pages).kids([page]).count(1);
-    let mut p = pdf.page(page);
-    p.media_box(Rect::new(0.0, 0.0, PAGE_WIDTH, PAGE_HEIGHT));
-    p.parent(pages);
-    p.contents(contents);
-    p.resources()
-        .fonts()
-        .pair(REGULAR, regular)
-        .pair(BOLD, bold);
-    p.finish();
-    for (id, name) in [(regular, "Helvetica"), (bold, "Helvetica-Bold")] {
-        pdf.type1_font(id)
-            .base_font(Name(name.as_bytes()))
-            .encoding_predefined(Name(b"WinAnsiEncoding"));
-    }
-    pdf.document_info(info)
-        .title(TextStr(&format!("{} {}", label("invoice"), view.number)))
-        .producer(TextStr("recur"));
-
-    let mut c = Content::new();
-    let mut y = PAGE_HEIGHT - 72.0;
-    text(&mut c, BOLD, 20.0, LEFT, y, &view.merchant_name);
+    let mut d = Document::a4(LEFT)?;
+    let mut y = A4_HEIGHT - 72.0;
+    let name = d.clip(BOLD, 20.0, &view.merchant_name, RIGHT - LEFT);
+    d.text(BOLD, 20.0, LEFT, y, &name);
     y -= 26.0;
-    text(&mut c, REGULAR, 13.0, LEFT, y, &label("invoice"));
+    d.text(REGULAR, 13.0, LEFT, y, &label("invoice"));
     y -= 30.0;
     let mut facts = vec![
         (label("invoice_number"), view.number.clone()),
@@ -94,34 +65,43 @@ pub fn render(view: &InvoiceView, t: &BTreeMap<String, String>) -> Vec<u8> {
         facts.push((label("period"), period.clone()));
     }
     for (name, value) in &facts {
-        text(&mut c, REGULAR, 9.5, LEFT, y, name);
-        text(&mut c, BOLD, 9.5, LEFT + 110.0, y, value);
+        d.text(REGULAR, 9.5, LEFT, y, name);
+        d.text(BOLD, 9.5, LEFT + 110.0, y, value);
         y -= 15.0;
     }
     y -= 16.0;
-    text(&mut c, BOLD, 9.5, LEFT, y, &label("bill_to"));
-    y -= 15.0;
-    for line in &view.bill_to {
-        text(&mut c, REGULAR, 9.5, LEFT, y, line);
-        y -= 14.0;
-    }
+    let seller_end = party(&mut d, LEFT, y, &label("seller"), &view.seller);
+    let buyer_end = party(&mut d, LEFT + COLUMN, y, &label("bill_to"), &view.bill_to);
+    y = seller_end.min(buyer_end);
 
     y -= 24.0;
-    text(&mut c, BOLD, 9.5, LEFT, y, &label("description"));
-    text_right(&mut c, BOLD, 9.5, RIGHT, y, &label("amount"));
+    d.text(BOLD, 9.5, LEFT, y, &label("description"));
+    d.text_right(BOLD, 9.5, RIGHT, y, &label("amount"));
     y -= 8.0;
-    rule(&mut c, y, 0.8);
+    d.rule(y, 0.8);
     y -= 16.0;
     for line in &view.lines {
-        text(&mut c, REGULAR, 10.0, LEFT, y, &clip(&line.description, 70));
-        text_right(&mut c, REGULAR, 10.0, RIGHT, y, &line.amount);
+        let amount_width = d.measure(REGULAR, 10.0, &line.amount);
+        let room = RIGHT - LEFT - amount_width - GUTTER;
+        for (i, text) in d
+            .wrap(REGULAR, 10.0, &line.description, room)
+            .iter()
+            .enumerate()
+        {
+            if i > 0 {
+                y -= 13.0;
+            }
+            d.text(REGULAR, 10.0, LEFT, y, text);
+        }
+        d.text_right(REGULAR, 10.0, RIGHT, y, &line.amount);
         y -= 18.0;
     }
-    rule(&mut c, y + 8.0, 0.5);
+    d.rule(y + 8.0, 0.5);
     y -= 8.0;
     let mut totals = vec![(REGULAR, label("subtotal"), view.subtotal.clone())];
     for tax in &view.taxes {
-        totals.push((REGULAR, clip(&tax.description, 40), tax.amount.clone()));
+        let name = d.clip(REGULAR, 10.0, &tax.description, 200.0);
+        totals.push((REGULAR, name, tax.amount.clone()));
     }
     if let Some(taxed) = &view.taxed_total {
         totals.push((BOLD, label("total_with_taxes"), taxed.clone()));
@@ -136,85 +116,32 @@ pub fn render(view: &InvoiceView, t: &BTreeMap<String, String>) -> Vec<u8> {
         label("amount_remaining"),
         view.amount_remaining.clone(),
     ));
-    for (font, name, value) in &totals {
-        text(&mut c, *font, 10.0, RIGHT - 220.0, y, name);
-        text_right(&mut c, *font, 10.0, RIGHT, y, value);
+    for (style, name, value) in &totals {
+        d.text(*style, 10.0, RIGHT - 220.0, y, name);
+        d.text_right(*style, 10.0, RIGHT, y, value);
         y -= 17.0;
     }
     if let Some(notice) = &view.reverse_charge {
-        text(&mut c, BOLD, 9.5, LEFT, y - 8.0, notice);
+        d.text(BOLD, 9.5, LEFT, y - 8.0, notice);
     }
 
-    c.set_fill_gray(0.4);
-    text(&mut c, REGULAR, 8.0, LEFT, 40.0, &label("powered_by"));
-    pdf.stream(contents, &c.finish());
-    pdf.finish()
+    d.gray(0.4);
+    d.text(REGULAR, 8.0, LEFT, 40.0, &label("powered_by"));
+    d.finish(&format!("{} {}", label("invoice"), view.number))
 }
 
-fn text(c: &mut Content, font: Name, size: f32, x: f32, y: f32, s: &str) {
-    c.begin_text();
-    c.set_font(font, size);
-    c.next_line(x, y);
-    c.show(Str(&win_ansi(s)));
-    c.end_text();
-}
-
-fn text_right(c: &mut Content, font: Name, size: f32, right: f32, y: f32, s: &str) {
-    let width = helvetica_width(s) * size / 1000.0;
-    text(c, font, size, right - width, y, s);
-}
-
-fn rule(c: &mut Content, y: f32, width: f32) {
-    c.set_line_width(width);
-    c.set_stroke_gray(0.75);
-    c.move_to(LEFT, y);
-    c.line_to(RIGHT, y);
-    c.stroke();
-}
-
-fn clip(s: &str, max: usize) -> String {
-    if s.chars().count() <= max {
-        s.to_string()
-    } else {
-        format!("{}…", s.chars().take(max - 1).collect::<String>())
+/// A party's block at (`x`, `y`): `heading`, then `lines` (the first, its name, in bold), each
+/// clipped to the column; the height below it.
+fn party(d: &mut Document, x: f32, mut y: f32, heading: &str, lines: &[String]) -> f32 {
+    d.text(BOLD, 9.5, x, y, heading);
+    y -= 15.0;
+    for (i, line) in lines.iter().enumerate() {
+        let style = if i == 0 { BOLD } else { REGULAR };
+        let line = d.clip(style, 9.5, line, COLUMN - GUTTER);
+        d.text(style, 9.5, x, y, &line);
+        y -= 14.0;
     }
-}
-
-/// Width in thousandths of an em. Exact for digits, separators, spaces, signs and the currency
-/// signs amounts use (Helvetica's figures are all 556 units wide); other characters, which
-/// amounts only contain in a few currency codes, count as 667 (Helvetica's capitals average).
-fn helvetica_width(s: &str) -> f32 {
-    s.chars()
-        .map(|ch| match ch {
-            '0'..='9' | '€' | '$' | '£' | '¥' => 556.0,
-            '.' | ',' | ' ' | '\u{a0}' => 278.0,
-            '-' => 333.0,
-            '−' | '–' => 556.0,
-            _ => 667.0,
-        })
-        .sum()
-}
-
-/// `s` in Windows-1252, the base fonts' encoding; characters it lacks become `?`.
-fn win_ansi(s: &str) -> Vec<u8> {
-    s.chars()
-        .map(|ch| match ch {
-            ' '..='~' => ch as u8,
-            '\u{a0}'..='\u{ff}' => ch as u32 as u8,
-            '€' => 0x80,
-            '‚' => 0x82,
-            '„' => 0x84,
-            '…' => 0x85,
-            '‘' => 0x91,
-            '’' => 0x92,
-            '“' => 0x93,
-            '”' => 0x94,
-            '•' => 0x95,
-            '–' => 0x96,
-            '—' => 0x97,
-            _ => b'?',
-        })
-        .collect()
+    y
 }
 
 #[cfg(test)]
@@ -225,6 +152,12 @@ mod tests {
     fn view() -> InvoiceView {
         InvoiceView {
             merchant_name: "Zürich Café".into(),
+            seller: vec![
+                "Zürich Café GmbH".into(),
+                "Bahnhofstrasse 1".into(),
+                "CH".into(),
+                "Tax ID: CHE-123.456.789".into(),
+            ],
             number: "in_abc".into(),
             status: "Paid".into(),
             status_code: "Paid".into(),
@@ -250,22 +183,28 @@ mod tests {
     }
 
     #[test]
-    fn writes_a_pdf_with_the_invoice_text() {
+    fn writes_a_pdf_with_the_invoice_text_in_the_embedded_font() {
         let strings = crate::i18n::Strings::load().unwrap();
-        let bytes = render(&view(), strings.for_accept_language(None));
+        let bytes = render(&view(), strings.for_accept_language(None)).unwrap();
         assert!(bytes.starts_with(b"%PDF-"));
         let text = String::from_utf8_lossy(&bytes);
-        assert!(text.contains("WinAnsiEncoding"));
-        assert!(text.contains("(in_abc)"));
-        // "Zürich Café" in Windows-1252 (ü = FC, é = E9) and "€49.90" with the euro sign as 80,
-        // as the hex strings pdf-writer writes for text that is not plain ASCII.
-        assert!(text.contains("<5AFC7269636820436166E9> Tj"), "{text}");
-        assert!(text.contains("<8034392E3930> Tj"));
+        assert!(text.contains("/Title (Invoice in_abc)"), "{text}");
+        assert!(text.contains("/FontFile2"));
+        assert!(!text.contains("WinAnsiEncoding"));
     }
 
     #[test]
-    fn text_outside_windows_1252_degrades_to_question_marks() {
-        assert_eq!(win_ansi("Łódź €5"), b"?\xf3d? \x805".to_vec());
-        assert_eq!(helvetica_width("€1,234.50"), 556.0 * 7.0 + 278.0 * 2.0);
+    fn a_long_description_wraps_instead_of_running_under_the_amount() {
+        let strings = crate::i18n::Strings::load().unwrap();
+        let mut v = view();
+        v.lines[0].description = "Pro ".repeat(60);
+        let long = render(&v, strings.for_accept_language(None)).unwrap();
+        let short = render(&view(), strings.for_accept_language(None)).unwrap();
+        let count = |pdf: &[u8]| {
+            super::super::pdf::inflated_streams(pdf)
+                .matches(" Tj")
+                .count()
+        };
+        assert!(count(&long) >= count(&short) + 2);
     }
 }

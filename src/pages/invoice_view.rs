@@ -8,9 +8,10 @@ use recur_domain::money::{display_amount, Currency};
 use recur_domain::tax::InvoiceTax;
 use serde::Serialize;
 
+use super::brand::Brand;
 use super::format::display_date;
 use crate::i18n;
-use crate::store::customers::Customer;
+use crate::store::customers::{Customer, TaxId};
 use crate::store::invoices::Invoice;
 use crate::store::memberships::Membership;
 
@@ -26,8 +27,10 @@ pub struct LineView {
 /// Everything shown on an invoice, formatted.
 #[derive(Debug, Clone, Serialize)]
 pub struct InvoiceView {
-    /// The seller: the name the merchant's customers see (its display name).
+    /// The name the merchant's customers see (its display name), as the document's heading.
     pub merchant_name: String,
+    /// The seller: legal name (or display name), address lines, country and tax id.
+    pub seller: Vec<String>,
     /// `in_…`.
     pub number: String,
     /// Status, in the page's language.
@@ -42,7 +45,7 @@ pub struct InvoiceView {
     pub period: Option<String>,
     /// The plan.
     pub subscription_name: String,
-    /// Customer name, e-mail and address lines.
+    /// Customer name, e-mail, address lines, country and tax ids (VAT id and the like).
     pub bill_to: Vec<String>,
     /// The charged lines (credit is shown apart).
     pub lines: Vec<LineView>,
@@ -81,10 +84,11 @@ fn tax_label(t: &BTreeMap<String, String>, tax: &InvoiceTax) -> String {
     }
 }
 
-/// Builds the view of `invoice`, sold by `seller`, for a page in the language of `t`.
+/// Builds the view of `invoice`, sold by the merchant of `brand`, for a page in the language of
+/// `t`.
 pub fn invoice_view(
     t: &BTreeMap<String, String>,
-    seller: &str,
+    brand: &Brand,
     customer: &Customer,
     membership: &Membership,
     invoice: &Invoice,
@@ -112,6 +116,16 @@ pub fn invoice_view(
         bill_to.push(place);
     }
     bill_to.push(c.country_code.clone());
+    bill_to.extend(c.tax_ids.iter().map(|id| tax_id_line(t, id)));
+    let seller = &brand.seller;
+    let mut seller_lines = vec![seller.legal_name.clone()];
+    seller_lines.extend(seller.address.iter().cloned());
+    seller_lines.extend(
+        seller
+            .tax_id
+            .as_ref()
+            .map(|id| format!("{}: {id}", label(t, "tax_id"))),
+    );
     let status_code = invoice.status.as_str().to_string();
     let remaining = if invoice.status == recur_domain::status::InvoiceStatus::Open {
         invoice.amount_due - invoice.amount_paid
@@ -119,7 +133,8 @@ pub fn invoice_view(
         0
     };
     InvoiceView {
-        merchant_name: seller.to_string(),
+        merchant_name: brand.name.clone(),
+        seller: seller_lines,
         number: invoice.invoice_key.clone(),
         status: t
             .get(&format!("invoice_status_{status_code}"))
@@ -164,5 +179,19 @@ pub fn invoice_view(
         amount_paid: money(invoice.amount_paid),
         amount_remaining: money(remaining),
         currency: currency.code().to_string(),
+    }
+}
+
+fn label(t: &BTreeMap<String, String>, key: &str) -> String {
+    t.get(key).cloned().unwrap_or_else(|| key.to_string())
+}
+
+/// A customer's tax id as the invoice prints it: `VAT ID: DE123456789` for an EU VAT number,
+/// `Tax ID (us_ein): 12-3456789` for other kinds.
+fn tax_id_line(t: &BTreeMap<String, String>, id: &TaxId) -> String {
+    if id.kind == "eu_vat" {
+        format!("{}: {}", label(t, "vat_id"), id.value)
+    } else {
+        format!("{} ({}): {}", label(t, "tax_id"), id.kind, id.value)
     }
 }

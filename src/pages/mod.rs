@@ -13,6 +13,7 @@ pub mod format;
 pub mod invoice_pdf;
 pub mod invoice_view;
 pub mod notice;
+pub mod pdf;
 pub mod portal;
 pub mod render;
 pub mod session;

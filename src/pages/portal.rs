@@ -187,7 +187,7 @@ pub async fn invoice_page(
     let Some((invoice, m)) = customers_invoice(&state, &portal, &invoice_key).await? else {
         return notice::not_found(&state, t);
     };
-    let view = invoice_view(t, &portal.brand.name, &portal.customer, &m, &invoice);
+    let view = invoice_view(t, &portal.brand, &portal.customer, &m, &invoice);
     page(
         &state,
         StatusCode::OK,
@@ -217,7 +217,7 @@ pub async fn invoice_pdf(
     let Some((invoice, m)) = customers_invoice(&state, &portal, &invoice_key).await? else {
         return notice::not_found(&state, t);
     };
-    let view = invoice_view(t, &portal.brand.name, &portal.customer, &m, &invoice);
+    let view = invoice_view(t, &portal.brand, &portal.customer, &m, &invoice);
     invoice_pdf::download(&view, t, &invoice.invoice_key)
 }
 

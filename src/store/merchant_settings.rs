@@ -41,6 +41,29 @@ impl Settings {
         self.display_name.as_deref().unwrap_or(merchant_name)
     }
 
+    /// The seller's name on invoices: the legal name, or the name customers see
+    /// ([`Settings::display_name_or`]) when it is unset.
+    pub fn legal_name_or<'a>(&'a self, merchant_name: &'a str) -> &'a str {
+        self.legal_name
+            .as_deref()
+            .unwrap_or_else(|| self.display_name_or(merchant_name))
+    }
+
+    /// The postal address's lines, then the country, as invoices and e-mails print them; empty
+    /// when neither is set.
+    pub fn address_lines(&self) -> Vec<String> {
+        let mut lines: Vec<String> = self
+            .address
+            .iter()
+            .flat_map(|a| a.lines())
+            .map(str::trim)
+            .filter(|l| !l.is_empty())
+            .map(str::to_string)
+            .collect();
+        lines.extend(self.country.clone());
+        lines
+    }
+
     /// The prefix of invoice numbers: the merchant's, or [`DEFAULT_INVOICE_PREFIX`].
     pub fn invoice_prefix(&self) -> &str {
         self.invoice_prefix

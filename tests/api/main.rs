@@ -26,6 +26,8 @@ mod fingerprints;
 mod hosted_page;
 mod idempotency;
 mod instances;
+mod invoice_parties;
+mod invoice_pdf;
 mod kill;
 mod list_refusals;
 mod lists;

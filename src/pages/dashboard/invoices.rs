@@ -35,7 +35,7 @@ async fn view_of(
         return Ok(None);
     };
     let t = session::strings(state, headers);
-    let view = invoice_view(t, &staff.brand.name, &customer, &m, &invoice);
+    let view = invoice_view(t, &staff.brand, &customer, &m, &invoice);
     Ok(Some((view, m.membership_key)))
 }
 

@@ -1,0 +1,33 @@
+//! Writing PDF documents: a page to draw text and rules on ([`Document`]), set in DejaVu Sans
+//! (Latin, Greek, Cyrillic), of which each PDF embeds the subset of glyphs it uses. Layouts
+//! (`invoice_pdf`) place their text through it and know nothing of fonts or PDF objects.
+
+mod document;
+mod font;
+
+pub use document::{Document, Style, A4_HEIGHT, A4_WIDTH};
+
+/// `data` compressed for a `FlateDecode` stream.
+fn deflate(data: &[u8]) -> Vec<u8> {
+    miniz_oxide::deflate::compress_to_vec_zlib(data, 9)
+}
+
+/// Every stream of `pdf`, inflated, as text (font files come out as noise): what a test reads
+/// of the content and the CMaps.
+#[cfg(test)]
+pub(crate) fn inflated_streams(pdf: &[u8]) -> String {
+    const START: &[u8] = b">>\nstream\n";
+    let find =
+        |haystack: &[u8], needle: &[u8]| haystack.windows(needle.len()).position(|w| w == needle);
+    let mut out = String::new();
+    let mut rest = pdf;
+    while let Some(start) = find(rest, START) {
+        let body = &rest[start + START.len()..];
+        let end = find(body, b"\nendstream").expect("endstream");
+        let data = miniz_oxide::inflate::decompress_to_vec_zlib(&body[..end]).expect("zlib");
+        out.push_str(&String::from_utf8_lossy(&data));
+        out.push('\n');
+        rest = &body[end..];
+    }
+    out
+}
