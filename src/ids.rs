@@ -41,6 +41,11 @@ pub fn api_key_id() -> String {
     prefixed("ak_", KEY_RANDOM_CHARS)
 }
 
+/// A new tax rate key: `txr_` + random characters.
+pub fn tax_rate_key() -> String {
+    prefixed("txr_", KEY_RANDOM_CHARS)
+}
+
 /// A new webhook endpoint id: `we_` + 24 random base62 characters.
 pub fn webhook_endpoint_id() -> String {
     prefixed("we_", KEY_RANDOM_CHARS)

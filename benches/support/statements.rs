@@ -100,6 +100,7 @@ pub fn create_membership(subject: Subject, keys: Arc<Vec<String>>) -> Call {
                     interval_count: 1,
                 },
                 charge_emitter_queue: None,
+                tax_rates: Vec::new(),
             };
             let at = CreatedAt::new(Utc::now());
             let key = &keys[(n as usize) % keys.len()];

@@ -82,6 +82,14 @@ pub struct InvoiceRecord {
     pub period_end: Option<String>,
     /// Sum of the lines before credit.
     pub subtotal: String,
+    /// Taken off the subtotal before taxes.
+    pub discount: String,
+    /// Each rate's tax, as the rate was when invoiced.
+    pub taxes: Vec<InvoiceTaxRecord>,
+    /// `subtotal − discount + exclusive taxes`: what credit and the payment method settle.
+    pub total: String,
+    /// EU rates were skipped: the customer accounts for the VAT.
+    pub reverse_charge: bool,
     /// Credit consumed.
     pub credit_applied: String,
     /// Due from the payment method.
@@ -100,6 +108,22 @@ pub struct InvoiceRecord {
     pub voided_at: Option<String>,
 }
 
+/// One tax of an invoice.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct InvoiceTaxRecord {
+    /// The rate's id (`txr_…`).
+    pub tax_rate_id: String,
+    /// The rate's name when invoiced.
+    pub name: String,
+    /// Decimal string, 0–100.
+    pub percentage: String,
+    /// Contained in the total (`true`) or added to it.
+    pub inclusive: bool,
+    /// Signed decimal string in the invoice's currency.
+    pub amount: String,
+}
+
 impl From<&Invoice> for InvoiceRecord {
     fn from(invoice: &Invoice) -> Self {
         let currency = Currency::parse(&invoice.currency).ok();
@@ -113,6 +137,20 @@ impl From<&Invoice> for InvoiceRecord {
             period_start: invoice.period.map(|p| format_utc(p.start)),
             period_end: invoice.period.map(|p| format_utc(p.end)),
             subtotal: money(invoice.subtotal),
+            discount: money(invoice.discount),
+            taxes: invoice
+                .taxes
+                .iter()
+                .map(|t| InvoiceTaxRecord {
+                    tax_rate_id: t.tax_rate_id.clone(),
+                    name: t.name.clone(),
+                    percentage: t.percentage.to_string(),
+                    inclusive: t.inclusive,
+                    amount: money(t.amount),
+                })
+                .collect(),
+            total: money(invoice.total),
+            reverse_charge: invoice.reverse_charge,
             credit_applied: money(invoice.credit_applied),
             amount_due: money(invoice.amount_due),
             amount_paid: money(invoice.amount_paid),
@@ -174,6 +212,8 @@ pub struct MembershipRecord {
     pub updated_at: String,
     /// Cancellation time.
     pub canceled_at: Option<String>,
+    /// The tax rates its next invoices bill with (`txr_…`), in order.
+    pub tax_rate_ids: Vec<String>,
     /// Latest invoices first.
     pub invoices: Vec<InvoiceRecord>,
 }
@@ -221,6 +261,7 @@ impl MembershipRecord {
             created_at: format_utc(m.created_at),
             updated_at: format_utc(m.updated_at),
             canceled_at: m.state.canceled_at.map(format_utc),
+            tax_rate_ids: m.tax_rates.iter().map(|r| r.tax_rate_id.clone()).collect(),
             invoices: invoices.iter().map(InvoiceRecord::from).collect(),
         }
     }

@@ -18,6 +18,7 @@ use super::membership_fields::{
 };
 use super::membership_records::{record_of, MembershipRecord};
 use super::problem::{ApiError, Problem};
+use super::tax_rates;
 use crate::billing::update::{self, Changes};
 use crate::state::AppState;
 use crate::store::memberships::{self, Membership};
@@ -65,6 +66,10 @@ pub struct UpdateMembershipRequest {
     #[serde(default)]
     #[schema(value_type = Option<String>)]
     pub metadata: Field<String>,
+    /// The tax rates from the next invoice on (no proration); `[]` removes them all.
+    #[serde(default)]
+    #[schema(value_type = Option<Vec<String>>, max_items = 5)]
+    pub tax_rate_ids: Field<Vec<Field<String>>>,
 }
 
 /// The proration of an update.
@@ -161,6 +166,8 @@ pub async fn update_membership(
         field_rules::https_url,
     );
     let metadata = body.metadata.optional("metadata", &mut errors);
+    let rates =
+        tax_rates::resolve(&state, auth.merchant_id, body.tax_rate_ids, &mut errors).await?;
     if let Some(current) = &current {
         check_updated_cycle(
             current.state.cycle,
@@ -196,6 +203,7 @@ pub async fn update_membership(
             interval_count,
             return_to_website_link: return_link,
             metadata,
+            tax_rates: rates,
         },
     )
     .await?;

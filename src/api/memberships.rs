@@ -18,6 +18,7 @@ use super::input::{prefixed, required_text, Field};
 use super::membership_fields::{billing_cycle, pricing, BillingCycleInput, PricingInfoInput};
 use super::membership_records::{record_of, MembershipRecord};
 use super::problem::{ApiError, Problem};
+use super::tax_rates;
 use crate::billing::customer_and_merchant_now;
 use crate::billing::lifecycle;
 use crate::ids;
@@ -57,6 +58,11 @@ pub struct CreateMembershipRequest {
     #[serde(default)]
     #[schema(value_type = Option<Vec<ChargeEmitterInput>>, min_items = 1)]
     pub charge_emitter_queue: Field<Vec<Field<ChargeEmitterInput>>>,
+    /// Ids of the merchant's active tax rates (`txr_…`) the membership bills with, in order:
+    /// all inclusive or all exclusive, at most 5.
+    #[serde(default)]
+    #[schema(value_type = Option<Vec<String>>, max_items = 5)]
+    pub tax_rate_ids: Field<Vec<Field<String>>>,
     /// The merchant's order.
     #[serde(default)]
     #[schema(required = true, value_type = ProductInfoInput)]
@@ -117,9 +123,10 @@ pub struct ProductInfoInput {
 pub async fn create_membership(
     State(state): State<AppState>,
     auth: AuthMerchant,
-    JsonBody(body): JsonBody<CreateMembershipRequest>,
+    JsonBody(mut body): JsonBody<CreateMembershipRequest>,
 ) -> Result<(StatusCode, Json<MembershipRecord>), ApiError> {
     let mut errors = FieldErrors::new();
+    let rate_ids = std::mem::take(&mut body.tax_rate_ids);
     let CreateDraft {
         customer_key,
         end_date,
@@ -130,6 +137,11 @@ pub async fn create_membership(
         state.config.webhooks.allow_private,
         &mut errors,
     );
+    let rates = tax_rates::resolve(&state, auth.merchant_id, rate_ids, &mut errors).await?;
+    let new = new.map(|mut new| {
+        new.tax_rates = rates.unwrap_or_default();
+        new
+    });
     // Most creates are valid, for an existing customer of a merchant without a test clock,
     // whose time is then the injected clock's: one statement finds the customer and inserts.
     let wall = state.clock.now();
@@ -272,6 +284,7 @@ fn validate_create(
         quantity,
         cycle,
         charge_emitter_queue: queue,
+        tax_rates: Vec::new(),
     };
     CreateDraft {
         customer_key,

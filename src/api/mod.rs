@@ -30,6 +30,7 @@ pub mod pagination;
 pub mod problem;
 pub mod read_only_keys;
 pub mod sessions;
+pub mod tax_rates;
 pub mod test_helpers;
 pub mod trace;
 pub mod trace_id;
@@ -97,6 +98,14 @@ pub fn router(state: AppState, pages: Router<AppState>) -> Router {
         .route(
             "/merchant/settings",
             get(merchant_settings::get_settings).put(merchant_settings::update_settings),
+        )
+        .route(
+            "/tax-rates",
+            post(tax_rates::create_tax_rate).get(tax_rates::list_tax_rates),
+        )
+        .route(
+            "/tax-rates/{tax_rate_id}",
+            get(tax_rates::get_tax_rate).patch(tax_rates::update_tax_rate),
         )
         .route(
             "/webhook-endpoints",

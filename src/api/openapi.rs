@@ -16,7 +16,7 @@ use super::problem::ApiError;
 use super::{
     api_keys, auth, cashier_orders, cashier_sessions, customers, endpoint_deliveries, events,
     health, invoices, lists, membership_update, memberships, merchant_settings, sessions,
-    test_helpers, webhook_endpoints,
+    tax_rates, test_helpers, webhook_endpoints,
 };
 use crate::state::AppState;
 
@@ -55,6 +55,10 @@ use crate::state::AppState;
         api_keys::revoke_api_key,
         merchant_settings::get_settings,
         merchant_settings::update_settings,
+        tax_rates::create_tax_rate,
+        tax_rates::list_tax_rates,
+        tax_rates::get_tax_rate,
+        tax_rates::update_tax_rate,
         webhook_endpoints::create_endpoint,
         webhook_endpoints::list_endpoints,
         webhook_endpoints::get_endpoint,
@@ -80,6 +84,7 @@ use crate::state::AppState;
         (name = "events", description = "Webhook events and their delivery attempts"),
         (name = "api-keys", description = "Long-lived keys for the API, read-only or full"),
         (name = "merchant", description = "The merchant's settings: name, legal details, support e-mail, branding"),
+        (name = "taxes", description = "Tax rates: exclusive or inclusive, archivable, fixed once used"),
         (name = "webhook-endpoints", description = "Registered webhook destinations: filters, secrets and rotation, attempt log, test events"),
         (name = "sandbox", description = "Test cards and test clocks for sandbox merchants"),
         (name = "cashier", description = "Cashier sessions for single orders"),

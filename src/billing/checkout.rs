@@ -142,7 +142,8 @@ pub async fn due_now(
     let next_charge = m.state.next_charge_once_paid(at);
     match m.state.status {
         MembershipStatus::Incomplete => {
-            let plan = m.state.period_invoice(&m.subscription_name);
+            let taxation = super::taxation::of(state.store.pool(), m).await?;
+            let plan = m.state.period_invoice(&m.subscription_name, &taxation);
             Ok(Some(DueNow {
                 purpose: Purpose::FirstPayment,
                 subtotal: plan.subtotal,

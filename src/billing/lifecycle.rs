@@ -246,10 +246,15 @@ async fn first_invoice(
     m: &Membership,
     at: DateTime<Utc>,
 ) -> Result<Invoice, BillingError> {
-    let plan = m.state.period_invoice(&m.subscription_name);
+    let taxation = super::taxation::of(&mut **tx, m).await?;
+    let plan = m.state.period_invoice(&m.subscription_name, &taxation);
     let existing = invoices::oldest_open(&mut **tx, m.id).await?;
     if let Some(invoice) = existing {
-        if invoice.kind == InvoiceKind::First && invoice.subtotal == plan.subtotal {
+        if invoice.kind == InvoiceKind::First
+            && invoice.subtotal == plan.subtotal
+            && invoice.total == plan.total
+            && invoice.taxes == plan.taxes
+        {
             return Ok(invoice);
         }
         invoices::void(tx, invoice.id, at).await?;

@@ -22,6 +22,7 @@ pub mod proration;
 pub mod recurring;
 pub mod refunds;
 pub mod renewals;
+pub mod taxation;
 pub mod test_clock;
 pub mod update;
 

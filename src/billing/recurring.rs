@@ -11,7 +11,7 @@ use recur_domain::membership::{EmailKind, InvoiceChange, RecurringAttempt};
 use super::followups::{save, Followups};
 use super::invoicing::{issue, new_invoice};
 use super::lifecycle::{complete, pending_charge};
-use super::BillingError;
+use super::{taxation, BillingError};
 use crate::store::charges::Charge;
 use crate::store::invoices::{self, Invoice, InvoiceKind, NewInvoice};
 use crate::store::memberships::Membership;
@@ -35,7 +35,8 @@ pub async fn start_renewal(
     m: &mut Membership,
     at: DateTime<Utc>,
 ) -> Result<(Option<Charge>, Followups, Option<Invoice>), BillingError> {
-    let Some((period, plan)) = m.state.next_renewal(&m.subscription_name) else {
+    let taxation = taxation::of(&mut **tx, m).await?;
+    let Some((period, plan)) = m.state.next_renewal(&m.subscription_name, &taxation) else {
         return Ok((None, complete(tx, m, at).await?, None));
     };
     let new = renewal_invoice(m, period, &plan);

@@ -12,7 +12,7 @@ use chrono::{DateTime, Utc};
 
 use super::actions::act;
 use super::{charging, BillingError};
-use super::{followups, lifecycle, recurring};
+use super::{followups, lifecycle, recurring, taxation};
 use crate::services::Services;
 use crate::store::charges::{self, ChargeKind, NewCharge};
 use crate::store::invoices::{self, Invoice, NewInvoice};
@@ -40,11 +40,13 @@ pub async fn renew_due(
         .map(|m| (m.merchant_id, m.customer_id))
         .collect();
     let cards = payment_methods::current_many(&mut *tx, &owners).await?;
+    let parties = taxation::parties_of(&mut *tx, &claimed).await?;
     let mut attempts = Vec::new();
     let mut plain = Vec::new();
     for mut m in claimed {
         match (
-            m.state.next_renewal(&m.subscription_name),
+            m.state
+                .next_renewal(&m.subscription_name, &taxation::with_parties(&m, &parties)),
             cards.get(&m.customer_id),
         ) {
             (Some((period, plan)), Some(card)) if plan.amount_due > 0 => {

@@ -9,6 +9,7 @@ use chrono::{DateTime, Utc};
 use recur_domain::calendar::{BillingCycle, IntervalType, Period};
 use recur_domain::invoice::InvoicePlan;
 use recur_domain::money::format_amount;
+use recur_domain::tax::TaxRate;
 use recur_domain::time::format_utc;
 use serde_json::{Map, Value};
 
@@ -16,7 +17,7 @@ use super::charging::{self, Settled};
 use super::followups::save;
 use super::invoicing::{issue, new_invoice};
 use super::proration::{followups_of, Target};
-use super::BillingError;
+use super::{taxation, BillingError};
 use crate::services::Services;
 use crate::store::charges::{self, Charge, ChargeKind, NewCharge};
 use crate::store::invoices::{self, Invoice, InvoiceKind};
@@ -42,6 +43,8 @@ pub struct Changes {
     pub return_to_website_link: Option<String>,
     /// New `metadata`.
     pub metadata: Option<String>,
+    /// New tax rates (`taxRateIds`, checked): from the next invoice on, without proration.
+    pub tax_rates: Option<Vec<TaxRate>>,
 }
 
 /// The proration an update produced.
@@ -104,8 +107,22 @@ pub async fn update(
     let updates = changed_keys(&m, &changes);
     let link_changed = changes.return_to_website_link.is_some()
         && changes.return_to_website_link != m.return_to_website_link;
+    // A proration bills the time sold with the rates of until now.
+    let taxation = taxation::of(&mut *tx, &m).await?;
+    let rates_changed = match changes.tax_rates.as_ref() {
+        Some(rates) if *rates != m.tax_rates => {
+            m.tax_rates.clone_from(rates);
+            memberships::set_tax_rates(&mut tx, &m).await?;
+            true
+        }
+        _ => false,
+    };
     if updates.is_empty() && !link_changed {
-        tx.rollback().await?;
+        if rates_changed {
+            tx.commit().await?;
+        } else {
+            tx.rollback().await?;
+        }
         return Ok(UpdateOutcome {
             membership: m,
             proration: None,
@@ -134,7 +151,13 @@ pub async fn update(
     };
     let proration = m
         .state
-        .proration(&target.subscription_name, new_price, new_cycle, at)
+        .proration(
+            &target.subscription_name,
+            new_price,
+            new_cycle,
+            at,
+            &taxation,
+        )
         .map_err(|_| BillingError::Conflict("the new billing cycle is out of range".into()))?;
     let Some(proration) = proration else {
         // Nothing of the current period was paid at the old terms: the change applies as is.
@@ -160,7 +183,7 @@ pub async fn update(
         target.apply(&mut m)?;
         save(&mut tx, &mut m, at).await?;
         let proration = Proration {
-            amount: plan.subtotal,
+            amount: plan.total,
             currency,
             transaction_id: None,
         };
@@ -192,7 +215,7 @@ pub async fn update(
             }
             Ok(UpdateOutcome {
                 proration: Some(Proration {
-                    amount: plan.subtotal,
+                    amount: plan.total,
                     currency: m.currency.clone(),
                     transaction_id: Some(transaction_id),
                 }),

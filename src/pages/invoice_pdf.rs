@@ -99,6 +99,13 @@ pub fn render(view: &InvoiceView, t: &BTreeMap<String, String>) -> anyhow::Resul
     d.rule(y + 8.0, 0.5);
     y -= 8.0;
     let mut totals = vec![(REGULAR, label("subtotal"), view.subtotal.clone())];
+    for tax in &view.taxes {
+        let name = d.clip(REGULAR, 10.0, &tax.description, 200.0);
+        totals.push((REGULAR, name, tax.amount.clone()));
+    }
+    if let Some(taxed) = &view.taxed_total {
+        totals.push((BOLD, label("total_with_taxes"), taxed.clone()));
+    }
     if let Some(credit) = &view.credit {
         totals.push((REGULAR, label("credit"), credit.clone()));
     }
@@ -113,6 +120,9 @@ pub fn render(view: &InvoiceView, t: &BTreeMap<String, String>) -> anyhow::Resul
         d.text(*style, 10.0, RIGHT - 220.0, y, name);
         d.text_right(*style, 10.0, RIGHT, y, value);
         y -= 17.0;
+    }
+    if let Some(notice) = &view.reverse_charge {
+        d.text(BOLD, 9.5, LEFT, y - 8.0, notice);
     }
 
     d.gray(0.4);
@@ -161,6 +171,9 @@ mod tests {
                 amount: "€49.90".into(),
             }],
             subtotal: "€49.90".into(),
+            taxes: Vec::new(),
+            taxed_total: None,
+            reverse_charge: None,
             credit: None,
             total: "€49.90".into(),
             amount_paid: "€49.90".into(),

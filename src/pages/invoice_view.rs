@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 
 use recur_domain::invoice::CREDIT_LINE;
 use recur_domain::money::{display_amount, Currency};
+use recur_domain::tax::InvoiceTax;
 use serde::Serialize;
 
 use super::brand::Brand;
@@ -50,6 +51,13 @@ pub struct InvoiceView {
     pub lines: Vec<LineView>,
     /// Before credit.
     pub subtotal: String,
+    /// Each tax: its name and percentage (inclusive ones marked), and its amount.
+    pub taxes: Vec<LineView>,
+    /// Subtotal less discount plus exclusive taxes, when the invoice is taxed or
+    /// reverse-charged.
+    pub taxed_total: Option<String>,
+    /// The reverse-charge notice, when EU rates were skipped.
+    pub reverse_charge: Option<String>,
     /// Credit used, when any.
     pub credit: Option<String>,
     /// Total to pay.
@@ -60,6 +68,20 @@ pub struct InvoiceView {
     pub amount_remaining: String,
     /// ISO 4217 code.
     pub currency: String,
+}
+
+fn text(t: &BTreeMap<String, String>, key: &str) -> String {
+    t.get(key).cloned().unwrap_or_else(|| key.to_string())
+}
+
+/// `VAT 19 %`, or `incl. VAT 19 %` for a tax contained in the price.
+fn tax_label(t: &BTreeMap<String, String>, tax: &InvoiceTax) -> String {
+    let label = format!("{} {} %", tax.name, tax.percentage);
+    if tax.inclusive {
+        format!("{} {label}", text(t, "tax_included"))
+    } else {
+        label
+    }
 }
 
 /// Builds the view of `invoice`, sold by the merchant of `brand`, for a page in the language of
@@ -141,6 +163,17 @@ pub fn invoice_view(
             })
             .collect(),
         subtotal: money(invoice.subtotal),
+        taxes: invoice
+            .taxes
+            .iter()
+            .map(|tax| LineView {
+                description: tax_label(t, tax),
+                amount: money(tax.amount),
+            })
+            .collect(),
+        taxed_total: (!invoice.taxes.is_empty() || invoice.reverse_charge)
+            .then(|| money(invoice.total)),
+        reverse_charge: invoice.reverse_charge.then(|| text(t, "reverse_charge")),
         credit: (invoice.credit_applied > 0).then(|| money(-invoice.credit_applied)),
         total: money(invoice.amount_due),
         amount_paid: money(invoice.amount_paid),

@@ -10,6 +10,7 @@ use chrono::{DateTime, Utc};
 use recur_domain::calendar::Period;
 use recur_domain::invoice::{InvoiceLine, InvoicePlan};
 use recur_domain::status::InvoiceStatus;
+use recur_domain::tax::InvoiceTax;
 use sqlx::any::AnyRow;
 use sqlx::{Any, Executor, Row};
 
@@ -68,6 +69,14 @@ pub struct Invoice {
     pub period: Option<Period>,
     /// Sum of the lines before credit.
     pub subtotal: i64,
+    /// Taken off the subtotal before taxes.
+    pub discount: i64,
+    /// Each rate's tax, as the rate was when invoiced.
+    pub taxes: Vec<InvoiceTax>,
+    /// `subtotal − discount + exclusive taxes`: what credit and the card settle.
+    pub total: i64,
+    /// EU rates were skipped (reverse charge).
+    pub reverse_charge: bool,
     /// Credit consumed.
     pub credit_applied: i64,
     /// Due from the payment method.
@@ -111,7 +120,7 @@ pub struct NewInvoice<'a> {
 
 const COLUMNS: &str = "id, membership_id, invoice_key, kind, status, currency, period_start, \
     period_end, subtotal, credit_applied, amount_due, amount_paid, amount_refunded, lines, \
-    created_at, paid_at, voided_at";
+    created_at, paid_at, voided_at, discount, taxes, total, reverse_charge";
 
 fn decode(row: &AnyRow) -> Result<Invoice, sqlx::Error> {
     decode_prefixed(row, "")
@@ -147,6 +156,7 @@ fn decode_prefixed(row: &AnyRow, prefix: &str) -> Result<Invoice, sqlx::Error> {
     };
     let status: String = row.try_get(&*column("status"))?;
     let lines: String = row.try_get(&*column("lines"))?;
+    let taxes: String = row.try_get(&*column("taxes"))?;
     Ok(Invoice {
         id: row.try_get(&*column("id"))?,
         membership_id: row.try_get(&*column("membership_id"))?,
@@ -160,6 +170,10 @@ fn decode_prefixed(row: &AnyRow, prefix: &str) -> Result<Invoice, sqlx::Error> {
             _ => None,
         },
         subtotal: row.try_get(&*column("subtotal"))?,
+        discount: row.try_get(&*column("discount"))?,
+        taxes: serde_json::from_str(&taxes).map_err(|e| sqlx::Error::Decode(Box::new(e)))?,
+        total: row.try_get(&*column("total"))?,
+        reverse_charge: row.try_get::<i64, _>(&*column("reverse_charge"))? == 1,
         credit_applied: row.try_get(&*column("credit_applied"))?,
         amount_due: row.try_get(&*column("amount_due"))?,
         amount_paid: row.try_get(&*column("amount_paid"))?,
@@ -193,13 +207,15 @@ pub async fn insert_many(
     let sql = format!(
         "INSERT INTO invoices (merchant_id, membership_id, invoice_key, billing_key, kind, status, \
          currency, period_start, period_end, subtotal, credit_applied, amount_due, amount_paid, \
-         lines, created_at, paid_at) VALUES {} \
+         lines, created_at, paid_at, discount, taxes, total, reverse_charge) VALUES {} \
          ON CONFLICT (membership_id, billing_key) DO NOTHING RETURNING {COLUMNS}",
-        super::placeholders(new.len(), 16, 1)
+        super::placeholders(new.len(), 20, 1)
     );
     let mut query = sqlx::query(&sql);
     for invoice in new {
         let lines = serde_json::to_string(&invoice.plan.lines)
+            .map_err(|e| sqlx::Error::Encode(Box::new(e)))?;
+        let taxes = serde_json::to_string(&invoice.plan.taxes)
             .map_err(|e| sqlx::Error::Encode(Box::new(e)))?;
         let paid = invoice.status == InvoiceStatus::Paid;
         query = query
@@ -218,7 +234,11 @@ pub async fn insert_many(
             .bind(0_i64)
             .bind(lines)
             .bind(to_micros(now))
-            .bind(paid.then(|| to_micros(now)));
+            .bind(paid.then(|| to_micros(now)))
+            .bind(invoice.plan.discount)
+            .bind(taxes)
+            .bind(invoice.plan.total)
+            .bind(i64::from(invoice.plan.reverse_charge));
     }
     match query.fetch_all(&mut **tx).await {
         Ok(rows) => rows.iter().map(decode).collect(),

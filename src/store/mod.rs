@@ -27,6 +27,8 @@ pub mod payment_methods;
 pub mod pool;
 pub mod processors;
 pub mod refunds;
+pub mod tax_parties;
+pub mod tax_rates;
 pub mod test_clocks;
 pub mod transaction_ids;
 pub mod webhook_endpoints;

@@ -54,6 +54,8 @@ mod soak;
 mod source_address;
 mod spec;
 mod ssrf;
+mod tax_invoices;
+mod tax_rates;
 mod tls;
 mod webhook_endpoints;
 mod webhooks;

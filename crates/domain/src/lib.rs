@@ -20,5 +20,6 @@ pub mod schedule;
 pub mod settings;
 pub mod signature;
 pub mod status;
+pub mod tax;
 pub mod time;
 pub mod validation;

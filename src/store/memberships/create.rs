@@ -9,9 +9,10 @@ use futures_util::future::BoxFuture;
 use recur_domain::calendar::BillingCycle;
 use recur_domain::membership::ChargeDirective;
 use recur_domain::schedule::incomplete_expires_at;
+use recur_domain::tax::TaxRate;
 use sqlx::{Any, Executor};
 
-use super::{decode, queue_json, Membership, COLUMNS, FROM};
+use super::{decode, queue_json, rates_json, Membership, COLUMNS, FROM};
 use crate::store::coalesce::{Batch, Statements};
 use crate::store::customers::Created;
 use crate::store::{to_micros, Backend, Pool, Store};
@@ -48,6 +49,8 @@ pub struct NewMembership {
     pub cycle: BillingCycle,
     /// `chargeEmitterQueue`.
     pub charge_emitter_queue: Option<Vec<ChargeDirective>>,
+    /// The tax rates it bills with (`taxRateIds`), checked and in order.
+    pub tax_rates: Vec<TaxRate>,
 }
 
 /// When a membership is created: the merchant's time and the deadline of its first payment.
@@ -89,8 +92,9 @@ static RETURNING: LazyLock<String> = LazyLock::new(|| {
 });
 
 /// The columns of a membership row that [`Insert`] binds, in order: merchant id, customer key,
-/// the new fields, the expiry, the time, and whether a merchant on a test clock is allowed.
-const INSERT_COLUMNS: usize = 19;
+/// the new fields, the expiry, the time, whether a merchant on a test clock is allowed, and the
+/// tax rates.
+const INSERT_COLUMNS: usize = 20;
 
 /// [`Insert`]'s statements.
 static INSERT: Statements = Statements::new();
@@ -118,8 +122,9 @@ fn insert_sql(rows: usize) -> String {
          order_description, subscription_name, metadata, webhook_url, end_date, currency, \
          total_amount, price_per_unit, quantity, interval_type, interval_count, \
          charge_emitter_queue, recurring_attempts, status, credit_balance, dunning_retries, \
-         next_action_at, version, created_at, updated_at) \
-         SELECT {merchant}, c.id, {fields}, 0, 'Incomplete', 0, 0, {expires}, 1, {now}, {now} \
+         next_action_at, version, created_at, updated_at, tax_rates) \
+         SELECT {merchant}, c.id, {fields}, 0, 'Incomplete', 0, 0, {expires}, 1, {now}, {now}, \
+         {tax_rates} \
          {from} ({any_clock} = 1 \
          OR NOT EXISTS (SELECT 1 FROM test_clocks t WHERE t.merchant_id = {merchant})) \
          ON CONFLICT (customer_id, order_id) DO NOTHING RETURNING {returning}",
@@ -127,6 +132,7 @@ fn insert_sql(rows: usize) -> String {
         expires = value(17),
         now = value(18),
         any_clock = value(19),
+        tax_rates = value(20),
         returning = *RETURNING
     )
 }
@@ -184,7 +190,8 @@ impl Batch for Insert {
                     .bind(queue_json(&new.charge_emitter_queue)?)
                     .bind(to_micros(row.at.expires_at))
                     .bind(to_micros(row.at.now))
-                    .bind(any_clock);
+                    .bind(any_clock)
+                    .bind(rates_json(&new.tax_rates)?);
             }
             let mut inserted: HashMap<String, Membership> = HashMap::with_capacity(rows.len());
             for returned in query.fetch_all(pool).await? {

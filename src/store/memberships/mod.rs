@@ -23,6 +23,7 @@ use recur_domain::membership::{ChargeDirective, MembershipState};
 use recur_domain::money::Currency;
 use recur_domain::price::Price;
 use recur_domain::status::MembershipStatus;
+use recur_domain::tax::TaxRate;
 use sqlx::any::AnyRow;
 use sqlx::{Any, Executor, Row};
 
@@ -58,6 +59,8 @@ pub struct Membership {
     /// Status, price, cycle, period, credit, dunning and schedule: what the billing rules read
     /// and change.
     pub state: MembershipState,
+    /// The tax rates it bills with, as they were when given (`taxRateIds`, in order).
+    pub tax_rates: Vec<TaxRate>,
     /// Optimistic-concurrency counter, bumped by every [`save_many`].
     pub version: i64,
     /// Creation time.
@@ -81,7 +84,7 @@ pub(super) const COLUMNS: &str =
     m.quantity, m.interval_type, m.interval_count, m.charge_emitter_queue, m.recurring_attempts, \
     m.status, m.current_period_start, m.current_period_end, m.credit_balance, \
     m.dunning_failed_at, m.dunning_retries, m.next_action_at, m.version, m.created_at, \
-    m.updated_at, m.canceled_at";
+    m.updated_at, m.canceled_at, m.tax_rates";
 
 pub(super) const FROM: &str = "FROM memberships m JOIN customers c ON c.id = m.customer_id";
 
@@ -96,6 +99,7 @@ pub(super) fn decode(row: &AnyRow) -> Result<Membership, sqlx::Error> {
     let interval_type: String = row.try_get("interval_type")?;
     let status: String = row.try_get("status")?;
     let queue: Option<String> = row.try_get("charge_emitter_queue")?;
+    let tax_rates: String = row.try_get("tax_rates")?;
     let current_period = match (time("current_period_start")?, time("current_period_end")?) {
         (Some(start), Some(end)) => Some(Period { start, end }),
         _ => None,
@@ -140,10 +144,15 @@ pub(super) fn decode(row: &AnyRow) -> Result<Membership, sqlx::Error> {
             recurring_attempts: row.try_get("recurring_attempts")?,
             canceled_at: time("canceled_at")?,
         },
+        tax_rates: serde_json::from_str(&tax_rates).map_err(|e| decode_error(e.to_string()))?,
         version: row.try_get("version")?,
         created_at: from_micros(row.try_get("created_at")?),
         updated_at: from_micros(row.try_get("updated_at")?),
     })
+}
+
+pub(super) fn rates_json(rates: &[TaxRate]) -> Result<String, sqlx::Error> {
+    serde_json::to_string(rates).map_err(|e| sqlx::Error::Encode(Box::new(e)))
 }
 
 pub(super) fn queue_json(
@@ -237,7 +246,7 @@ pub async fn save_many(
     if memberships.is_empty() {
         return Ok(true);
     }
-    const COLUMNS: usize = 21;
+    const COLUMNS: usize = 22;
     let sql = format!(
         "UPDATE memberships SET subscription_name = v.column4, metadata = v.column5, \
          return_to_website_link = v.column6, end_date = v.column7, total_amount = v.column8, \
@@ -246,6 +255,7 @@ pub async fn save_many(
          current_period_start = v.column15, current_period_end = v.column16, \
          credit_balance = v.column17, dunning_failed_at = v.column18, \
          dunning_retries = v.column19, next_action_at = v.column20, canceled_at = v.column21, \
+         tax_rates = v.column22, \
          updated_at = $1, version = memberships.version + 1 \
          FROM (VALUES {}) AS v \
          WHERE memberships.id = v.column1 AND memberships.merchant_id = v.column2 \
@@ -276,7 +286,8 @@ pub async fn save_many(
             .bind(state.dunning_failed_at.map(to_micros))
             .bind(state.dunning_retries)
             .bind(state.next_action_at.map(to_micros))
-            .bind(state.canceled_at.map(to_micros));
+            .bind(state.canceled_at.map(to_micros))
+            .bind(rates_json(&m.tax_rates)?);
     }
     let updated = query.execute(&mut **tx).await?.rows_affected();
     let all = usize::try_from(updated).is_ok_and(|n| n == memberships.len());
@@ -287,6 +298,18 @@ pub async fn save_many(
         }
     }
     Ok(all)
+}
+
+/// Writes the membership's tax rates alone (an update's new `taxRateIds`, which apply from the
+/// next invoice): no version check, as the caller holds the row's lock.
+pub async fn set_tax_rates(tx: &mut Tx, m: &Membership) -> Result<(), sqlx::Error> {
+    sqlx::query("UPDATE memberships SET tax_rates = $1 WHERE id = $2 AND merchant_id = $3")
+        .bind(rates_json(&m.tax_rates)?)
+        .bind(m.id)
+        .bind(m.merchant_id)
+        .execute(&mut **tx)
+        .await?;
+    Ok(())
 }
 
 /// Reads the memberships with these `(merchant id, id)` pairs for change, locking their rows

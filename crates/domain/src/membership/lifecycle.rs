@@ -102,7 +102,7 @@ mod tests {
         #[test]
         fn a_renewal_moves_the_period_forward(mut m in active_state()) {
             let before = m.clone();
-            let (period, plan) = m.next_renewal("Gold").expect("a period follows");
+            let (period, plan) = m.next_renewal("Gold", &crate::tax::Taxation::none()).expect("a period follows");
             m.renewal_issued(period, &plan);
             let after = m.current_period.expect("renewed");
             prop_assert!(after.start >= before.current_period.unwrap().end);

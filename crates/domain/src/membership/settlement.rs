@@ -278,6 +278,7 @@ mod tests {
     use super::super::strategies::{active_state, any_instant, any_price, any_state};
     use super::super::DueAction;
     use super::*;
+    use crate::tax::Taxation;
     use chrono::TimeDelta;
     use proptest::prelude::*;
 
@@ -293,7 +294,7 @@ mod tests {
             m.status = MembershipStatus::Incomplete;
             m.current_period = None;
             let before = m.clone();
-            let plan = m.period_invoice("Gold");
+            let plan = m.period_invoice("Gold", &Taxation::none());
             let settled = m.first_payment_settled(plan.amount_due, plan.credit_applied, approved, at);
             if !approved {
                 prop_assert_eq!(m, before);
@@ -360,7 +361,7 @@ mod tests {
             let after = m.current_period.unwrap();
             prop_assert_eq!(m.status, MembershipStatus::Active);
             prop_assert!(after.start >= before.start);
-            let (next, _) = m.next_renewal("Gold").expect("a period follows");
+            let (next, _) = m.next_renewal("Gold", &crate::tax::Taxation::none()).expect("a period follows");
             prop_assert!(next.end > at);
             prop_assert_eq!(m.next_action_at, Some(after.end));
         }
@@ -425,7 +426,7 @@ mod tests {
                 let last_period = m.current_period;
                 match step {
                     0 if m.status == MembershipStatus::Incomplete => {
-                        let plan = m.period_invoice("Gold");
+                        let plan = m.period_invoice("Gold", &Taxation::none());
                         m.first_payment_settled(plan.amount_due, plan.credit_applied, approved, at);
                     }
                     1 if m.status.pays_open_invoice() => {
@@ -435,7 +436,7 @@ mod tests {
                         m.cancel(at);
                     }
                     3 => {
-                        if let Ok(Some(p)) = m.proration("Gold", price, m.cycle, at) {
+                        if let Ok(Some(p)) = m.proration("Gold", price, m.cycle, at, &Taxation::none()) {
                             let terms = Terms {
                                 price,
                                 cycle: m.cycle,
@@ -475,7 +476,7 @@ mod tests {
             DueAction::Complete => {
                 m.complete();
             }
-            DueAction::Renew => match m.next_renewal("Gold") {
+            DueAction::Renew => match m.next_renewal("Gold", &crate::tax::Taxation::none()) {
                 Some((period, plan)) => {
                     m.renewal_issued(period, &plan);
                     if plan.amount_due > 0 {

@@ -11,6 +11,7 @@ use crate::invoice::{period_invoice, InvoicePlan};
 use crate::price::Price;
 use crate::schedule::dunning_retry_at;
 use crate::status::{next_billing_date, MembershipStatus};
+use crate::tax::Taxation;
 
 /// Everything of a membership that its billing rules read and change (DESIGN §3–§4). The store
 /// keeps it in the membership's row; the rules are its methods.
@@ -89,17 +90,17 @@ impl MembershipState {
         .filter(|date| self.before_end(*date))
     }
 
-    /// The invoice of one period at the current price, less credit; `name` (the subscription's)
-    /// describes its line.
-    pub fn period_invoice(&self, name: &str) -> InvoicePlan {
-        period_invoice(name, self.price, self.credit_balance)
+    /// The invoice of one period at the current price, taxed by `taxation`, less credit; `name`
+    /// (the subscription's) describes its line.
+    pub fn period_invoice(&self, name: &str, taxation: &Taxation) -> InvoicePlan {
+        period_invoice(name, self.price, self.credit_balance, taxation)
     }
 
     /// The renewal of an Active membership whose period ended: the next period and its invoice
     /// ([`Self::period_invoice`]). `None` when no period follows.
-    pub fn next_renewal(&self, name: &str) -> Option<(Period, InvoicePlan)> {
+    pub fn next_renewal(&self, name: &str, taxation: &Taxation) -> Option<(Period, InvoicePlan)> {
         let period = period_starting(self.current_period?.end, &self.cycle)?;
-        Some((period, self.period_invoice(name)))
+        Some((period, self.period_invoice(name, taxation)))
     }
 
     /// What the sandbox makes of the latest recurring attempt (the `recurring_attempts`-th):
@@ -218,7 +219,7 @@ mod tests {
         #[test]
         fn a_renewal_follows_the_current_period(m in active_state()) {
             let current = m.current_period.expect("an active state has a period");
-            let (next, plan) = m.next_renewal("Gold").expect("a period follows");
+            let (next, plan) = m.next_renewal("Gold", &crate::tax::Taxation::none()).expect("a period follows");
             prop_assert_eq!(next.start, current.end);
             prop_assert!(next.end > next.start);
             prop_assert_eq!(plan.amount_due + plan.credit_applied, m.price.per_period());

@@ -12,6 +12,7 @@ use crate::calendar::{BillingCycle, Period};
 use crate::invoice::{interval_change_invoice, price_change_invoice, InvoicePlan};
 use crate::price::Price;
 use crate::status::MembershipStatus;
+use crate::tax::Taxation;
 
 /// The terms of a membership that an update changes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -45,8 +46,9 @@ pub struct Proration {
 pub struct CycleOutOfRange;
 
 impl MembershipState {
-    /// The proration of changing to `price` and `cycle` at `at`; `name` (the subscription's,
-    /// as updated) describes an interval change's line. `None` when no paid time is at stake:
+    /// The proration of changing to `price` and `cycle` at `at`, taxed by `taxation` (the
+    /// rates the membership billed with until now); `name` (the subscription's, as updated)
+    /// describes an interval change's line. `None` when no paid time is at stake:
     /// the membership is not Active in a period, or neither its price per period nor its cycle
     /// changes.
     pub fn proration(
@@ -55,6 +57,7 @@ impl MembershipState {
         price: Price,
         cycle: BillingCycle,
         at: DateTime<Utc>,
+        taxation: &Taxation,
     ) -> Result<Option<Proration>, CycleOutOfRange> {
         let price_changed = price.per_period() != self.price.per_period();
         let cycle_changed = cycle != self.cycle;
@@ -64,7 +67,14 @@ impl MembershipState {
         };
         if !cycle_changed {
             return Ok(Some(Proration {
-                plan: price_change_invoice(self.price, price, period, at, self.credit_balance),
+                plan: price_change_invoice(
+                    self.price,
+                    price,
+                    period,
+                    at,
+                    self.credit_balance,
+                    taxation,
+                ),
                 new_period: None,
                 invoiced: Period {
                     start: at,
@@ -80,6 +90,7 @@ impl MembershipState {
             &cycle,
             at,
             self.credit_balance,
+            taxation,
         )
         .ok_or(CycleOutOfRange)?;
         Ok(Some(Proration {
@@ -106,6 +117,7 @@ impl MembershipState {
 mod tests {
     use super::super::strategies::{active_state, any_cycle, any_price, any_state};
     use super::*;
+    use crate::tax::Taxation;
     use chrono::TimeDelta;
     use proptest::prelude::*;
 
@@ -123,7 +135,7 @@ mod tests {
             let at = m.current_period.map_or(DateTime::<Utc>::UNIX_EPOCH, |p| {
                 p.start + TimeDelta::seconds((p.seconds() as f64 * offset) as i64)
             });
-            let Ok(proration) = m.proration("Gold", price, cycle, at) else {
+            let Ok(proration) = m.proration("Gold", price, cycle, at, &Taxation::none()) else {
                 return Ok(());
             };
             let changes = price.per_period() != m.price.per_period() || cycle != m.cycle;
