@@ -1,6 +1,6 @@
 -- Tax rates (DESIGN §14). `percentage` is the decimal as checked and normalized (text, never a
--- float). Once a membership or an invoice carries the rate (their JSON snapshots name its key),
--- its percentage, inclusiveness and country never change.
+-- float). Once a membership has been given the rate (`used`, set by the statement that reads
+-- it for the membership), its percentage, inclusiveness and country never change.
 CREATE TABLE tax_rates (
     id              INTEGER PRIMARY KEY,
     merchant_id     INTEGER NOT NULL REFERENCES merchants (id),
@@ -10,6 +10,7 @@ CREATE TABLE tax_rates (
     inclusive       INTEGER NOT NULL CHECK (inclusive IN (0, 1)),
     country         TEXT,
     active          INTEGER NOT NULL CHECK (active IN (0, 1)),
+    used            INTEGER NOT NULL DEFAULT 0 CHECK (used IN (0, 1)),
     created_at      INTEGER NOT NULL
 );
 -- The merchant's list, newest first.

@@ -269,7 +269,7 @@ pub async fn update_tax_rate(
         stored.rate.country = country;
     }
     let terms_changed = stored.rate != before;
-    if terms_changed && tax_rates::in_use(&mut tx, auth.merchant_id, &key).await? {
+    if terms_changed && stored.used {
         return Err(ApiError::Conflict(
             "The rate is used by a membership or an invoice: only its name and active can \
              change. Create a new rate instead."
@@ -324,7 +324,12 @@ pub async fn resolve(
     if failed {
         return Ok(None);
     }
-    let found = tax_rates::by_keys(state.store.pool(), merchant_id, &keys).await?;
+    // Only a request that is otherwise valid fixes the rates' terms.
+    let found = if errors.is_empty() {
+        tax_rates::claim(state.store.writer(), merchant_id, &keys).await?
+    } else {
+        tax_rates::by_keys(state.store.pool(), merchant_id, &keys).await?
+    };
     let mut rates = Vec::with_capacity(keys.len());
     for (i, key) in keys.iter().enumerate() {
         match found.iter().find(|s| s.rate.tax_rate_id == *key) {

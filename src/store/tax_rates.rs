@@ -18,12 +18,14 @@ pub struct StoredRate {
     pub rate: TaxRate,
     /// Archived rates (`false`) cannot be given to memberships.
     pub active: bool,
+    /// Whether a membership has been given it ([`claim`]): its terms are then fixed.
+    pub used: bool,
     /// Creation time.
     pub created_at: DateTime<Utc>,
 }
 
-const COLUMNS: &str =
-    "t.id, t.tax_rate_key, t.name, t.percentage, t.inclusive, t.country, t.active, t.created_at";
+const COLUMNS: &str = "t.id, t.tax_rate_key, t.name, t.percentage, t.inclusive, t.country, \
+     t.active, t.used, t.created_at";
 
 fn decode(row: &AnyRow) -> Result<StoredRate, sqlx::Error> {
     let percentage: String = row.try_get("percentage")?;
@@ -37,6 +39,7 @@ fn decode(row: &AnyRow) -> Result<StoredRate, sqlx::Error> {
             country: row.try_get("country")?,
         },
         active: row.try_get::<i64, _>("active")? == 1,
+        used: row.try_get::<i64, _>("used")? == 1,
         created_at: from_micros(row.try_get("created_at")?),
     })
 }
@@ -147,21 +150,30 @@ pub async fn page<'c, E: Executor<'c, Database = Any>>(
     rows.iter().map(decode).collect()
 }
 
-/// Whether a membership or an invoice of the merchant carries the rate `key`: their JSON
-/// snapshots name it, quoted (keys are random and never a part of another). Scans the merchant's
-/// memberships and invoices: a rate's terms are changed rarely, by hand.
-pub async fn in_use(tx: &mut Tx, merchant_id: i64, key: &str) -> Result<bool, sqlx::Error> {
-    let pattern = format!("%\"{key}\"%");
-    let used: i64 = sqlx::query_scalar(
-        "SELECT CASE WHEN EXISTS (SELECT 1 FROM memberships WHERE merchant_id = $1 \
-         AND tax_rates LIKE $2) OR EXISTS (SELECT 1 FROM invoices WHERE merchant_id = $1 \
-         AND taxes LIKE $2) THEN 1 ELSE 0 END",
-    )
-    .bind(merchant_id)
-    .bind(pattern)
-    .fetch_one(&mut **tx)
-    .await?;
-    Ok(used == 1)
+/// The merchant's rates with these keys, marked used by the same statement (keys it does not
+/// have are left out): a membership is about to bill with them, so their terms are fixed from
+/// now on. The row lock the update takes orders it with a concurrent change of terms ([`by_key`]
+/// locks the row too): either the change comes first and this reads it, or it sees `used`.
+pub async fn claim<'c, E: Executor<'c, Database = Any>>(
+    executor: E,
+    merchant_id: i64,
+    keys: &[String],
+) -> Result<Vec<StoredRate>, sqlx::Error> {
+    if keys.is_empty() {
+        return Ok(Vec::new());
+    }
+    let sql = format!(
+        "UPDATE tax_rates SET used = 1 WHERE merchant_id = $1 AND tax_rate_key IN \
+         (SELECT column1 FROM (VALUES {}) AS v) RETURNING {}",
+        super::placeholders(keys.len(), 1, 2),
+        COLUMNS.replace("t.", "")
+    );
+    let mut query = sqlx::query(&sql).bind(merchant_id);
+    for key in keys {
+        query = query.bind(key.as_str());
+    }
+    let rows = query.fetch_all(executor).await?;
+    rows.iter().map(decode).collect()
 }
 
 /// Writes back a rate's changeable fields.

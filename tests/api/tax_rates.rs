@@ -196,6 +196,23 @@ backend_test!(
         )
         .await;
         let customer = server.create_customer(&token, "used@example.com").await;
+        // A membership request refused for another field does not fix the rate's terms.
+        let mut refused = server.membership_body(&customer, "order-refused");
+        refused["taxRateIds"] = json!([id]);
+        refused["webhookUrl"] = json!("not a url");
+        let reply = server
+            .call(
+                Method::POST,
+                "/api/subscriptions/v1/membership",
+                Some(&token),
+                Some(refused),
+            )
+            .await;
+        reply.problem(400);
+        let changed = patch(&server, &token, &id, json!({"percentage": "19.5"})).await;
+        assert_eq!(changed.status, 200, "{}", changed.body);
+        let back = patch(&server, &token, &id, json!({"percentage": "19"})).await;
+        assert_eq!(back.status, 200, "{}", back.body);
         let mut body = server.membership_body(&customer, "order-used");
         body["taxRateIds"] = json!([id]);
         let created = server.create_membership(&token, body).await;
