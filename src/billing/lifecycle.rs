@@ -11,7 +11,7 @@ use recur_domain::status::MembershipStatus;
 use super::charging::{self, Settled};
 use super::followups::{save, Followups};
 use super::invoicing::{issue, new_invoice};
-use super::BillingError;
+use super::{numbering, BillingError};
 use crate::services::Services;
 use crate::store::charges::{self, Charge, ChargeKind, NewCharge, PagePayment};
 use crate::store::invoices::{self, Invoice, InvoiceKind};
@@ -103,7 +103,8 @@ pub(super) async fn pending_charge(
 }
 
 /// Writes a `Pending` attempt for `invoice` against the card `payment_method_id` (made on a
-/// checkout `page`, or not); a conflict when the membership already has one in flight.
+/// checkout `page`, or not), finalizing the invoice if this is its first; a conflict when the
+/// membership already has one in flight.
 async fn pending_charge_with(
     tx: &mut Tx,
     m: &Membership,
@@ -118,9 +119,11 @@ async fn pending_charge_with(
         page,
         ..new_charge(m, invoice, kind, payment_method_id, attempts)
     };
-    charges::insert_pending(tx, new, at)
+    let charge = charges::insert_pending(tx, new, at)
         .await?
-        .ok_or(BillingError::PaymentInProgress)
+        .ok_or(BillingError::PaymentInProgress)?;
+    numbering::finalize(tx, &[invoice], at).await?;
+    Ok(charge)
 }
 
 /// The attempt number `prior_attempts + 1` at `invoice` against the card `payment_method_id`;

@@ -18,6 +18,7 @@ pub mod followups;
 pub mod invoicing;
 pub mod lifecycle;
 pub mod notify;
+pub mod numbering;
 pub mod proration;
 pub mod recurring;
 pub mod refunds;

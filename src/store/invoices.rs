@@ -54,10 +54,15 @@ impl InvoiceKind {
 pub struct Invoice {
     /// Internal id.
     pub id: i64,
+    /// Owning merchant.
+    pub merchant_id: i64,
     /// The membership it bills.
     pub membership_id: i64,
     /// Public key, `in_…`.
     pub invoice_key: String,
+    /// `{prefix}-{YYYY}-{NNNNNN}` once finalized (its first payment attempt, or paid by credit
+    /// when issued); `None` before.
+    pub number: Option<String>,
     /// Why it exists.
     pub kind: InvoiceKind,
     /// Draft, Open, Paid, Void or Uncollectible.
@@ -109,7 +114,8 @@ pub struct NewInvoice<'a> {
     pub plan: &'a InvoicePlan,
 }
 
-const COLUMNS: &str = "id, membership_id, invoice_key, kind, status, currency, period_start, \
+const COLUMNS: &str =
+    "id, merchant_id, membership_id, invoice_key, number, kind, status, currency, period_start, \
     period_end, subtotal, credit_applied, amount_due, amount_paid, amount_refunded, lines, \
     created_at, paid_at, voided_at";
 
@@ -149,8 +155,10 @@ fn decode_prefixed(row: &AnyRow, prefix: &str) -> Result<Invoice, sqlx::Error> {
     let lines: String = row.try_get(&*column("lines"))?;
     Ok(Invoice {
         id: row.try_get(&*column("id"))?,
+        merchant_id: row.try_get(&*column("merchant_id"))?,
         membership_id: row.try_get(&*column("membership_id"))?,
         invoice_key: row.try_get(&*column("invoice_key"))?,
+        number: row.try_get(&*column("number"))?,
         kind: InvoiceKind::from_db(&row.try_get::<String, _>(&*column("kind"))?),
         status: InvoiceStatus::parse(&status)
             .ok_or_else(|| sqlx::Error::Decode(format!("unknown status {status}").into()))?,
@@ -403,6 +411,24 @@ pub async fn mark_paid_many(
     }
     query.execute(&mut **tx).await?;
     Ok(())
+}
+
+/// Gives each `(invoice id, number)` its number in one statement, unless it has one already;
+/// returns how many were numbered.
+pub async fn set_numbers(tx: &mut Tx, numbers: &[(i64, String)]) -> Result<u64, sqlx::Error> {
+    if numbers.is_empty() {
+        return Ok(0);
+    }
+    let sql = format!(
+        "UPDATE invoices SET number = v.column2 FROM (VALUES {}) AS v \
+         WHERE invoices.id = v.column1 AND invoices.number IS NULL",
+        super::placeholders(numbers.len(), 2, 1)
+    );
+    let mut query = sqlx::query(&sql);
+    for (id, number) in numbers {
+        query = query.bind(*id).bind(number.clone());
+    }
+    Ok(query.execute(&mut **tx).await?.rows_affected())
 }
 
 /// Voids one invoice unless it is already Paid.

@@ -12,6 +12,7 @@ pub mod checkout_sessions;
 pub mod coalesce;
 pub mod customers;
 pub mod dashboard_sessions;
+pub mod document_numbers;
 pub mod emails;
 pub mod endpoint_deliveries;
 pub mod events;

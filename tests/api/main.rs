@@ -33,6 +33,7 @@ mod mail;
 mod memberships;
 mod metrics_access;
 mod nosniff;
+mod numbers;
 mod operations;
 mod payloads;
 mod paynow;
