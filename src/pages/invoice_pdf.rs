@@ -15,12 +15,12 @@ use pdf_writer::{Content, Finish, Name, Pdf, Rect, Ref, Str, TextStr};
 use super::invoice_view::InvoiceView;
 use crate::api::problem::ApiError;
 
-const PAGE_WIDTH: f32 = 595.0;
-const PAGE_HEIGHT: f32 = 842.0;
-const LEFT: f32 = 56.0;
-const RIGHT: f32 = PAGE_WIDTH - 56.0;
-const REGULAR: Name<'static> = Name(b"F1");
-const BOLD: Name<'static> = Name(b"F2");
+pub(super) const PAGE_WIDTH: f32 = 595.0;
+pub(super) const PAGE_HEIGHT: f32 = 842.0;
+pub(super) const LEFT: f32 = 56.0;
+pub(super) const RIGHT: f32 = PAGE_WIDTH - 56.0;
+pub(super) const REGULAR: Name<'static> = Name(b"F1");
+pub(super) const BOLD: Name<'static> = Name(b"F2");
 
 /// The download of the PDF of `view` (the invoice `invoice_key`), labelled with the strings `t`:
 /// `application/pdf`, an attachment named after the invoice, never cached.
@@ -142,7 +142,7 @@ pub fn render(view: &InvoiceView, t: &BTreeMap<String, String>) -> Vec<u8> {
     pdf.finish()
 }
 
-fn text(c: &mut Content, font: Name, size: f32, x: f32, y: f32, s: &str) {
+pub(super) fn text(c: &mut Content, font: Name, size: f32, x: f32, y: f32, s: &str) {
     c.begin_text();
     c.set_font(font, size);
     c.next_line(x, y);
@@ -150,12 +150,12 @@ fn text(c: &mut Content, font: Name, size: f32, x: f32, y: f32, s: &str) {
     c.end_text();
 }
 
-fn text_right(c: &mut Content, font: Name, size: f32, right: f32, y: f32, s: &str) {
+pub(super) fn text_right(c: &mut Content, font: Name, size: f32, right: f32, y: f32, s: &str) {
     let width = helvetica_width(s) * size / 1000.0;
     text(c, font, size, right - width, y, s);
 }
 
-fn rule(c: &mut Content, y: f32, width: f32) {
+pub(super) fn rule(c: &mut Content, y: f32, width: f32) {
     c.set_line_width(width);
     c.set_stroke_gray(0.75);
     c.move_to(LEFT, y);

@@ -27,7 +27,7 @@ pub struct LineView {
 pub struct InvoiceView {
     /// The seller: the name the merchant's customers see (its display name).
     pub merchant_name: String,
-    /// `in_…`.
+    /// `INV-2027-000042` once finalized; `in_…` before.
     pub number: String,
     /// Status, in the page's language.
     pub status: String,
@@ -57,6 +57,12 @@ pub struct InvoiceView {
     pub amount_remaining: String,
     /// ISO 4217 code.
     pub currency: String,
+}
+
+/// How people see which invoice it is: its number once finalized; before that its key is all
+/// there is to quote.
+pub fn shown_number(invoice: &Invoice) -> &str {
+    invoice.number.as_deref().unwrap_or(&invoice.invoice_key)
 }
 
 /// Builds the view of `invoice`, sold by `seller`, for a page in the language of `t`.
@@ -98,7 +104,7 @@ pub fn invoice_view(
     };
     InvoiceView {
         merchant_name: seller.to_string(),
-        number: invoice.invoice_key.clone(),
+        number: shown_number(invoice).to_string(),
         status: t
             .get(&format!("invoice_status_{status_code}"))
             .cloned()

@@ -15,7 +15,7 @@ use serde::Deserialize;
 
 use super::form::{decline_message, CardForm, CardFormState, PageForm, TokenForm};
 use super::format::{display_date, interval_phrase};
-use super::invoice_view::invoice_view;
+use super::invoice_view::{invoice_view, shown_number};
 use super::render::{page, with_status, Framing};
 use super::session::{self, EnteredCard, PageSession};
 use super::{csrf, expired, invoice_pdf, notice};
@@ -143,7 +143,7 @@ fn membership_card(
         invoices => invoices.iter().map(|i| {
             let status = i.status.as_str();
             context! {
-                number => i.invoice_key,
+                number => shown_number(i),
                 date => display_date(i.created_at, lang),
                 amount => money(i.amount_due),
                 status => status,

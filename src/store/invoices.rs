@@ -431,20 +431,13 @@ pub async fn set_numbers(tx: &mut Tx, numbers: &[(i64, String)]) -> Result<u64, 
     Ok(query.execute(&mut **tx).await?.rows_affected())
 }
 
-/// Voids one invoice unless it is already Paid.
-pub async fn void(tx: &mut Tx, id: i64, now: DateTime<Utc>) -> Result<(), sqlx::Error> {
-    sqlx::query(
-        "UPDATE invoices SET status = 'Void', voided_at = $1 WHERE id = $2 AND status IN ('Draft', 'Open')",
-    )
-    .bind(to_micros(now))
-    .bind(id)
-    .execute(&mut **tx)
-    .await?;
-    Ok(())
+/// Voids one invoice unless it is already Paid; returns it when it was voided.
+pub async fn void(tx: &mut Tx, id: i64, now: DateTime<Utc>) -> Result<Vec<Invoice>, sqlx::Error> {
+    voiding(tx, "id = $2 AND status IN ('Draft', 'Open')", id, now).await
 }
 
 /// Voids the Draft or Open invoices of a canceled membership except its renewal invoices;
-/// returns how many. A renewal invoice is Open only when its collection failed (its charge was
+/// returns them. A renewal invoice is Open only when its collection failed (its charge was
 /// declined, or could not be made): the transaction that settles a renewal's charge pays or
 /// fails it, and a cancel waits for a charge in flight. Such an invoice stays Open, to be
 /// collected by a pay-now checkout; a first invoice bills a period that never began, and is
@@ -453,33 +446,37 @@ pub async fn void_open_except_renewals(
     tx: &mut Tx,
     membership_id: i64,
     now: DateTime<Utc>,
-) -> Result<u64, sqlx::Error> {
-    Ok(sqlx::query(
-        "UPDATE invoices SET status = 'Void', voided_at = $1 \
-         WHERE membership_id = $2 AND status IN ('Draft', 'Open') AND kind <> 'renewal'",
-    )
-    .bind(to_micros(now))
-    .bind(membership_id)
-    .execute(&mut **tx)
-    .await?
-    .rows_affected())
+) -> Result<Vec<Invoice>, sqlx::Error> {
+    let open = "membership_id = $2 AND status IN ('Draft', 'Open') AND kind <> 'renewal'";
+    voiding(tx, open, membership_id, now).await
 }
 
-/// Voids every Draft or Open invoice of a membership; returns how many.
+/// Voids every Draft or Open invoice of a membership; returns them.
 pub async fn void_open(
     tx: &mut Tx,
     membership_id: i64,
     now: DateTime<Utc>,
-) -> Result<u64, sqlx::Error> {
-    Ok(sqlx::query(
-        "UPDATE invoices SET status = 'Void', voided_at = $1 \
-         WHERE membership_id = $2 AND status IN ('Draft', 'Open')",
-    )
-    .bind(to_micros(now))
-    .bind(membership_id)
-    .execute(&mut **tx)
-    .await?
-    .rows_affected())
+) -> Result<Vec<Invoice>, sqlx::Error> {
+    let open = "membership_id = $2 AND status IN ('Draft', 'Open')";
+    voiding(tx, open, membership_id, now).await
+}
+
+/// Voids the invoices `condition` (on `$2` = `id`) selects, returning them.
+async fn voiding(
+    tx: &mut Tx,
+    condition: &str,
+    id: i64,
+    now: DateTime<Utc>,
+) -> Result<Vec<Invoice>, sqlx::Error> {
+    let sql = format!(
+        "UPDATE invoices SET status = 'Void', voided_at = $1 WHERE {condition} RETURNING {COLUMNS}"
+    );
+    let rows = sqlx::query(&sql)
+        .bind(to_micros(now))
+        .bind(id)
+        .fetch_all(&mut **tx)
+        .await?;
+    rows.iter().map(decode).collect()
 }
 
 /// How many invoices of `kind` the membership has (for the next `first:<n>` or

@@ -10,6 +10,7 @@ pub mod cashier_transactions;
 pub mod charges;
 pub mod checkout_sessions;
 pub mod coalesce;
+pub mod credit_notes;
 pub mod customers;
 pub mod dashboard_sessions;
 pub mod document_numbers;
