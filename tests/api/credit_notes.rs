@@ -94,6 +94,43 @@ backend_test!(
             assert!(text.contains(shown), "{shown}");
         }
 
+        // The portal's invoice page lists them with their signed links.
+        let session = server
+            .call(
+                Method::POST,
+                "/api/subscriptions/v1/portal/session",
+                Some(&token),
+                Some(json!({"customerKey": customer})),
+            )
+            .await;
+        let portal = session.body["portalRedirectUrl"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        let visitor = crate::visitor::Visitor::new();
+        let page = visitor.get(&format!("{portal}/invoices/{key}")).await;
+        assert_eq!(page.status, StatusCode::OK);
+        for shown in [
+            "INV-2027-000001",
+            "CN-2027-000001",
+            "CN-2027-000002",
+            "goodwill",
+        ] {
+            assert!(page.text.contains(shown), "{shown}: {}", page.text);
+        }
+        assert!(page
+            .text
+            .contains(&format!("credit-notes&#x2f;{}&#x2f;pdf?", keys[0])));
+
+        // The receipt e-mail names the invoice by its number.
+        let receipts = server
+            .count(
+                "SELECT COUNT(*) FROM emails WHERE text_body LIKE $1",
+                "%Invoice INV-2027-000001%",
+            )
+            .await;
+        assert_eq!(receipts, 1);
+
         // An altered signature, another document under the same signature, or a later expiry:
         // the 404 page.
         let forged = note_url.replace("signature=", "signature=0");
