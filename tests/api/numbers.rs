@@ -123,6 +123,13 @@ backend_test!(
             )
             .await;
         assert_eq!(record.body["number"], "INV-2027-000001", "{}", record.body);
+        // The membership webhooks' invoices carry it too.
+        let events = server.events("numbered-0").await;
+        let last = events.last().expect("events");
+        assert_eq!(
+            last["Membership"]["Invoices"][0]["Number"], "INV-2027-000001",
+            "{last}"
+        );
 
         // The prefix is the settings' when the invoice is finalized; the sequence goes on.
         let put = server
