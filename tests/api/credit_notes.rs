@@ -1,7 +1,8 @@
 //! Credit notes (DESIGN §9): each succeeded refund writes one, numbered `CN-{YYYY}-{NNNNNN}`;
 //! voiding a finalized invoice writes one for its amount while the invoice keeps its number; an
 //! unnumbered invoice voids without one. The invoice record lists them with signed `pdfUrl`s
-//! that work without a token, and a forged or altered link is the 404 page.
+//! that work without a token, and a forged or altered link is the 404 page. Parallel refunds, in
+//! one process or two on PostgreSQL, take every credit-note number once.
 
 use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
@@ -139,6 +140,19 @@ backend_test!(
         for url in [forged, swapped, extended] {
             assert_eq!(fetch(&url).await.0, StatusCode::NOT_FOUND, "{url}");
         }
+        // The OpenAPI document describes them.
+        let doc = server
+            .call(Method::GET, "/openapi.json", None, None)
+            .await
+            .body;
+        let schemas = &doc["components"]["schemas"];
+        assert!(
+            schemas["CreditNoteRecord"]["properties"]["pdfUrl"].is_object(),
+            "{schemas}"
+        );
+        assert!(schemas["RefundRecord"]["properties"]["creditNoteKey"].is_object());
+        assert!(schemas["InvoiceRecord"]["properties"]["number"].is_object());
+
         // Another merchant's token cannot read them by key either.
         let other = server
             .another_merchant(recur::store::merchants::Mode::Sandbox)
@@ -209,5 +223,65 @@ backend_test!(
             1,
             "the unnumbered invoice voided without a credit note"
         );
+    }
+);
+
+backend_test!(
+    parallel_refunds_in_one_or_two_processes_number_their_credit_notes_without_gaps,
+    |server: TestServer| async move {
+        let token = server.token().await;
+        let mut invoices = Vec::new();
+        for i in 0..8 {
+            let customer = server
+                .create_customer(&token, &format!("cn-race-{i}@example.com"))
+                .await;
+            let record = server
+                .active_membership(
+                    &token,
+                    "2027-09-01T00:00:00Z",
+                    server.membership_body(&customer, &format!("cn-race-{i}")),
+                )
+                .await;
+            invoices.push(
+                record["invoices"][0]["invoiceKey"]
+                    .as_str()
+                    .unwrap()
+                    .to_string(),
+            );
+        }
+        // Two processes on PostgreSQL; on SQLite (one process per file) one.
+        let second = match server.server.state.store.backend() {
+            recur::store::Backend::Postgres => Some(server.second_process().await),
+            recur::store::Backend::Sqlite => None,
+        };
+        let other = second.as_ref().unwrap_or(&server);
+        let token = &token;
+        let replies = futures::future::join_all(invoices.iter().enumerate().map(|(i, key)| {
+            let target = if i % 2 == 0 { &server } else { other };
+            let path = format!("{INVOICE}/{key}/refund");
+            async move {
+                target
+                    .call(
+                        Method::POST,
+                        &path,
+                        Some(token),
+                        Some(json!({"amount": "1.00"})),
+                    )
+                    .await
+            }
+        }))
+        .await;
+        let mut numbers = Vec::new();
+        for (reply, key) in replies.iter().zip(&invoices) {
+            assert_eq!(reply.status, StatusCode::CREATED, "{}", reply.body);
+            let body = invoice(&server, token, key).await;
+            numbers.push(
+                body["creditNotes"][0]["number"]
+                    .as_str()
+                    .unwrap()
+                    .to_string(),
+            );
+        }
+        crate::numbers::assert_gap_free(&numbers, "CN");
     }
 );
