@@ -31,6 +31,11 @@ pub fn refund_key() -> String {
     prefixed("rfnd_", KEY_RANDOM_CHARS)
 }
 
+/// A new credit note key: `cn_` + 24 random base62 characters.
+pub fn credit_note_key() -> String {
+    prefixed("cn_", KEY_RANDOM_CHARS)
+}
+
 /// A new payment method key: `pm_` + 24 random base62 characters.
 pub fn payment_method_key() -> String {
     prefixed("pm_", KEY_RANDOM_CHARS)

@@ -4,6 +4,7 @@
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::Json;
+use chrono::{DateTime, Utc};
 use recur_domain::money::{format_amount, Currency};
 use recur_domain::time::format_utc;
 use recur_domain::validation::FieldErrors;
@@ -16,7 +17,10 @@ use super::input::Field;
 use super::membership_records::InvoiceRecord;
 use super::problem::{ApiError, Problem};
 use crate::billing::refunds::{self, RefundAsk};
+use crate::links::{self, Document};
+use crate::services::Services;
 use crate::state::AppState;
+use crate::store::credit_notes::{self, CreditNote};
 use crate::store::invoices::{self, Invoice};
 use crate::store::memberships;
 use crate::store::refunds::{self as ledger, Refund};
@@ -48,10 +52,16 @@ pub struct RefundRecord {
     pub decline_code: Option<String>,
     /// When it was asked for (UTC; the merchant's clock).
     pub created_at: String,
+    /// `cn_…`: the credit note a succeeded refund wrote; `null` otherwise.
+    pub credit_note_key: Option<String>,
 }
 
 impl RefundRecord {
-    fn of(refund: &Refund, invoice_key: &str) -> Result<Self, ApiError> {
+    fn of(
+        refund: &Refund,
+        invoice_key: &str,
+        credit_note: Option<&CreditNote>,
+    ) -> Result<Self, ApiError> {
         let currency = Currency::parse(&refund.currency).map_err(anyhow::Error::from)?;
         Ok(Self {
             refund_key: refund.refund_key.clone(),
@@ -63,11 +73,54 @@ impl RefundRecord {
             reason: refund.reason.clone(),
             decline_code: refund.decline.as_ref().map(|d| d.0.clone()),
             created_at: format_utc(refund.created_at),
+            credit_note_key: credit_note.map(|note| note.credit_note_key.clone()),
         })
     }
 }
 
-/// An invoice with its membership, customer and refunds.
+/// A credit note of an invoice.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct CreditNoteRecord {
+    /// `cn_` + 24 base62 characters.
+    pub credit_note_key: String,
+    /// `CN-{YYYY}-{NNNNNN}`.
+    pub number: String,
+    /// Decimal string in the invoice's currency.
+    pub amount: String,
+    /// The refund's reason, or why the invoice was voided.
+    pub reason: Option<String>,
+    /// `refund` or `void`.
+    pub kind: String,
+    /// When it was written (UTC; the merchant's clock).
+    pub created_at: String,
+    /// A signed link to its PDF that works without a token for 30 days.
+    pub pdf_url: String,
+}
+
+impl CreditNoteRecord {
+    /// The record of `note`, with its PDF link as of `now` (the server's time).
+    pub fn of(state: &Services, note: &CreditNote, now: DateTime<Utc>) -> Result<Self, ApiError> {
+        let currency = Currency::parse(&note.currency).map_err(anyhow::Error::from)?;
+        Ok(Self {
+            credit_note_key: note.credit_note_key.clone(),
+            number: note.number.clone(),
+            amount: format_amount(note.amount, currency),
+            reason: note.reason.clone(),
+            kind: note.kind.as_str().to_string(),
+            created_at: format_utc(note.created_at),
+            pdf_url: links::document_url(
+                state,
+                note.merchant_id,
+                Document::CreditNote,
+                &note.credit_note_key,
+                now,
+            ),
+        })
+    }
+}
+
+/// An invoice with its membership, customer, refunds and credit notes.
 #[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct InvoiceDocument {
@@ -80,25 +133,48 @@ pub struct InvoiceDocument {
     pub customer_key: String,
     /// Its refunds, oldest first.
     pub refunds: Vec<RefundRecord>,
+    /// Its credit notes, oldest first.
+    pub credit_notes: Vec<CreditNoteRecord>,
+    /// A signed link to its PDF that works without a token for 30 days.
+    pub pdf_url: String,
 }
 
 impl InvoiceDocument {
     /// The document of `invoice`, which bills membership `membership_key` of customer
-    /// `customer_key`, with its `refunds` (oldest first).
+    /// `customer_key`, with its `refunds` and `credit_notes` (oldest first), its links signed
+    /// as of `now` (the server's time).
     pub fn new(
+        state: &Services,
         invoice: &Invoice,
-        membership_key: String,
-        customer_key: String,
+        (membership_key, customer_key): (String, String),
         refunds: &[Refund],
+        credit_notes: &[CreditNote],
+        now: DateTime<Utc>,
     ) -> Result<Self, ApiError> {
+        let note_of = |refund: &Refund| {
+            credit_notes
+                .iter()
+                .find(|note| note.refund_id == Some(refund.id))
+        };
         Ok(Self {
             invoice: InvoiceRecord::from(invoice),
             membership_key,
             customer_key,
             refunds: refunds
                 .iter()
-                .map(|r| RefundRecord::of(r, &invoice.invoice_key))
+                .map(|r| RefundRecord::of(r, &invoice.invoice_key, note_of(r)))
                 .collect::<Result<_, _>>()?,
+            credit_notes: credit_notes
+                .iter()
+                .map(|note| CreditNoteRecord::of(state, note, now))
+                .collect::<Result<_, _>>()?,
+            pdf_url: links::document_url(
+                state,
+                invoice.merchant_id,
+                Document::Invoice,
+                &invoice.invoice_key,
+                now,
+            ),
         })
     }
 }
@@ -144,11 +220,14 @@ pub async fn get_invoice(
         .await?
         .ok_or(ApiError::NotFound)?;
     let refunds = ledger::of_invoice(pool, invoice.id).await?;
+    let notes = credit_notes::of_invoice(pool, auth.merchant_id, invoice.id).await?;
     Ok(Json(InvoiceDocument::new(
+        &state,
         &invoice,
-        m.membership_key,
-        m.customer_key,
+        (m.membership_key, m.customer_key),
         &refunds,
+        &notes,
+        state.clock.now(),
     )?))
 }
 
@@ -201,7 +280,7 @@ pub async fn refund_invoice(
     if !errors.is_empty() {
         return Err(ApiError::Validation(errors));
     }
-    let refund = refunds::refund_invoice(
+    let recorded = refunds::refund_invoice(
         &state,
         auth.merchant_id,
         &invoice_key,
@@ -210,6 +289,10 @@ pub async fn refund_invoice(
     .await?;
     Ok((
         StatusCode::CREATED,
-        Json(RefundRecord::of(&refund, &invoice_key)?),
+        Json(RefundRecord::of(
+            &recorded.refund,
+            &invoice_key,
+            recorded.credit_note.as_ref(),
+        )?),
     ))
 }

@@ -27,7 +27,7 @@ use crate::store::customers::Customer;
 use crate::store::events::{self, Event, EventStatus};
 use crate::store::invoices::{self, RECENT_INVOICES};
 use crate::store::memberships::Membership;
-use crate::store::{customers, memberships, refunds};
+use crate::store::{credit_notes, customers, memberships, refunds};
 
 /// A value a filter names by one of a fixed set of names.
 pub trait Named: Copy + 'static {
@@ -353,15 +353,20 @@ pub async fn list_invoices(
     let pool = state.store.pool();
     let ids: Vec<i64> = rows.iter().map(|listed| listed.invoice.id).collect();
     let mut refunds = refunds::of_invoices(pool, &ids).await?;
+    let mut notes = credit_notes::of_invoices(pool, auth.merchant_id, &ids).await?;
+    let now = state.clock.now();
     let records = rows
         .into_iter()
         .map(|listed| {
             let given_back = refunds.remove(&listed.invoice.id).unwrap_or_default();
+            let credited = notes.remove(&listed.invoice.id).unwrap_or_default();
             InvoiceDocument::new(
+                &state,
                 &listed.invoice,
-                listed.membership_key,
-                listed.customer_key,
+                (listed.membership_key, listed.customer_key),
                 &given_back,
+                &credited,
+                now,
             )
         })
         .collect::<Result<_, _>>()?;

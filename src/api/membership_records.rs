@@ -70,6 +70,8 @@ pub struct InvoiceLineRecord {
 pub struct InvoiceRecord {
     /// `in_` + 24 base62 characters.
     pub invoice_key: String,
+    /// `{prefix}-{YYYY}-{NNNNNN}` once finalized (its first payment attempt); `null` before.
+    pub number: Option<String>,
     /// `first`, `renewal` or `proration`.
     pub kind: String,
     /// Draft, Open, Paid, Void or Uncollectible.
@@ -131,6 +133,7 @@ impl From<&Invoice> for InvoiceRecord {
             |minor: i64| currency.map_or_else(|| minor.to_string(), |c| format_amount(minor, c));
         InvoiceRecord {
             invoice_key: invoice.invoice_key.clone(),
+            number: invoice.number.clone(),
             kind: invoice.kind.as_str().to_string(),
             status: invoice.status.as_str().to_string(),
             currency: invoice.currency.clone(),

@@ -9,7 +9,7 @@ use recur_domain::membership::{InvoiceChange, RecurringAttempt, Settlement};
 
 use super::followups::{self, Followups, Reporting};
 use super::notify;
-use super::{proration, BillingError};
+use super::{credit_notes, proration, BillingError};
 use crate::delivery::compose::Sender;
 use crate::events::subscription::{Movement, TransactionFacts};
 use crate::events::{self};
@@ -162,7 +162,11 @@ async fn finish(
         let (settlement, due) = settle(m, charge, invoice, at)?;
         match settlement.invoice {
             Some(InvoiceChange::Paid { amount, period }) => paid.push((invoice.id, amount, period)),
-            Some(InvoiceChange::Void) => invoices::void(&mut tx, invoice.id, at).await?,
+            Some(InvoiceChange::Void) => {
+                let voided = invoices::void(&mut tx, invoice.id, at).await?;
+                let reason = "the plan change it billed was declined";
+                credit_notes::for_voided(&mut tx, &voided, reason, at).await?;
+            }
             None => {}
         }
         if settlement.membership_changed {

@@ -6,7 +6,7 @@ use recur_domain::calendar::Period;
 use recur_domain::invoice::InvoicePlan;
 use recur_domain::status::InvoiceStatus;
 
-use super::BillingError;
+use super::{numbering, BillingError};
 use crate::ids;
 use crate::store::invoices::{self, Invoice, InvoiceKind, NewInvoice};
 use crate::store::memberships::Membership;
@@ -41,15 +41,22 @@ pub fn new_invoice<'a>(
     }
 }
 
-/// Stores `new` in the caller's transaction. A conflict, saying `taken`, when its membership
-/// already has an invoice under its billing key.
+/// Stores `new` in the caller's transaction, finalized ([`numbering::finalize`]) when credit
+/// paid it at once. A conflict, saying `taken`, when its membership already has an invoice
+/// under its billing key.
 pub async fn issue(
     tx: &mut Tx,
     new: NewInvoice<'_>,
     at: DateTime<Utc>,
     taken: &str,
 ) -> Result<Invoice, BillingError> {
-    invoices::insert(tx, new, at)
+    let mut invoice = invoices::insert(tx, new, at)
         .await?
-        .ok_or_else(|| BillingError::Conflict(taken.into()))
+        .ok_or_else(|| BillingError::Conflict(taken.into()))?;
+    if invoice.status == InvoiceStatus::Paid {
+        invoice.number = numbering::finalize(tx, &[&invoice], at)
+            .await?
+            .remove(&invoice.id);
+    }
+    Ok(invoice)
 }

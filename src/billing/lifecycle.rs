@@ -11,7 +11,7 @@ use recur_domain::status::MembershipStatus;
 use super::charging::{self, Settled};
 use super::followups::{save, Followups};
 use super::invoicing::{issue, new_invoice};
-use super::BillingError;
+use super::{credit_notes, numbering, BillingError};
 use crate::services::Services;
 use crate::store::charges::{self, Charge, ChargeKind, NewCharge, PagePayment};
 use crate::store::invoices::{self, Invoice, InvoiceKind};
@@ -25,7 +25,8 @@ pub async fn expire(
     at: DateTime<Utc>,
 ) -> Result<Followups, BillingError> {
     let changed = m.state.expire();
-    invoices::void_open(tx, m.id, at).await?;
+    let voided = invoices::void_open(tx, m.id, at).await?;
+    credit_notes::for_voided(tx, &voided, "the membership expired unpaid", at).await?;
     save(tx, m, at).await?;
     Ok(Followups::status_change(changed))
 }
@@ -68,7 +69,8 @@ pub async fn cancel(
             m.state.status
         )));
     }
-    invoices::void_open_except_renewals(&mut tx, m.id, at).await?;
+    let voided = invoices::void_open_except_renewals(&mut tx, m.id, at).await?;
+    credit_notes::for_voided(&mut tx, &voided, "the membership was canceled", at).await?;
     save(&mut tx, &mut m, at).await?;
     let customer = customers::by_id(&mut *tx, merchant_id, m.customer_id)
         .await?
@@ -103,7 +105,8 @@ pub(super) async fn pending_charge(
 }
 
 /// Writes a `Pending` attempt for `invoice` against the card `payment_method_id` (made on a
-/// checkout `page`, or not); a conflict when the membership already has one in flight.
+/// checkout `page`, or not), finalizing the invoice if this is its first; a conflict when the
+/// membership already has one in flight.
 async fn pending_charge_with(
     tx: &mut Tx,
     m: &Membership,
@@ -118,9 +121,11 @@ async fn pending_charge_with(
         page,
         ..new_charge(m, invoice, kind, payment_method_id, attempts)
     };
-    charges::insert_pending(tx, new, at)
+    let charge = charges::insert_pending(tx, new, at)
         .await?
-        .ok_or(BillingError::PaymentInProgress)
+        .ok_or(BillingError::PaymentInProgress)?;
+    numbering::finalize(tx, &[invoice], at).await?;
+    Ok(charge)
 }
 
 /// The attempt number `prior_attempts + 1` at `invoice` against the card `payment_method_id`;
@@ -257,7 +262,9 @@ async fn first_invoice(
         {
             return Ok(invoice);
         }
-        invoices::void(tx, invoice.id, at).await?;
+        let voided = invoices::void(tx, invoice.id, at).await?;
+        let reason = "replaced by an invoice at the membership's current price";
+        credit_notes::for_voided(tx, &voided, reason, at).await?;
     }
     let count = invoices::count_of_kind(tx, m.id, InvoiceKind::First).await?;
     let billing_key = format!("first:{}", count + 1);

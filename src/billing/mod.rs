@@ -13,11 +13,13 @@
 pub mod actions;
 pub mod charging;
 pub mod checkout;
+pub mod credit_notes;
 pub mod engine;
 pub mod followups;
 pub mod invoicing;
 pub mod lifecycle;
 pub mod notify;
+pub mod numbering;
 pub mod proration;
 pub mod recurring;
 pub mod refunds;

@@ -10,6 +10,7 @@ use recur_domain::money::{refund_amount, Currency};
 use recur_domain::status::InvoiceStatus;
 use rust_decimal::Decimal;
 
+use super::credit_notes as notes;
 use super::notify;
 use super::BillingError;
 use crate::events;
@@ -18,6 +19,7 @@ use crate::ids;
 use crate::processor::{ChargeOutcome, RefundRequest};
 use crate::services::Services;
 use crate::store::charges;
+use crate::store::credit_notes::{self, CreditNote};
 use crate::store::customers;
 use crate::store::invoices::{self, RECENT_INVOICES};
 use crate::store::memberships;
@@ -35,8 +37,18 @@ pub struct RefundAsk {
     pub reason: Option<String>,
 }
 
+/// A refund as recorded, with the credit note a succeeded one wrote.
+#[derive(Debug, Clone)]
+pub struct Recorded {
+    /// The refund.
+    pub refund: Refund,
+    /// Its credit note (`None` unless it succeeded).
+    pub credit_note: Option<CreditNote>,
+}
+
 /// Refunds (part of) the card payment of the merchant's Paid invoice `invoice_key` and returns
-/// the refund as recorded: `Succeeded` or `Failed` (the processor refused).
+/// the refund as recorded: `Succeeded` (with its credit note) or `Failed` (the processor
+/// refused).
 ///
 /// Conflict when the invoice is not Paid or nothing of it is left to refund (checked before the
 /// amount); `Invalid` on `amount` when it is not positive or more than what is left.
@@ -45,7 +57,7 @@ pub async fn refund_invoice(
     merchant_id: i64,
     invoice_key: &str,
     ask: RefundAsk,
-) -> Result<Refund, BillingError> {
+) -> Result<Recorded, BillingError> {
     let now = state.merchant_now(merchant_id).await?;
     let mut tx = state.store.begin().await?;
     let invoice = invoices::lock_by_key(&mut tx, state.store.backend(), merchant_id, invoice_key)
@@ -102,13 +114,13 @@ pub async fn refund_invoice(
 }
 
 /// Asks the processor to run a `Pending` invoice refund (again: the idempotency key makes a
-/// repeat harmless) and records the answer. Returns the refund as recorded, by this process or
-/// by another that answered first.
+/// repeat harmless) and records the answer, with a credit note when it succeeded. Returns the
+/// refund as recorded, by this process or by another that answered first.
 pub async fn execute(
     state: &Services,
     refund: &Refund,
     at: DateTime<Utc>,
-) -> Result<Refund, BillingError> {
+) -> Result<Recorded, BillingError> {
     let Refunded::Invoice {
         invoice_id,
         charge_id,
@@ -153,9 +165,17 @@ pub async fn execute(
     let mut tx = state.store.begin().await?;
     let Some(done) = refunds::complete(&mut tx, refund.id, answer, at).await? else {
         tx.rollback().await?;
-        return refunds::by_id(pool, refund.merchant_id, refund.id)
+        let refund = refunds::by_id(pool, refund.merchant_id, refund.id)
             .await?
-            .ok_or(BillingError::NotFound);
+            .ok_or(BillingError::NotFound)?;
+        let credit_note = credit_notes::of_invoice(pool, refund.merchant_id, invoice_id)
+            .await?
+            .into_iter()
+            .find(|note| note.refund_id == Some(refund.id));
+        return Ok(Recorded {
+            refund,
+            credit_note,
+        });
     };
     if done.status == RefundStatus::Succeeded {
         invoices::add_refunded(&mut tx, invoice_id, done.amount).await?;
@@ -165,6 +185,12 @@ pub async fn execute(
     let invoice = invoices::get(&mut *tx, done.merchant_id, invoice_id)
         .await?
         .ok_or(BillingError::NotFound)?;
+    let credit_note = if done.status == RefundStatus::Succeeded {
+        let credit = notes::of_refund(&invoice, &done);
+        notes::write(&mut tx, vec![credit], at).await?.pop()
+    } else {
+        None
+    };
     let m = memberships::by_id(&mut *tx, done.merchant_id, invoice.membership_id)
         .await?
         .ok_or(BillingError::NotFound)?;
@@ -191,7 +217,10 @@ pub async fn execute(
     .await?;
     events::record(&mut tx, vec![event], at).await?;
     tx.commit().await?;
-    Ok(done)
+    Ok(Recorded {
+        refund: done,
+        credit_note,
+    })
 }
 
 /// Completes invoice refunds left `Pending` at or before `before` (a crash, or a processor that

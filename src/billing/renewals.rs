@@ -11,7 +11,7 @@ use std::collections::HashMap;
 use chrono::{DateTime, Utc};
 
 use super::actions::act;
-use super::{charging, BillingError};
+use super::{charging, numbering, BillingError};
 use super::{followups, lifecycle, recurring, taxation};
 use crate::services::Services;
 use crate::store::charges::{self, ChargeKind, NewCharge};
@@ -96,6 +96,8 @@ pub async fn renew_due(
             tx.rollback().await?;
             return Ok(0);
         }
+        let finalized: Vec<&Invoice> = issued.values().collect();
+        numbering::finalize(&mut tx, &finalized, until).await?;
         attempts.extend(written);
         let mut renewed: Vec<&mut Membership> = plain.iter_mut().map(|(m, ..)| m).collect();
         followups::save_many(&mut tx, &mut renewed, until).await?;

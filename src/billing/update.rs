@@ -17,7 +17,7 @@ use super::charging::{self, Settled};
 use super::followups::save;
 use super::invoicing::{issue, new_invoice};
 use super::proration::{followups_of, Target};
-use super::{taxation, BillingError};
+use super::{numbering, taxation, BillingError};
 use crate::services::Services;
 use crate::store::charges::{self, Charge, ChargeKind, NewCharge};
 use crate::store::invoices::{self, Invoice, InvoiceKind};
@@ -299,7 +299,7 @@ async fn proration_charge(
         })?;
     let pending_update =
         serde_json::to_string(target).map_err(|e| BillingError::Internal(e.into()))?;
-    charges::insert_pending(
+    let charge = charges::insert_pending(
         tx,
         NewCharge {
             merchant_id: m.merchant_id,
@@ -318,5 +318,7 @@ async fn proration_charge(
         at,
     )
     .await?
-    .ok_or(BillingError::PaymentInProgress)
+    .ok_or(BillingError::PaymentInProgress)?;
+    numbering::finalize(tx, &[invoice], at).await?;
+    Ok(charge)
 }

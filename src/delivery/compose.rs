@@ -116,7 +116,8 @@ pub fn email(
         heading => heading,
         message => message,
         subscription_name => m.subscription_name,
-        invoice_key => invoice.map(|i| i.invoice_key.clone()),
+        // Its number once finalized (every invoice an e-mail is about has been attempted).
+        invoice_number => invoice.map(|i| i.number.clone().unwrap_or_else(|| i.invoice_key.clone())),
         period => period,
         lines => lines,
         total_label => total_label,

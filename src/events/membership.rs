@@ -22,6 +22,7 @@ fn invoice_json(invoice: &Invoice) -> Value {
         |minor: i64| currency.map_or(Value::Null, |c| Value::String(format_amount(minor, c)));
     json!({
         "InvoiceId": invoice.invoice_key,
+        "Number": invoice.number,
         "Status": invoice.status.as_str(),
         "Currency": invoice.currency,
         "Subtotal": money(invoice.subtotal),

@@ -42,10 +42,15 @@ pub struct Seller {
 impl Brand {
     /// The brand of `merchant` with `settings`.
     pub fn new(merchant: &Merchant, settings: Settings) -> Self {
+        Self::named(&merchant.name, settings)
+    }
+
+    /// The brand of the merchant named `merchant_name` with `settings`.
+    pub fn named(merchant_name: &str, settings: Settings) -> Self {
         Self {
-            name: settings.display_name_or(&merchant.name).to_string(),
+            name: settings.display_name_or(merchant_name).to_string(),
             seller: Seller {
-                legal_name: settings.legal_name_or(&merchant.name).to_string(),
+                legal_name: settings.legal_name_or(merchant_name).to_string(),
                 address: settings.address_lines(),
                 tax_id: settings.tax_id.clone(),
             },

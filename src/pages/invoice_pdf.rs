@@ -12,14 +12,14 @@ use super::invoice_view::InvoiceView;
 use super::pdf::{Document, Style, A4_HEIGHT, A4_WIDTH};
 use crate::api::problem::ApiError;
 
-const LEFT: f32 = 56.0;
-const RIGHT: f32 = A4_WIDTH - 56.0;
+pub(super) const LEFT: f32 = 56.0;
+pub(super) const RIGHT: f32 = A4_WIDTH - 56.0;
 /// The width of the seller's and the customer's columns (and where the second starts).
-const COLUMN: f32 = (RIGHT - LEFT) / 2.0;
+pub(super) const COLUMN: f32 = (RIGHT - LEFT) / 2.0;
 /// The least space between a line's description and its amount.
 const GUTTER: f32 = 24.0;
-const REGULAR: Style = Style::Regular;
-const BOLD: Style = Style::Bold;
+pub(super) const REGULAR: Style = Style::Regular;
+pub(super) const BOLD: Style = Style::Bold;
 
 /// The download of the PDF of `view` (the invoice `invoice_key`), labelled with the strings `t`:
 /// `application/pdf`, an attachment named after the invoice, never cached.
@@ -132,7 +132,7 @@ pub fn render(view: &InvoiceView, t: &BTreeMap<String, String>) -> anyhow::Resul
 
 /// A party's block at (`x`, `y`): `heading`, then `lines` (the first, its name, in bold), each
 /// clipped to the column; the height below it.
-fn party(d: &mut Document, x: f32, mut y: f32, heading: &str, lines: &[String]) -> f32 {
+pub(super) fn party(d: &mut Document, x: f32, mut y: f32, heading: &str, lines: &[String]) -> f32 {
     d.text(BOLD, 9.5, x, y, heading);
     y -= 15.0;
     for (i, line) in lines.iter().enumerate() {

@@ -31,7 +31,7 @@ pub struct InvoiceView {
     pub merchant_name: String,
     /// The seller: legal name (or display name), address lines, country and tax id.
     pub seller: Vec<String>,
-    /// `in_…`.
+    /// `INV-2027-000042` once finalized; `in_…` before.
     pub number: String,
     /// Status, in the page's language.
     pub status: String,
@@ -82,6 +82,12 @@ fn tax_label(t: &BTreeMap<String, String>, tax: &InvoiceTax) -> String {
     } else {
         label
     }
+}
+
+/// How people see which invoice it is: its number once finalized; before that its key is all
+/// there is to quote.
+pub fn shown_number(invoice: &Invoice) -> &str {
+    invoice.number.as_deref().unwrap_or(&invoice.invoice_key)
 }
 
 /// Builds the view of `invoice`, sold by the merchant of `brand`, for a page in the language of
@@ -135,7 +141,7 @@ pub fn invoice_view(
     InvoiceView {
         merchant_name: brand.name.clone(),
         seller: seller_lines,
-        number: invoice.invoice_key.clone(),
+        number: shown_number(invoice).to_string(),
         status: t
             .get(&format!("invoice_status_{status_code}"))
             .cloned()

@@ -5,8 +5,11 @@
 pub mod brand;
 pub mod cashier;
 pub mod checkout;
+pub mod credit_note_pdf;
+pub mod credit_note_view;
 pub mod csrf;
 pub mod dashboard;
+pub mod documents;
 pub mod expired;
 pub mod form;
 pub mod format;
@@ -65,6 +68,11 @@ pub fn router(state: &AppState) -> Router<AppState> {
             get(portal::cancel_page).post(portal::cancel),
         )
         .route("/portal/{token}/memberships/{key}/pay", post(portal::pay))
+        .route("/documents/invoices/{key}/pdf", get(documents::invoice))
+        .route(
+            "/documents/credit-notes/{key}/pdf",
+            get(documents::credit_note),
+        )
         .route("/assets/recur.css", get(stylesheet))
         .route("/assets/accent/{file}", get(brand::accent_stylesheet))
         .route("/assets/card-form.js", get(card_form_script))

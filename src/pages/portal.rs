@@ -13,9 +13,10 @@ use recur_domain::money::display_amount;
 use recur_domain::status::InvoiceStatus;
 use serde::Deserialize;
 
+use super::credit_note_view::credit_note_view;
 use super::form::{decline_message, CardForm, CardFormState, PageForm, TokenForm};
 use super::format::{display_date, interval_phrase};
-use super::invoice_view::invoice_view;
+use super::invoice_view::{invoice_view, shown_number};
 use super::render::{page, with_status, Framing};
 use super::session::{self, EnteredCard, PageSession};
 use super::{csrf, expired, invoice_pdf, notice};
@@ -23,9 +24,11 @@ use crate::api::problem::ApiError;
 use crate::billing::checkout::{self, SessionSpec};
 use crate::billing::lifecycle;
 use crate::i18n;
+use crate::links::{self, Document};
 use crate::processor::Verification;
 use crate::state::AppState;
 use crate::store::checkout_sessions::SessionKind;
+use crate::store::credit_notes;
 use crate::store::invoices::{self, Invoice};
 use crate::store::memberships::{self, Membership};
 use crate::store::merchants::Mode;
@@ -143,7 +146,7 @@ fn membership_card(
         invoices => invoices.iter().map(|i| {
             let status = i.status.as_str();
             context! {
-                number => i.invoice_key,
+                number => shown_number(i),
                 date => display_date(i.created_at, lang),
                 amount => money(i.amount_due),
                 status => status,
@@ -188,6 +191,17 @@ pub async fn invoice_page(
         return notice::not_found(&state, t);
     };
     let view = invoice_view(t, &portal.brand, &portal.customer, &m, &invoice);
+    let merchant_id = portal.merchant.id;
+    let notes = credit_notes::of_invoice(state.store.pool(), merchant_id, invoice.id).await?;
+    let now = state.clock.now();
+    let notes: Vec<_> = notes
+        .iter()
+        .map(|note| {
+            let key = &note.credit_note_key;
+            let url = links::document_url(&state, merchant_id, Document::CreditNote, key, now);
+            credit_note_view(t, &view, note, url)
+        })
+        .collect();
     page(
         &state,
         StatusCode::OK,
@@ -195,6 +209,7 @@ pub async fn invoice_page(
         context! {
             t => t,
             invoice => view,
+            credit_notes => notes,
             pdf_url => format!("/portal/{token}/invoices/{invoice_key}/pdf"),
             back_url => format!("/portal/{token}"),
         },

@@ -55,10 +55,15 @@ impl InvoiceKind {
 pub struct Invoice {
     /// Internal id.
     pub id: i64,
+    /// Owning merchant.
+    pub merchant_id: i64,
     /// The membership it bills.
     pub membership_id: i64,
     /// Public key, `in_…`.
     pub invoice_key: String,
+    /// `{prefix}-{YYYY}-{NNNNNN}` once finalized (its first payment attempt, or paid by credit
+    /// when issued); `None` before.
+    pub number: Option<String>,
     /// Why it exists.
     pub kind: InvoiceKind,
     /// Draft, Open, Paid, Void or Uncollectible.
@@ -118,7 +123,8 @@ pub struct NewInvoice<'a> {
     pub plan: &'a InvoicePlan,
 }
 
-const COLUMNS: &str = "id, membership_id, invoice_key, kind, status, currency, period_start, \
+const COLUMNS: &str =
+    "id, merchant_id, membership_id, invoice_key, number, kind, status, currency, period_start, \
     period_end, subtotal, credit_applied, amount_due, amount_paid, amount_refunded, lines, \
     created_at, paid_at, voided_at, discount, taxes, total, reverse_charge";
 
@@ -159,8 +165,10 @@ fn decode_prefixed(row: &AnyRow, prefix: &str) -> Result<Invoice, sqlx::Error> {
     let taxes: String = row.try_get(&*column("taxes"))?;
     Ok(Invoice {
         id: row.try_get(&*column("id"))?,
+        merchant_id: row.try_get(&*column("merchant_id"))?,
         membership_id: row.try_get(&*column("membership_id"))?,
         invoice_key: row.try_get(&*column("invoice_key"))?,
+        number: row.try_get(&*column("number"))?,
         kind: InvoiceKind::from_db(&row.try_get::<String, _>(&*column("kind"))?),
         status: InvoiceStatus::parse(&status)
             .ok_or_else(|| sqlx::Error::Decode(format!("unknown status {status}").into()))?,
@@ -425,20 +433,31 @@ pub async fn mark_paid_many(
     Ok(())
 }
 
-/// Voids one invoice unless it is already Paid.
-pub async fn void(tx: &mut Tx, id: i64, now: DateTime<Utc>) -> Result<(), sqlx::Error> {
-    sqlx::query(
-        "UPDATE invoices SET status = 'Void', voided_at = $1 WHERE id = $2 AND status IN ('Draft', 'Open')",
-    )
-    .bind(to_micros(now))
-    .bind(id)
-    .execute(&mut **tx)
-    .await?;
-    Ok(())
+/// Gives each `(invoice id, number)` its number in one statement, unless it has one already;
+/// returns how many were numbered.
+pub async fn set_numbers(tx: &mut Tx, numbers: &[(i64, String)]) -> Result<u64, sqlx::Error> {
+    if numbers.is_empty() {
+        return Ok(0);
+    }
+    let sql = format!(
+        "UPDATE invoices SET number = v.column2 FROM (VALUES {}) AS v \
+         WHERE invoices.id = v.column1 AND invoices.number IS NULL",
+        super::placeholders(numbers.len(), 2, 1)
+    );
+    let mut query = sqlx::query(&sql);
+    for (id, number) in numbers {
+        query = query.bind(*id).bind(number.clone());
+    }
+    Ok(query.execute(&mut **tx).await?.rows_affected())
+}
+
+/// Voids one invoice unless it is already Paid; returns it when it was voided.
+pub async fn void(tx: &mut Tx, id: i64, now: DateTime<Utc>) -> Result<Vec<Invoice>, sqlx::Error> {
+    voiding(tx, "id = $2 AND status IN ('Draft', 'Open')", id, now).await
 }
 
 /// Voids the Draft or Open invoices of a canceled membership except its renewal invoices;
-/// returns how many. A renewal invoice is Open only when its collection failed (its charge was
+/// returns them. A renewal invoice is Open only when its collection failed (its charge was
 /// declined, or could not be made): the transaction that settles a renewal's charge pays or
 /// fails it, and a cancel waits for a charge in flight. Such an invoice stays Open, to be
 /// collected by a pay-now checkout; a first invoice bills a period that never began, and is
@@ -447,33 +466,37 @@ pub async fn void_open_except_renewals(
     tx: &mut Tx,
     membership_id: i64,
     now: DateTime<Utc>,
-) -> Result<u64, sqlx::Error> {
-    Ok(sqlx::query(
-        "UPDATE invoices SET status = 'Void', voided_at = $1 \
-         WHERE membership_id = $2 AND status IN ('Draft', 'Open') AND kind <> 'renewal'",
-    )
-    .bind(to_micros(now))
-    .bind(membership_id)
-    .execute(&mut **tx)
-    .await?
-    .rows_affected())
+) -> Result<Vec<Invoice>, sqlx::Error> {
+    let open = "membership_id = $2 AND status IN ('Draft', 'Open') AND kind <> 'renewal'";
+    voiding(tx, open, membership_id, now).await
 }
 
-/// Voids every Draft or Open invoice of a membership; returns how many.
+/// Voids every Draft or Open invoice of a membership; returns them.
 pub async fn void_open(
     tx: &mut Tx,
     membership_id: i64,
     now: DateTime<Utc>,
-) -> Result<u64, sqlx::Error> {
-    Ok(sqlx::query(
-        "UPDATE invoices SET status = 'Void', voided_at = $1 \
-         WHERE membership_id = $2 AND status IN ('Draft', 'Open')",
-    )
-    .bind(to_micros(now))
-    .bind(membership_id)
-    .execute(&mut **tx)
-    .await?
-    .rows_affected())
+) -> Result<Vec<Invoice>, sqlx::Error> {
+    let open = "membership_id = $2 AND status IN ('Draft', 'Open')";
+    voiding(tx, open, membership_id, now).await
+}
+
+/// Voids the invoices `condition` (on `$2` = `id`) selects, returning them.
+async fn voiding(
+    tx: &mut Tx,
+    condition: &str,
+    id: i64,
+    now: DateTime<Utc>,
+) -> Result<Vec<Invoice>, sqlx::Error> {
+    let sql = format!(
+        "UPDATE invoices SET status = 'Void', voided_at = $1 WHERE {condition} RETURNING {COLUMNS}"
+    );
+    let rows = sqlx::query(&sql)
+        .bind(to_micros(now))
+        .bind(id)
+        .fetch_all(&mut **tx)
+        .await?;
+    rows.iter().map(decode).collect()
 }
 
 /// How many invoices of `kind` the membership has (for the next `first:<n>` or

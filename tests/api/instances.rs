@@ -105,6 +105,14 @@ async fn three_instances_share_the_work_and_survive_a_kill() {
         process.wait().unwrap();
     }
 
+    // Numbers: the processes finalized first payments and renewal batches concurrently, and
+    // every invoice has its own number, without gaps.
+    let numbers: Vec<String> = sqlx::query_scalar("SELECT number FROM invoices")
+        .fetch_all(store.pool())
+        .await
+        .unwrap();
+    crate::numbers::assert_gap_free(&numbers, "INV");
+
     // Money: one approved charge per paid invoice, none paid twice, one invoice per period.
     let payments = 2 * MEMBERSHIPS;
     assert_eq!(

@@ -163,7 +163,7 @@ async fn the_portal_shows_the_invoice_and_cancels_the_membership() {
         )
         .await;
     let key = active["membershipKey"].as_str().unwrap().to_string();
-    let invoice = active["invoices"][0]["invoiceKey"]
+    let number = active["invoices"][0]["number"]
         .as_str()
         .unwrap()
         .to_string();
@@ -193,7 +193,8 @@ async fn the_portal_shows_the_invoice_and_cancels_the_membership() {
 
     browser.click("[data-testid=invoice] td.links a").await;
     browser.wait_for("[data-testid=invoice-number]").await;
-    assert_eq!(browser.text("[data-testid=invoice-number]").await, invoice);
+    // The invoice's number, not its key, is what people read.
+    assert_eq!(browser.text("[data-testid=invoice-number]").await, number);
     assert_eq!(browser.text("[data-testid=invoice-total]").await, "€29.97");
     assert_eq!(browser.text("[data-testid=invoice-status]").await, "Paid");
     browser.screenshot("invoice").await;

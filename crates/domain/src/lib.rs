@@ -14,6 +14,7 @@ pub mod membership;
 pub mod money;
 pub mod mrr;
 pub mod network;
+pub mod numbering;
 pub mod price;
 pub mod proration;
 pub mod schedule;

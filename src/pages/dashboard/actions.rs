@@ -300,7 +300,8 @@ pub async fn refund(
         amount,
         reason: None,
     };
-    match refunds::refund_invoice(&state, staff.merchant.id, &invoice_key, ask).await {
+    let refunded = refunds::refund_invoice(&state, staff.merchant.id, &invoice_key, ask).await;
+    match refunded.map(|recorded| recorded.refund) {
         Ok(refund) if refund.status == RefundStatus::Failed => {
             let why = refund.decline.map(|(_, reason)| reason).unwrap_or_default();
             outcome_page(

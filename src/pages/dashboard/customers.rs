@@ -17,6 +17,7 @@ use crate::api::pagination::{ListQuery, PageParams};
 use crate::api::problem::ApiError;
 use crate::i18n;
 use crate::pages::format::{display_date, interval_phrase};
+use crate::pages::invoice_view::shown_number;
 use crate::pages::{notice, session};
 use crate::state::AppState;
 use crate::store::customers::{self, Customer};
@@ -174,7 +175,7 @@ pub(super) fn invoice_rows(
                     .unwrap_or_else(|_| format!("{minor} {}", i.currency))
             };
             context! {
-                number => i.invoice_key,
+                number => shown_number(i),
                 date => display_date(i.created_at, lang),
                 period => i.period.map(|p| format!(
                     "{} – {}",

@@ -58,6 +58,10 @@ pub fn routes() -> Router<AppState> {
         .route("/dashboard/invoices/{invoice_key}", get(invoices::show))
         .route("/dashboard/invoices/{invoice_key}/pdf", get(invoices::pdf))
         .route(
+            "/dashboard/credit-notes/{key}/pdf",
+            get(invoices::credit_note_pdf),
+        )
+        .route(
             "/dashboard/api-keys",
             get(api_keys::list).post(api_keys::create),
         )

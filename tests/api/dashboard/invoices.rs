@@ -124,3 +124,56 @@ backend_test!(
         assert!(!listed(&foreign.text, &paid_key) && !listed(&foreign.text, &open_key));
     }
 );
+
+backend_test!(
+    dashboard_invoices_list_their_credit_notes_with_their_pdfs,
+    |server: TestServer| async move {
+        let api = server.token().await;
+        let customer_key = server.create_customer(&api, "grace@example.com").await;
+        let body = server.membership_body(&customer_key, "order-cn");
+        let record = server
+            .active_membership(&api, "2031-01-01T00:00:00Z", body)
+            .await;
+        let invoice_key = record["invoices"][0]["invoiceKey"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        let refund = server
+            .call(
+                reqwest::Method::POST,
+                &format!("/api/subscriptions/v1/invoice/{invoice_key}/refund"),
+                Some(&api),
+                Some(serde_json::json!({"amount": "9.99", "reason": "one seat"})),
+            )
+            .await;
+        assert_eq!(refund.status, StatusCode::CREATED, "{}", refund.body);
+        let note_key = refund.body["creditNoteKey"].as_str().unwrap().to_string();
+        let browser = Browser::new(&server);
+        let mine = browser.log_in(&server.merchant).await;
+
+        let invoice = browser
+            .get(&format!("/dashboard/invoices/{invoice_key}"), &mine)
+            .await;
+        assert_eq!(invoice.status, StatusCode::OK, "{}", invoice.text);
+        let pdf_url = format!("/dashboard/credit-notes/{note_key}/pdf");
+        for shown in ["INV-2031-000001", "CN-2031-000001", "one seat", &pdf_url] {
+            assert!(invoice.text.contains(shown), "{shown}: {}", invoice.text);
+        }
+        let pdf = browser.get(&pdf_url, &mine).await;
+        assert_eq!(pdf.status, StatusCode::OK);
+        assert!(pdf.text.starts_with("%PDF-"), "a PDF");
+        assert!(
+            pdf.text.contains("(Credit note CN-2031-000001)"),
+            "its title"
+        );
+
+        let other = server.another_merchant(Mode::Sandbox).await;
+        let theirs = browser.log_in(&other).await;
+        assert_eq!(
+            browser.get(&pdf_url, &theirs).await.status,
+            StatusCode::NOT_FOUND
+        );
+        let anonymous = browser.get(&pdf_url, "").await;
+        assert_eq!(anonymous.location.as_deref(), Some("/dashboard/login"));
+    }
+);

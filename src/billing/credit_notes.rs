@@ -1,0 +1,114 @@
+//! Credit notes (DESIGN §9): one per succeeded refund, and one for the amount of a finalized
+//! invoice that is voided, written in the transaction of the refund or the void and numbered
+//! `CN-{YYYY}-{NNNNNN}` from the merchant's `credit_note` series (the year of the merchant's
+//! clock at `at`).
+
+use std::collections::BTreeMap;
+
+use chrono::{DateTime, Datelike, Utc};
+use recur_domain::numbering::{format_number, Series, CREDIT_NOTE_PREFIX};
+
+use super::BillingError;
+use crate::ids;
+use crate::store::credit_notes::{self, CreditKind, CreditNote, NewCreditNote};
+use crate::store::invoices::Invoice;
+use crate::store::refunds::Refund;
+use crate::store::{document_numbers, Tx};
+
+/// What one credit note credits.
+#[derive(Debug, Clone)]
+pub struct Credit {
+    /// The invoice credited.
+    pub invoice: i64,
+    /// Its merchant.
+    pub merchant_id: i64,
+    /// The refund documented, for a refund's note.
+    pub refund_id: Option<i64>,
+    /// Refund or void.
+    pub kind: CreditKind,
+    /// Minor units, positive.
+    pub amount: i64,
+    /// ISO 4217 code.
+    pub currency: String,
+    /// Why.
+    pub reason: Option<String>,
+}
+
+/// The credit of a succeeded `refund` of `invoice`.
+pub fn of_refund(invoice: &Invoice, refund: &Refund) -> Credit {
+    Credit {
+        invoice: invoice.id,
+        merchant_id: invoice.merchant_id,
+        refund_id: Some(refund.id),
+        kind: CreditKind::Refund,
+        amount: refund.amount,
+        currency: refund.currency.clone(),
+        reason: refund.reason.clone(),
+    }
+}
+
+/// Writes the credit notes of the `voided` invoices that were finalized (numbered) and billed an
+/// amount: each credits what it billed, saying `reason`. Unnumbered invoices never existed for
+/// an accountant and get none.
+pub async fn for_voided(
+    tx: &mut Tx,
+    voided: &[Invoice],
+    reason: &str,
+    at: DateTime<Utc>,
+) -> Result<Vec<CreditNote>, BillingError> {
+    let credits: Vec<Credit> = voided
+        .iter()
+        .filter(|i| i.number.is_some() && i.amount_due > 0)
+        .map(|i| Credit {
+            invoice: i.id,
+            merchant_id: i.merchant_id,
+            refund_id: None,
+            kind: CreditKind::Void,
+            amount: i.amount_due,
+            currency: i.currency.clone(),
+            reason: Some(reason.to_string()),
+        })
+        .collect();
+    write(tx, credits, at).await
+}
+
+/// Numbers and writes `credits` with one statement each for the numbers and the notes, in
+/// order within each merchant.
+pub async fn write(
+    tx: &mut Tx,
+    credits: Vec<Credit>,
+    at: DateTime<Utc>,
+) -> Result<Vec<CreditNote>, BillingError> {
+    if credits.is_empty() {
+        return Ok(Vec::new());
+    }
+    let year = at.year();
+    let mut counts: BTreeMap<i64, i64> = BTreeMap::new();
+    for credit in &credits {
+        *counts.entry(credit.merchant_id).or_default() += 1;
+    }
+    let wanted: Vec<(i64, i32, i64)> = counts.iter().map(|(m, n)| (*m, year, *n)).collect();
+    let taken = document_numbers::take(tx, Series::CreditNote, &wanted).await?;
+    let mut next: BTreeMap<i64, i64> = BTreeMap::new();
+    let mut new = Vec::with_capacity(credits.len());
+    for credit in credits {
+        let first = taken
+            .get(&(credit.merchant_id, year))
+            .ok_or_else(|| BillingError::Internal(anyhow::anyhow!("no credit note numbers")))?
+            .first;
+        let sequence = next.entry(credit.merchant_id).or_insert(first);
+        new.push(NewCreditNote {
+            merchant_id: credit.merchant_id,
+            credit_note_key: ids::credit_note_key(),
+            number: format_number(CREDIT_NOTE_PREFIX, year, *sequence),
+            invoice_id: credit.invoice,
+            refund_id: credit.refund_id,
+            kind: credit.kind,
+            amount: credit.amount,
+            currency: credit.currency,
+            reason: credit.reason,
+        });
+        *sequence += 1;
+    }
+    Ok(credit_notes::insert_many(tx, &new, at).await?)
+}
