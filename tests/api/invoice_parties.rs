@@ -121,7 +121,7 @@ backend_test!(
             "Ada Lovelace",
             "Main Street 1",
             "VAT ID: DE123456789",
-            &invoice,
+            "INV-2027-000002",
             "€29.97",
             "2 Mar 2027 – 2 Apr 2027",
         ] {

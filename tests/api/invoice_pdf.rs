@@ -123,7 +123,7 @@ backend_test!(
             "Gold plan",
             "€29.97",
             "10 Jan 2027 – 10 Feb 2027",
-            invoice,
+            "INV-2027-000001",
         ] {
             assert!(text.contains(expected), "{expected} in {text}");
         }
