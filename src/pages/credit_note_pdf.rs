@@ -4,30 +4,19 @@
 
 use std::collections::BTreeMap;
 
-use axum::http::{header, HeaderValue, StatusCode};
-use axum::response::{IntoResponse, Response};
+use axum::response::Response;
 
 use super::credit_note_view::CreditNoteView;
 use super::invoice_pdf::{party, BOLD, COLUMN, LEFT, REGULAR, RIGHT};
-use super::pdf::{Document, A4_HEIGHT};
+use super::pdf::{self, Document, A4_HEIGHT};
 use crate::api::problem::ApiError;
 
-/// The download of the PDF of `view`: `application/pdf`, an attachment named after its
-/// number, never cached.
+/// The download of the PDF of `view`, labelled with the strings `t`, named after its number.
 pub fn download(view: &CreditNoteView, t: &BTreeMap<String, String>) -> Result<Response, ApiError> {
-    let disposition = format!("attachment; filename=\"credit-note-{}.pdf\"", view.number);
-    let mut response = (StatusCode::OK, render(view, t)?).into_response();
-    let h = response.headers_mut();
-    h.insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("application/pdf"),
-    );
-    h.insert(
-        header::CONTENT_DISPOSITION,
-        HeaderValue::from_str(&disposition).map_err(anyhow::Error::from)?,
-    );
-    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
-    Ok(response)
+    pdf::download(
+        render(view, t)?,
+        &format!("credit-note-{}.pdf", view.number),
+    )
 }
 
 /// The PDF of `view`, labelled with the strings `t`.

@@ -5,11 +5,10 @@
 
 use std::collections::BTreeMap;
 
-use axum::http::{header, HeaderValue, StatusCode};
-use axum::response::{IntoResponse, Response};
+use axum::response::Response;
 
 use super::invoice_view::InvoiceView;
-use super::pdf::{Document, Style, A4_HEIGHT, A4_WIDTH};
+use super::pdf::{self, Document, Style, A4_HEIGHT, A4_WIDTH};
 use crate::api::problem::ApiError;
 
 pub(super) const LEFT: f32 = 56.0;
@@ -21,26 +20,14 @@ const GUTTER: f32 = 24.0;
 pub(super) const REGULAR: Style = Style::Regular;
 pub(super) const BOLD: Style = Style::Bold;
 
-/// The download of the PDF of `view` (the invoice `invoice_key`), labelled with the strings `t`:
-/// `application/pdf`, an attachment named after the invoice, never cached.
+/// The download of the PDF of `view` (the invoice `invoice_key`), labelled with the strings `t`,
+/// named after the invoice.
 pub fn download(
     view: &InvoiceView,
     t: &BTreeMap<String, String>,
     invoice_key: &str,
 ) -> Result<Response, ApiError> {
-    let disposition = format!("attachment; filename=\"invoice-{invoice_key}.pdf\"");
-    let mut response = (StatusCode::OK, render(view, t)?).into_response();
-    let h = response.headers_mut();
-    h.insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("application/pdf"),
-    );
-    h.insert(
-        header::CONTENT_DISPOSITION,
-        HeaderValue::from_str(&disposition).map_err(anyhow::Error::from)?,
-    );
-    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
-    Ok(response)
+    pdf::download(render(view, t)?, &format!("invoice-{invoice_key}.pdf"))
 }
 
 /// The PDF of `view`, labelled with the strings `t`.

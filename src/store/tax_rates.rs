@@ -115,12 +115,25 @@ pub async fn by_keys<'c, E: Executor<'c, Database = Any>>(
     merchant_id: i64,
     keys: &[String],
 ) -> Result<Vec<StoredRate>, sqlx::Error> {
+    let select = format!("SELECT {COLUMNS} FROM tax_rates t");
+    with_keys(executor, &select, "", merchant_id, keys).await
+}
+
+/// Runs `head` (a `SELECT` or an `UPDATE` of `tax_rates`) on the merchant's rates with these
+/// keys, then `tail`, and decodes the rows it returns.
+async fn with_keys<'c, E: Executor<'c, Database = Any>>(
+    executor: E,
+    head: &str,
+    tail: &str,
+    merchant_id: i64,
+    keys: &[String],
+) -> Result<Vec<StoredRate>, sqlx::Error> {
     if keys.is_empty() {
         return Ok(Vec::new());
     }
     let sql = format!(
-        "SELECT {COLUMNS} FROM tax_rates t WHERE t.merchant_id = $1 AND t.tax_rate_key IN \
-         (SELECT column1 FROM (VALUES {}) AS v)",
+        "{head} WHERE merchant_id = $1 AND tax_rate_key IN \
+         (SELECT column1 FROM (VALUES {}) AS v){tail}",
         super::placeholders(keys.len(), 1, 2)
     );
     let mut query = sqlx::query(&sql).bind(merchant_id);
@@ -159,21 +172,15 @@ pub async fn claim<'c, E: Executor<'c, Database = Any>>(
     merchant_id: i64,
     keys: &[String],
 ) -> Result<Vec<StoredRate>, sqlx::Error> {
-    if keys.is_empty() {
-        return Ok(Vec::new());
-    }
-    let sql = format!(
-        "UPDATE tax_rates SET used = 1 WHERE merchant_id = $1 AND tax_rate_key IN \
-         (SELECT column1 FROM (VALUES {}) AS v) RETURNING {}",
-        super::placeholders(keys.len(), 1, 2),
-        COLUMNS.replace("t.", "")
-    );
-    let mut query = sqlx::query(&sql).bind(merchant_id);
-    for key in keys {
-        query = query.bind(key.as_str());
-    }
-    let rows = query.fetch_all(executor).await?;
-    rows.iter().map(decode).collect()
+    let returning = format!(" RETURNING {}", COLUMNS.replace("t.", ""));
+    with_keys(
+        executor,
+        "UPDATE tax_rates SET used = 1",
+        &returning,
+        merchant_id,
+        keys,
+    )
+    .await
 }
 
 /// Writes back a rate's changeable fields.

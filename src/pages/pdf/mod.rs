@@ -5,7 +5,30 @@
 mod document;
 mod font;
 
+use axum::http::{header, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+
 pub use document::{Document, Style, A4_HEIGHT, A4_WIDTH};
+
+use crate::api::problem::ApiError;
+
+/// `pdf` as a download named `file_name` (`invoice-in_….pdf`): `application/pdf`, an attachment,
+/// never cached.
+pub fn download(pdf: Vec<u8>, file_name: &str) -> Result<Response, ApiError> {
+    let disposition = format!("attachment; filename=\"{file_name}\"");
+    let mut response = (StatusCode::OK, pdf).into_response();
+    let h = response.headers_mut();
+    h.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/pdf"),
+    );
+    h.insert(
+        header::CONTENT_DISPOSITION,
+        HeaderValue::from_str(&disposition).map_err(anyhow::Error::from)?,
+    );
+    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    Ok(response)
+}
 
 /// `data` compressed for a `FlateDecode` stream.
 fn deflate(data: &[u8]) -> Vec<u8> {
