@@ -54,7 +54,7 @@ pub struct InvoiceView {
     /// Each tax: its name and percentage (inclusive ones marked), and its amount.
     pub taxes: Vec<LineView>,
     /// Subtotal less discount plus exclusive taxes, when the invoice is taxed or
-    /// reverse-charged.
+    /// reverse-charged and credit then settled part of it (otherwise it is the total).
     pub taxed_total: Option<String>,
     /// The reverse-charge notice, when EU rates were skipped.
     pub reverse_charge: Option<String>,
@@ -177,7 +177,8 @@ pub fn invoice_view(
                 amount: money(tax.amount),
             })
             .collect(),
-        taxed_total: (!invoice.taxes.is_empty() || invoice.reverse_charge)
+        taxed_total: ((!invoice.taxes.is_empty() || invoice.reverse_charge)
+            && invoice.credit_applied > 0)
             .then(|| money(invoice.total)),
         reverse_charge: invoice.reverse_charge.then(|| text(t, "reverse_charge")),
         credit: (invoice.credit_applied > 0).then(|| money(-invoice.credit_applied)),

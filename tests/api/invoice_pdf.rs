@@ -86,12 +86,16 @@ backend_test!(
             .await;
         assert_eq!(created.status, StatusCode::CREATED, "{}", created.body);
         let customer = created.body["customerKey"].as_str().unwrap().to_string();
+        let vat = crate::tax_rates::rate(
+            &server,
+            &token,
+            json!({"name": "VAT", "percentage": "19", "inclusive": false, "country": "DE"}),
+        )
+        .await;
+        let mut membership = server.membership_body(&customer, "order-1");
+        membership["taxRateIds"] = json!([vat]);
         let active = server
-            .active_membership(
-                &token,
-                "2027-01-10T09:00:00Z",
-                server.membership_body(&customer, "order-1"),
-            )
+            .active_membership(&token, "2027-01-10T09:00:00Z", membership)
             .await;
         let invoice = active["invoices"][0]["invoiceKey"].as_str().unwrap();
         let session = open(
@@ -122,6 +126,9 @@ backend_test!(
             "julia@example.com",
             "Gold plan",
             "€29.97",
+            "VAT 19 %",
+            "€5.69",
+            "€35.66",
             "10 Jan 2027 – 10 Feb 2027",
             "INV-2027-000001",
         ] {
