@@ -207,7 +207,7 @@ pub async fn execute(
         TransactionFacts {
             membership: &m,
             customer: &customer,
-            movement: Movement::Refund(&done),
+            movement: Movement::Refund(&done, credit_note.as_ref()),
             invoice: &invoice,
             payment_method: &card,
             recent: &recent,

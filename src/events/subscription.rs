@@ -4,13 +4,14 @@
 
 use chrono::{DateTime, Utc};
 use recur_domain::fx::UsdRates;
-use serde_json::{Map, Value};
+use serde_json::{json, Map, Value};
 
 use super::membership::membership_json;
 use super::transaction::{amount_number, AccountDetails, TransactionPayload, CRM_CARD};
 use crate::processor::BinInfo;
 use crate::store::cashier_transactions::{Attempt, CardFacts, TransactionKind, TransactionStatus};
 use crate::store::charges::{Charge, ChargeKind, ChargeStatus};
+use crate::store::credit_notes::CreditNote;
 use crate::store::customers::Customer;
 use crate::store::invoices::Invoice;
 use crate::store::memberships::Membership;
@@ -53,8 +54,9 @@ pub struct SubscriptionTransaction<'a> {
 pub enum Movement<'a> {
     /// A completed charge attempt (`TransactionType: "PayIn"`).
     Charge(&'a Charge),
-    /// A completed refund of an invoice's charge (`TransactionType: "Refund"`).
-    Refund(&'a Refund),
+    /// A completed refund of an invoice's charge (`TransactionType: "Refund"`), with the credit
+    /// note a succeeded one wrote.
+    Refund(&'a Refund, Option<&'a CreditNote>),
 }
 
 /// The fields a notification takes from its [`Movement`].
@@ -94,7 +96,7 @@ impl Movement<'_> {
                     .map(|p| (p.session_id.clone(), p.client_ip.clone())),
                 retried: charge.kind == ChargeKind::Retry,
             },
-            Movement::Refund(refund) => MovementFacts {
+            Movement::Refund(refund, _) => MovementFacts {
                 kind: TransactionKind::Refund,
                 status: match refund.status {
                     RefundStatus::Succeeded => TransactionStatus::Success,
@@ -201,5 +203,16 @@ pub(super) fn payload(t: SubscriptionTransaction<'_>, at: DateTime<Utc>) -> Map<
     };
     let mut payload = payload.into_json();
     payload.insert("Membership".into(), membership_json(m, recent));
+    if let Movement::Refund(_, Some(note)) = movement {
+        // Beyond the spec: the credit note the refund wrote (DESIGN §9).
+        payload.insert(
+            "CreditNote".into(),
+            json!({
+                "CreditNoteKey": note.credit_note_key,
+                "Number": note.number,
+                "Amount": amount_number(note.amount, currency),
+            }),
+        );
+    }
     payload
 }

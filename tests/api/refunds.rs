@@ -170,7 +170,15 @@ backend_test!(
             assert_eq!(notice["Currency"], "EUR");
             assert_eq!(notice["Membership"]["Status"], "Active");
             assert!(notice["UsdAmount"].is_number());
+            assert!(notice["CreditNote"]["CreditNoteKey"]
+                .as_str()
+                .is_some_and(|k| k.starts_with("cn_")));
         }
+        // Beyond the spec: the credit note each succeeded refund wrote.
+        assert_eq!(notices[1]["CreditNote"]["Number"], "CN-2027-000001");
+        assert_eq!(notices[1]["CreditNote"]["Amount"], json!(10.0));
+        assert_eq!(notices[2]["CreditNote"]["Number"], "CN-2027-000002");
+        assert!(notices[0].get("CreditNote").is_none(), "a charge has none");
         assert_eq!(
             notices[2]["Membership"]["Invoices"][0]["AmountRefunded"],
             "29.97"

@@ -75,6 +75,15 @@ backend_test!(
         assert_eq!(document.status, 200, "{}", document.body);
         assert_eq!(document.body["total"], "37.76");
         assert_eq!(document.body["taxes"], first["taxes"]);
+        // The webhooks' Membership object carries the taxes of its invoices.
+        let events = server.events("order-excl").await;
+        let invoice = &events.last().unwrap()["Membership"]["Invoices"][0];
+        assert_eq!(invoice["Total"], "37.76", "{invoice}");
+        assert_eq!(invoice["Discount"], "0.00");
+        assert_eq!(invoice["ReverseCharge"], false);
+        assert_eq!(invoice["Taxes"][0]["TaxRateId"], vat.as_str());
+        assert_eq!(invoice["Taxes"][0]["Percentage"], "19");
+        assert_eq!(invoice["Taxes"][1]["Amount"], "2.10");
 
         // A change of rates applies from the next invoice, without proration.
         server.advance(&token, "2027-04-16T00:00:00Z").await;
