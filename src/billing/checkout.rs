@@ -5,6 +5,7 @@
 use chrono::{DateTime, Duration, Utc};
 use recur_domain::card::CardNumber;
 use recur_domain::status::MembershipStatus;
+use recur_domain::tax::InvoiceTax;
 
 use super::BillingError;
 use crate::ids;
@@ -122,6 +123,10 @@ pub struct DueNow {
     pub purpose: Purpose,
     /// Before credit, minor units.
     pub subtotal: i64,
+    /// Each tax of the invoice (DESIGN §14), in the membership's order.
+    pub taxes: Vec<InvoiceTax>,
+    /// EU rates were skipped: the customer accounts for the VAT.
+    pub reverse_charge: bool,
     /// Credit applied, minor units.
     pub credit_applied: i64,
     /// Charged to the card, minor units.
@@ -147,6 +152,8 @@ pub async fn due_now(
             Ok(Some(DueNow {
                 purpose: Purpose::FirstPayment,
                 subtotal: plan.subtotal,
+                taxes: plan.taxes,
+                reverse_charge: plan.reverse_charge,
                 credit_applied: plan.credit_applied,
                 amount: plan.amount_due,
                 next_charge,
@@ -157,6 +164,8 @@ pub async fn due_now(
             Ok(open.map(|invoice| DueNow {
                 purpose: Purpose::PayNow,
                 subtotal: invoice.subtotal,
+                taxes: invoice.taxes,
+                reverse_charge: invoice.reverse_charge,
                 credit_applied: invoice.credit_applied,
                 amount: invoice.amount_due,
                 next_charge,

@@ -15,6 +15,7 @@ use recur_domain::status::MembershipStatus;
 
 use super::form::{decline_message, CardForm, CardFormState, PageForm, TokenForm};
 use super::format::{display_date, interval_phrase};
+use super::invoice_view::tax_label;
 use super::render::{allow_form_redirect, page, see_other, with_status, Framing};
 use super::session::{self, EnteredCard, PageSession};
 use super::{csrf, expired};
@@ -244,6 +245,11 @@ fn summary(t: &BTreeMap<String, String>, checkout: &Checkout, due: Option<&DueNo
         },
         due_today => due.map(|d| money(d.amount)),
         subtotal => due.map(|d| money(d.subtotal)),
+        taxes => due.map(|d| d.taxes.iter().map(|tax| context! {
+            label => tax_label(t, tax),
+            amount => money(tax.amount),
+        }).collect::<Vec<_>>()),
+        reverse_charge => due.filter(|d| d.reverse_charge).map(|_| t.get("reverse_charge")),
         credit => due.filter(|d| d.credit_applied > 0).map(|d| money(-d.credit_applied)),
         next_charge => due.and_then(|d| d.next_charge).map(|at| display_date(at, lang)),
         pay_now => due.map(|d| d.purpose == Purpose::PayNow),

@@ -75,7 +75,7 @@ fn text(t: &BTreeMap<String, String>, key: &str) -> String {
 }
 
 /// `VAT 19 %`, or `incl. VAT 19 %` for a tax contained in the price.
-fn tax_label(t: &BTreeMap<String, String>, tax: &InvoiceTax) -> String {
+pub(super) fn tax_label(t: &BTreeMap<String, String>, tax: &InvoiceTax) -> String {
     let label = format!("{} {} %", tax.name, tax.percentage);
     if tax.inclusive {
         format!("{} {label}", text(t, "tax_included"))

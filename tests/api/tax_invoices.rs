@@ -45,6 +45,28 @@ backend_test!(
         let customer = server.create_customer(&token, "excl@example.com").await;
         let mut body = server.membership_body(&customer, "order-excl");
         body["taxRateIds"] = json!([vat, extra]);
+
+        // The hosted checkout shows each tax of what is due today.
+        let mut pending = server.membership_body(&customer, "order-excl-checkout");
+        pending["taxRateIds"] = json!([vat, extra]);
+        let incomplete = server.create_membership(&token, pending).await;
+        let session = open(
+            &server,
+            &token,
+            "/api/subscriptions/v1/checkout/session",
+            json!({"customerKey": customer, "membershipKey": key(&incomplete)}),
+        )
+        .await;
+        let page = Visitor::new()
+            .get(session["checkoutRedirectUrl"].as_str().unwrap())
+            .await;
+        assert_eq!(page.status, 200);
+        for shown in ["VAT 19 %", "€5.69", "Levy 7 %", "€2.10"] {
+            assert!(page.text.contains(shown), "{shown}: {}", page.text);
+        }
+        assert_eq!(page.text.matches("data-testid=\"tax\"").count(), 2);
+        assert!(page.text.contains("data-testid=\"due-today\">€37.76<"));
+
         let record = server
             .active_membership(&token, "2027-04-01T00:00:00Z", body)
             .await;
