@@ -18,7 +18,7 @@ use super::events::EventRecord;
 use super::extract::AuthMerchant;
 use super::input::Field;
 use super::invoices::InvoiceDocument;
-use super::membership_records::MembershipRecord;
+use super::membership_records::{CreditNotes, MembershipRecord};
 use super::pagination::{text, Given, ListQuery, ListScope, Page, PageParams};
 use super::problem::{ApiError, Problem};
 use crate::events::Action;
@@ -295,9 +295,13 @@ pub async fn list_memberships(
     let pool = state.store.pool();
     let ids: Vec<i64> = rows.iter().map(|m| m.id).collect();
     let recent = invoices::recent_many(pool, &ids, RECENT_INVOICES).await?;
+    let mut notes = CreditNotes::of(&state, auth.merchant_id, recent.values().flatten()).await?;
     let records = rows
         .iter()
-        .map(|m| MembershipRecord::new(m, recent.get(&m.id).map_or(&[], Vec::as_slice)))
+        .map(|m| {
+            let invoices = recent.get(&m.id).map_or(&[][..], Vec::as_slice);
+            MembershipRecord::new(m, invoices, &mut notes)
+        })
         .collect();
     Ok(Json(Page::new(records, next)))
 }

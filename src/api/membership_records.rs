@@ -1,12 +1,16 @@
 //! The membership record every membership operation answers with, and its invoices.
 
+use std::collections::HashMap;
+
 use recur_domain::money::{format_amount, Currency};
 use recur_domain::time::format_utc;
 use serde::Serialize;
 use utoipa::ToSchema;
 
+use super::invoices::CreditNoteRecord;
 use super::problem::ApiError;
 use crate::state::AppState;
+use crate::store::credit_notes;
 use crate::store::invoices::{self, Invoice, RECENT_INVOICES};
 use crate::store::memberships::Membership;
 
@@ -218,12 +222,55 @@ pub struct MembershipRecord {
     /// The tax rates its next invoices bill with (`txr_…`), in order.
     pub tax_rate_ids: Vec<String>,
     /// Latest invoices first.
-    pub invoices: Vec<InvoiceRecord>,
+    pub invoices: Vec<MembershipInvoiceRecord>,
+}
+
+/// An invoice of a membership record, with its credit notes.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct MembershipInvoiceRecord {
+    /// The invoice's amounts, lines and times.
+    #[serde(flatten)]
+    pub invoice: InvoiceRecord,
+    /// Its credit notes, oldest first, as `GET /invoice/{invoiceKey}` lists them.
+    pub credit_notes: Vec<CreditNoteRecord>,
+}
+
+/// The credit notes of the invoices membership records show, by invoice id, their PDF links
+/// signed when read.
+#[derive(Debug, Default)]
+pub struct CreditNotes(HashMap<i64, Vec<CreditNoteRecord>>);
+
+impl CreditNotes {
+    /// The credit notes of the merchant's `invoices`, in one statement.
+    pub async fn of<'a>(
+        state: &AppState,
+        merchant_id: i64,
+        invoices: impl IntoIterator<Item = &'a Invoice>,
+    ) -> Result<Self, ApiError> {
+        let ids: Vec<i64> = invoices.into_iter().map(|i| i.id).collect();
+        let found = credit_notes::of_invoices(state.store.pool(), merchant_id, &ids).await?;
+        let now = state.clock.now();
+        let mut records = HashMap::with_capacity(found.len());
+        for (invoice_id, notes) in found {
+            let notes = notes
+                .iter()
+                .map(|note| CreditNoteRecord::of(state, note, now))
+                .collect::<Result<Vec<_>, _>>()?;
+            records.insert(invoice_id, notes);
+        }
+        Ok(Self(records))
+    }
+
+    /// Those of the invoice `invoice_id`, taken out.
+    fn take(&mut self, invoice_id: i64) -> Vec<CreditNoteRecord> {
+        self.0.remove(&invoice_id).unwrap_or_default()
+    }
 }
 
 impl MembershipRecord {
-    /// The record of `m` with its recent invoices.
-    pub fn new(m: &Membership, invoices: &[Invoice]) -> Self {
+    /// The record of `m` with its recent invoices and their credit notes (taken from `notes`).
+    pub fn new(m: &Membership, invoices: &[Invoice], notes: &mut CreditNotes) -> Self {
         let currency = m.currency();
         MembershipRecord {
             membership_key: m.membership_key.clone(),
@@ -265,7 +312,13 @@ impl MembershipRecord {
             updated_at: format_utc(m.updated_at),
             canceled_at: m.state.canceled_at.map(format_utc),
             tax_rate_ids: m.tax_rates.iter().map(|r| r.tax_rate_id.clone()).collect(),
-            invoices: invoices.iter().map(InvoiceRecord::from).collect(),
+            invoices: invoices
+                .iter()
+                .map(|invoice| MembershipInvoiceRecord {
+                    invoice: InvoiceRecord::from(invoice),
+                    credit_notes: notes.take(invoice.id),
+                })
+                .collect(),
         }
     }
 }
@@ -273,5 +326,6 @@ impl MembershipRecord {
 /// Reads the record of a membership (with its recent invoices) after a change.
 pub async fn record_of(state: &AppState, m: &Membership) -> Result<MembershipRecord, ApiError> {
     let invoices = invoices::recent(state.store.pool(), m.id, RECENT_INVOICES).await?;
-    Ok(MembershipRecord::new(m, &invoices))
+    let mut notes = CreditNotes::of(state, m.merchant_id, &invoices).await?;
+    Ok(MembershipRecord::new(m, &invoices, &mut notes))
 }

@@ -16,7 +16,7 @@ use super::extract::{AuthMerchant, JsonBody};
 use super::field_schemas::HttpsUrl;
 use super::input::{prefixed, required_text, Field};
 use super::membership_fields::{billing_cycle, pricing, BillingCycleInput, PricingInfoInput};
-use super::membership_records::{record_of, MembershipRecord};
+use super::membership_records::{record_of, CreditNotes, MembershipRecord};
 use super::problem::{ApiError, Problem};
 use super::tax_rates;
 use crate::billing::customer_and_merchant_now;
@@ -153,7 +153,7 @@ pub async fn create_membership(
             let inserted = memberships::insert(&state.store, new.clone(), key, at, condition);
             if let Some(m) = inserted.await? {
                 // A new membership has no invoice yet.
-                return Ok((StatusCode::CREATED, Json(MembershipRecord::new(&m, &[]))));
+                return Ok((StatusCode::CREATED, Json(MembershipRecord::new(&m, &[], &mut CreditNotes::default()))));
             }
         }
     }
@@ -188,7 +188,11 @@ pub async fn create_membership(
     Ok(match created {
         Created::New => (
             StatusCode::CREATED,
-            Json(MembershipRecord::new(&membership, &[])),
+            Json(MembershipRecord::new(
+                &membership,
+                &[],
+                &mut CreditNotes::default(),
+            )),
         ),
         Created::Existing => (StatusCode::OK, Json(record_of(&state, &membership).await?)),
     })
@@ -345,7 +349,8 @@ pub async fn get_membership(
         memberships::get_with_invoices(&state.store, auth.merchant_id, &membership_key)
             .await?
             .ok_or(ApiError::NotFound)?;
-    Ok(Json(MembershipRecord::new(&m, &invoices)))
+    let mut notes = CreditNotes::of(&state, auth.merchant_id, &invoices).await?;
+    Ok(Json(MembershipRecord::new(&m, &invoices, &mut notes)))
 }
 
 /// Cancels a membership at once: open invoices Void, no retries, no new cycles. Repeating it

@@ -120,6 +120,21 @@ backend_test!(
             .text
             .contains(&format!("credit-notes&#x2f;{}&#x2f;pdf?", keys[0])));
 
+        // The membership record's invoices carry them too, in the single read and in the list.
+        let membership = record["membershipKey"].as_str().unwrap();
+        let read = server.membership(&token, membership).await;
+        let listed = crate::lists::page(&server, &token, "/memberships").await;
+        for invoices in [&read["invoices"], &listed["data"][0]["invoices"]] {
+            let first = invoices.as_array().unwrap().last().unwrap();
+            assert_eq!(first["number"], "INV-2027-000001");
+            assert_eq!(first["creditNotes"][0]["number"], "CN-2027-000001", "{first}");
+            assert_eq!(first["creditNotes"][1]["reason"], "goodwill");
+            assert!(first["creditNotes"][0]["pdfUrl"]
+                .as_str()
+                .unwrap()
+                .contains("/documents/credit-notes/"));
+        }
+
         // The receipt e-mail names the invoice by its number.
         let receipts = server
             .count(
