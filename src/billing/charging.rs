@@ -159,13 +159,13 @@ async fn finish(
         let invoice = open_invoices
             .get(&charge.invoice_id)
             .ok_or(BillingError::NotFound)?;
-        let (settlement, due) = settle(m, charge, invoice, at)?;
+        let (settlement, mut due) = settle(m, charge, invoice, at)?;
         match settlement.invoice {
             Some(InvoiceChange::Paid { amount, period }) => paid.push((invoice.id, amount, period)),
             Some(InvoiceChange::Void) => {
                 let voided = invoices::void(&mut tx, invoice.id, at).await?;
                 let reason = "the plan change it billed was declined";
-                credit_notes::for_voided(&mut tx, &voided, reason, at).await?;
+                due.credits = credit_notes::for_voided(&mut tx, &voided, reason, at).await?;
             }
             None => {}
         }

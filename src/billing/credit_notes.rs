@@ -9,6 +9,7 @@ use chrono::{DateTime, Datelike, Utc};
 use recur_domain::numbering::{format_number, Series, CREDIT_NOTE_PREFIX};
 
 use super::BillingError;
+use crate::delivery::credits::Credited;
 use crate::ids;
 use crate::store::credit_notes::{self, CreditKind, CreditNote, NewCreditNote};
 use crate::store::invoices::Invoice;
@@ -49,13 +50,13 @@ pub fn of_refund(invoice: &Invoice, refund: &Refund) -> Credit {
 
 /// Writes the credit notes of the `voided` invoices that were finalized (numbered) and billed an
 /// amount: each credits what it billed, saying `reason`. Unnumbered invoices never existed for
-/// an accountant and get none.
+/// an accountant and get none. Returns them with their invoices' numbers, for the e-mail.
 pub async fn for_voided(
     tx: &mut Tx,
     voided: &[Invoice],
     reason: &str,
     at: DateTime<Utc>,
-) -> Result<Vec<CreditNote>, BillingError> {
+) -> Result<Vec<Credited>, BillingError> {
     let credits: Vec<Credit> = voided
         .iter()
         .filter(|i| i.number.is_some() && i.amount_due > 0)
@@ -69,7 +70,18 @@ pub async fn for_voided(
             reason: Some(reason.to_string()),
         })
         .collect();
-    write(tx, credits, at).await
+    let notes = write(tx, credits, at).await?;
+    Ok(notes
+        .into_iter()
+        .filter_map(|note| {
+            let invoice = voided.iter().find(|i| i.id == note.invoice_id)?;
+            let invoice_number = invoice.number.clone()?;
+            Some(Credited {
+                note,
+                invoice_number,
+            })
+        })
+        .collect())
 }
 
 /// Numbers and writes `credits` with one statement each for the numbers and the notes, in

@@ -1,12 +1,13 @@
 //! What follows a change of a membership, in its transaction: the membership saved under its
-//! version check, then the events and the customer e-mail the change calls for.
+//! version check, then the events and the customer e-mails the change calls for.
 
 use chrono::{DateTime, Utc};
 use recur_domain::membership::{EmailKind, Settlement};
 use serde_json::{Map, Value};
 
 use super::{checkout, BillingError};
-use crate::delivery::compose::{self, Sender};
+use crate::delivery::compose::{self, About, Sender};
+use crate::delivery::credits::Credited;
 use crate::events::{self, Event};
 use crate::services::Services;
 use crate::store::customers::{self, Customer};
@@ -24,6 +25,9 @@ pub struct Followups {
     pub updated: Option<Map<String, Value>>,
     /// An e-mail to the customer is due.
     pub email: Option<EmailKind>,
+    /// The credit notes the change wrote: listed in its e-mail, or each in a
+    /// [`EmailKind::CreditNote`] e-mail of its own when it sends none.
+    pub credits: Vec<Credited>,
 }
 
 impl Followups {
@@ -33,6 +37,7 @@ impl Followups {
             status_changed: settlement.status_changed,
             updated: None,
             email: settlement.email,
+            credits: Vec::new(),
         }
     }
 
@@ -87,10 +92,13 @@ pub struct Reporting<'a> {
 impl Followups {
     /// Whether anything is due.
     pub(super) fn is_empty(&self) -> bool {
-        !self.status_changed && self.updated.is_none() && self.email.is_none()
+        !self.status_changed
+            && self.updated.is_none()
+            && self.email.is_none()
+            && self.credits.is_empty()
     }
 
-    /// The events and e-mail these followups call for, built from data already loaded. A
+    /// The events and e-mails these followups call for, built from data already loaded. A
     /// "payment failed" e-mail gets its pay-now link, opened in `tx`.
     pub(super) async fn outbox_rows<'a>(
         self,
@@ -98,7 +106,7 @@ impl Followups {
         state: &Services,
         reporting: Reporting<'a>,
         at: DateTime<Utc>,
-    ) -> Result<(Vec<Event<'a>>, Option<NewEmail>), BillingError> {
+    ) -> Result<(Vec<Event<'a>>, Vec<NewEmail>), BillingError> {
         let m = reporting.membership;
         let recent = reporting.recent;
         let mut events = Vec::new();
@@ -115,35 +123,53 @@ impl Followups {
                 updates,
             });
         }
-        let email = match (self.email, reporting.sender) {
-            (Some(kind), Some(sender)) => {
-                let pay_link = match kind {
-                    EmailKind::PaymentFailed => {
-                        Some(checkout::open_pay_now_link(tx, state, m, at).await?)
-                    }
-                    EmailKind::Receipt | EmailKind::Canceled => None,
+        if self.email.is_none() && self.credits.is_empty() {
+            return Ok((events, Vec::new()));
+        }
+        let sender = reporting.sender.ok_or_else(|| {
+            BillingError::Internal(anyhow::anyhow!("membership without merchant"))
+        })?;
+        let mut emails = Vec::new();
+        if let Some(kind) = self.email {
+            let pay_link = match kind {
+                EmailKind::PaymentFailed => {
+                    Some(checkout::open_pay_now_link(tx, state, m, at).await?)
+                }
+                EmailKind::Receipt | EmailKind::Canceled | EmailKind::CreditNote => None,
+            };
+            let about = About {
+                invoice: reporting.invoice,
+                pay_link,
+                credits: &self.credits,
+            };
+            emails.push(compose::email(
+                state,
+                kind,
+                sender,
+                m,
+                reporting.customer,
+                about,
+            )?);
+        } else {
+            for credited in &self.credits {
+                let about = About {
+                    credits: std::slice::from_ref(credited),
+                    ..About::default()
                 };
-                Some(compose::email(
+                emails.push(compose::email(
                     state,
-                    kind,
+                    EmailKind::CreditNote,
                     sender,
                     m,
                     reporting.customer,
-                    reporting.invoice,
-                    pay_link,
-                )?)
+                    about,
+                )?);
             }
-            (Some(_), None) => {
-                return Err(BillingError::Internal(anyhow::anyhow!(
-                    "membership without merchant"
-                )))
-            }
-            (None, _) => None,
-        };
-        Ok((events, email))
+        }
+        Ok((events, emails))
     }
 
-    /// Writes the events and e-mail a change of one membership calls for, in its transaction.
+    /// Writes the events and e-mails a change of one membership calls for, in its transaction.
     pub async fn record(
         self,
         tx: &mut Tx,
@@ -161,11 +187,12 @@ impl Followups {
         } else {
             Vec::new()
         };
-        let sender = match self.email {
-            Some(_) => Sender::load(&mut **tx, m.merchant_id).await?,
-            None => None,
+        let sender = if self.email.is_some() || !self.credits.is_empty() {
+            Sender::load(&mut **tx, m.merchant_id).await?
+        } else {
+            None
         };
-        let (events, email) = self
+        let (events, emails) = self
             .outbox_rows(
                 tx,
                 state,
@@ -180,9 +207,7 @@ impl Followups {
             )
             .await?;
         events::record(tx, events, at).await?;
-        if let Some(email) = email {
-            outbox::insert_emails(tx, &[email], at, state.clock.now()).await?;
-        }
+        outbox::insert_emails(tx, &emails, at, state.clock.now()).await?;
         Ok(())
     }
 

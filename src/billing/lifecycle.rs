@@ -12,6 +12,7 @@ use super::charging::{self, Settled};
 use super::followups::{save, Followups};
 use super::invoicing::{issue, new_invoice};
 use super::{credit_notes, numbering, BillingError};
+use crate::delivery::credits::Credited;
 use crate::services::Services;
 use crate::store::charges::{self, Charge, ChargeKind, NewCharge, PagePayment};
 use crate::store::invoices::{self, Invoice, InvoiceKind};
@@ -26,9 +27,13 @@ pub async fn expire(
 ) -> Result<Followups, BillingError> {
     let changed = m.state.expire();
     let voided = invoices::void_open(tx, m.id, at).await?;
-    credit_notes::for_voided(tx, &voided, "the membership expired unpaid", at).await?;
+    let credits =
+        credit_notes::for_voided(tx, &voided, "the membership expired unpaid", at).await?;
     save(tx, m, at).await?;
-    Ok(Followups::status_change(changed))
+    Ok(Followups {
+        credits,
+        ..Followups::status_change(changed)
+    })
 }
 
 /// The membership's `endDate` arrived: Completed, no new cycle.
@@ -70,7 +75,8 @@ pub async fn cancel(
         )));
     }
     let voided = invoices::void_open_except_renewals(&mut tx, m.id, at).await?;
-    credit_notes::for_voided(&mut tx, &voided, "the membership was canceled", at).await?;
+    let credits =
+        credit_notes::for_voided(&mut tx, &voided, "the membership was canceled", at).await?;
     save(&mut tx, &mut m, at).await?;
     let customer = customers::by_id(&mut *tx, merchant_id, m.customer_id)
         .await?
@@ -79,6 +85,7 @@ pub async fn cancel(
         status_changed: true,
         updated: None,
         email: Some(EmailKind::Canceled),
+        credits,
     }
     .record(&mut tx, state, &m, &customer, None, at)
     .await?;
@@ -205,8 +212,13 @@ async fn pay(
     if charges::in_flight(&mut tx, m.id).await? {
         return Err(BillingError::PaymentInProgress);
     }
+    let mut credits = Vec::new();
     let (invoice, kind) = match m.state.status {
-        MembershipStatus::Incomplete => (first_invoice(&mut tx, &m, at).await?, ChargeKind::First),
+        MembershipStatus::Incomplete => {
+            let (invoice, replaced) = first_invoice(&mut tx, &m, at).await?;
+            credits = replaced;
+            (invoice, ChargeKind::First)
+        }
         status if pay_now_allowed && status.pays_open_invoice() => {
             let invoice = invoices::oldest_open(&mut *tx, m.id)
                 .await?
@@ -230,6 +242,12 @@ async fn pay(
     .ok_or_else(|| {
         BillingError::Conflict("the customer has no payment method; attach a card first".into())
     })?;
+    Followups {
+        credits,
+        ..Followups::default()
+    }
+    .record_for(&mut tx, state, &m, None, at)
+    .await?;
     tx.commit().await?;
     match charging::execute(state, &charge, at).await? {
         Settled::Declined(done) => Err(BillingError::Declined {
@@ -245,29 +263,31 @@ async fn pay(
 }
 
 /// The Open first invoice at the current price, creating it (and voiding a stale one whose
-/// price changed since) as needed.
+/// price changed since) as needed; with the credit note of the voided one, if it was numbered.
 async fn first_invoice(
     tx: &mut Tx,
     m: &Membership,
     at: DateTime<Utc>,
-) -> Result<Invoice, BillingError> {
+) -> Result<(Invoice, Vec<Credited>), BillingError> {
     let taxation = super::taxation::of(&mut **tx, m).await?;
     let plan = m.state.period_invoice(&m.subscription_name, &taxation);
     let existing = invoices::oldest_open(&mut **tx, m.id).await?;
+    let mut credits = Vec::new();
     if let Some(invoice) = existing {
         if invoice.kind == InvoiceKind::First
             && invoice.subtotal == plan.subtotal
             && invoice.total == plan.total
             && invoice.taxes == plan.taxes
         {
-            return Ok(invoice);
+            return Ok((invoice, credits));
         }
         let voided = invoices::void(tx, invoice.id, at).await?;
         let reason = "replaced by an invoice at the membership's current price";
-        credit_notes::for_voided(tx, &voided, reason, at).await?;
+        credits = credit_notes::for_voided(tx, &voided, reason, at).await?;
     }
     let count = invoices::count_of_kind(tx, m.id, InvoiceKind::First).await?;
     let billing_key = format!("first:{}", count + 1);
     let new = new_invoice(m, InvoiceKind::First, billing_key, None, &plan);
-    issue(tx, new, at, "the first invoice changed concurrently; retry").await
+    let invoice = issue(tx, new, at, "the first invoice changed concurrently; retry").await?;
+    Ok((invoice, credits))
 }

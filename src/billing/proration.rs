@@ -77,6 +77,7 @@ pub(super) fn followups_of(target: &Target, email: Option<EmailKind>) -> Followu
         status_changed: false,
         updated: (!target.updates.is_empty()).then(|| target.updates.clone()),
         email,
+        credits: Vec::new(),
     }
 }
 

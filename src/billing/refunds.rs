@@ -1,7 +1,8 @@
 //! Refunds of subscription invoices (DESIGN §9), in the engine's three steps: a transaction
 //! checks the invoice under its lock and writes a `Pending` refund that reserves the amount; the
 //! processor is asked with the refund's idempotency key; a second transaction records the answer,
-//! the invoice's `amountRefunded` and the `TRANSACTION_DATA_UPDATE`. A crash between the steps
+//! the invoice's `amountRefunded`, the credit note with its customer e-mail, and the
+//! `TRANSACTION_DATA_UPDATE`. A crash between the steps
 //! leaves a `Pending` refund that [`recover_pending`] completes by asking again with the same
 //! key, so money is never given back twice. The membership's status does not change.
 
@@ -11,8 +12,10 @@ use recur_domain::status::InvoiceStatus;
 use rust_decimal::Decimal;
 
 use super::credit_notes as notes;
+use super::followups::Followups;
 use super::notify;
 use super::BillingError;
+use crate::delivery::credits::Credited;
 use crate::events;
 use crate::events::subscription::{Movement, TransactionFacts};
 use crate::ids;
@@ -216,6 +219,23 @@ pub async fn execute(
     )
     .await?;
     events::record(&mut tx, vec![event], at).await?;
+    // The customer's credit-note e-mail, with the number of the invoice it credits.
+    let credits = credit_note
+        .iter()
+        .map(|note| Credited {
+            note: note.clone(),
+            invoice_number: invoice
+                .number
+                .clone()
+                .unwrap_or_else(|| invoice.invoice_key.clone()),
+        })
+        .collect();
+    Followups {
+        credits,
+        ..Followups::default()
+    }
+    .record(&mut tx, state, &m, &customer, None, at)
+    .await?;
     tx.commit().await?;
     Ok(Recorded {
         refund: done,

@@ -1,4 +1,5 @@
-//! Customer e-mails about a membership (a receipt, a failed payment, a cancellation), rendered
+//! Customer e-mails about a membership (a receipt, a failed payment, a cancellation, a credit
+//! note), rendered
 //! from the `email/` templates into the outbox in the transaction of the change; the mailer
 //! ([`super::mail`]) sends them. They speak for the merchant as its settings say: under its
 //! display name, with its support e-mail as Reply-To and contact.
@@ -8,6 +9,7 @@ use recur_domain::money::display_amount;
 use serde_json::{json, Value};
 use sqlx::{Any, Executor};
 
+use super::credits::{self, Credited};
 use crate::services::Services;
 use crate::store::customers::Customer;
 use crate::store::invoices::Invoice;
@@ -51,18 +53,33 @@ impl Sender {
     }
 }
 
-/// Renders a customer e-mail from `sender` about `m` (and `invoice`, when there is one). With
-/// `pay_link` (the session key of a pay-now link) the e-mail carries a "Pay now" button whose
-/// address the mailer fills in ([`LINK_MARKER`]).
+/// What a customer e-mail is about besides its membership.
+#[derive(Debug, Default)]
+pub struct About<'a> {
+    /// The invoice it shows, if any.
+    pub invoice: Option<&'a Invoice>,
+    /// The session key of a pay-now link: the e-mail carries a "Pay now" button whose address
+    /// the mailer fills in ([`LINK_MARKER`]).
+    pub pay_link: Option<String>,
+    /// The credit notes the change wrote, listed with their PDF links; a
+    /// [`EmailKind::CreditNote`] e-mail is about the first.
+    pub credits: &'a [Credited],
+}
+
+/// Renders a customer e-mail from `sender` about `m` and what `about` names.
 pub fn email(
     state: &Services,
     kind: EmailKind,
     sender: &Sender,
     m: &Membership,
     customer: &Customer,
-    invoice: Option<&Invoice>,
-    pay_link: Option<String>,
+    about: About<'_>,
 ) -> anyhow::Result<NewEmail> {
+    let About {
+        invoice,
+        pay_link,
+        credits,
+    } = about;
     let currency = m.currency();
     let money = |minor: i64| display_amount(minor, currency, "en");
     let (subject, heading, message, total_label) = match kind {
@@ -87,6 +104,13 @@ pub fn email(
             format!("Your membership {} was canceled. You will not be charged again.", m.subscription_name),
             "Total",
         ),
+        EmailKind::CreditNote => {
+            let credited = credits
+                .first()
+                .ok_or_else(|| anyhow::anyhow!("a credit-note e-mail without its credit note"))?;
+            let (subject, heading, message) = credits::wording(credited)?;
+            (subject, heading, message, "Total")
+        }
     };
     let lines: Vec<Value> = invoice
         .map(|i| {
@@ -122,6 +146,7 @@ pub fn email(
         lines => lines,
         total_label => total_label,
         total => total,
+        credit_notes => credits::listed(credits)?,
         action_url => pay_link.as_ref().map(|_| LINK_MARKER),
         action_label => pay_link.as_ref().map(|_| "Pay now"),
     };

@@ -15,6 +15,7 @@ use lettre::{AsyncSmtpTransport, AsyncTransport, Message, Tokio1Executor};
 use recur_domain::schedule::email_retry_at;
 use tokio::task::JoinSet;
 
+use super::credits;
 use crate::config::Config;
 use crate::links;
 use crate::services::Services;
@@ -39,14 +40,18 @@ enum Transport {
     Files(PathBuf),
 }
 
-/// The e-mail with its pay-now link in place of [`LINK_MARKER`]: the link's token is derived
-/// from the server key as the message goes out, so the outbox never holds it.
+/// The e-mail with its links in place: the pay-now link for [`LINK_MARKER`] and the signed PDF
+/// link of each credit note it lists ([`credits::with_links`]). Their tokens and signatures are
+/// derived from the server key as the message goes out, so the outbox never holds them.
 fn with_link(state: &Services, mut email: OutgoingEmail) -> OutgoingEmail {
     if let Some(session_key) = &email.link_session {
         let url = links::pay_now_url(state, session_key);
         email.text_body = email.text_body.replace(LINK_MARKER, &url);
         email.html_body = email.html_body.replace(LINK_MARKER, &url);
     }
+    let now = state.clock.now();
+    email.text_body = credits::with_links(state, email.merchant_id, &email.text_body, false, now);
+    email.html_body = credits::with_links(state, email.merchant_id, &email.html_body, true, now);
     email
 }
 

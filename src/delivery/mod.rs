@@ -5,6 +5,7 @@
 //! item may at worst be sent again, with the same `ActionId` or `Message-ID`).
 
 pub mod compose;
+pub mod credits;
 pub mod guard;
 pub mod mail;
 pub mod notices;

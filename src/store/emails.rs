@@ -10,6 +10,8 @@ use super::{from_micros, to_micros, Store, Tx};
 pub struct OutgoingEmail {
     /// Internal id.
     pub id: i64,
+    /// The merchant it speaks for.
+    pub merchant_id: i64,
     /// Recipient.
     pub to_address: String,
     /// Subject line.
@@ -51,7 +53,7 @@ pub async fn lease_due(
          WHERE status = 'Pending' AND next_attempt_at <= $1 \
          AND (lease_until IS NULL OR lease_until < $1) ORDER BY next_attempt_at, id LIMIT $3) \
          AND status = 'Pending' AND (lease_until IS NULL OR lease_until < $1) \
-         RETURNING id, to_address, subject, text_body, html_body, link_session, reply_to, \
+         RETURNING id, merchant_id, to_address, subject, text_body, html_body, link_session, reply_to, \
          attempts, created_at",
     )
     .bind(to_micros(now))
@@ -63,6 +65,7 @@ pub async fn lease_due(
         .map(|row| {
             Ok(OutgoingEmail {
                 id: row.try_get("id")?,
+                merchant_id: row.try_get("merchant_id")?,
                 to_address: row.try_get("to_address")?,
                 subject: row.try_get("subject")?,
                 text_body: row.try_get("text_body")?,

@@ -138,7 +138,7 @@ backend_test!(
         // The receipt e-mail names the invoice by its number.
         let receipts = server
             .count(
-                "SELECT COUNT(*) FROM emails WHERE text_body LIKE $1",
+                "SELECT COUNT(*) FROM emails WHERE kind = 'receipt' AND text_body LIKE $1",
                 "%Invoice INV-2027-000001%",
             )
             .await;

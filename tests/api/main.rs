@@ -15,6 +15,7 @@ mod cashier_orders;
 mod checkout;
 mod cli;
 mod coalescing;
+mod credit_note_mail;
 mod credit_notes;
 mod customers;
 mod dashboard;

@@ -17,6 +17,9 @@ pub enum EmailKind {
     PaymentFailed,
     /// The membership was canceled.
     Canceled,
+    /// A credit note was written (a refund, or a finalized invoice voided) and no other e-mail
+    /// of the change lists it.
+    CreditNote,
 }
 
 impl EmailKind {
@@ -26,6 +29,7 @@ impl EmailKind {
             EmailKind::Receipt => "receipt",
             EmailKind::PaymentFailed => "payment_failed",
             EmailKind::Canceled => "canceled",
+            EmailKind::CreditNote => "credit_note",
         }
     }
 }
