@@ -153,7 +153,10 @@ pub async fn create_membership(
             let inserted = memberships::insert(&state.store, new.clone(), key, at, condition);
             if let Some(m) = inserted.await? {
                 // A new membership has no invoice yet.
-                return Ok((StatusCode::CREATED, Json(MembershipRecord::new(&m, &[], &mut CreditNotes::default()))));
+                return Ok((
+                    StatusCode::CREATED,
+                    Json(MembershipRecord::new(&m, &[], &mut CreditNotes::default())),
+                ));
             }
         }
     }

@@ -127,7 +127,10 @@ backend_test!(
         for invoices in [&read["invoices"], &listed["data"][0]["invoices"]] {
             let first = invoices.as_array().unwrap().last().unwrap();
             assert_eq!(first["number"], "INV-2027-000001");
-            assert_eq!(first["creditNotes"][0]["number"], "CN-2027-000001", "{first}");
+            assert_eq!(
+                first["creditNotes"][0]["number"], "CN-2027-000001",
+                "{first}"
+            );
             assert_eq!(first["creditNotes"][1]["reason"], "goodwill");
             assert!(first["creditNotes"][0]["pdfUrl"]
                 .as_str()
