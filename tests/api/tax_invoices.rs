@@ -220,6 +220,33 @@ backend_test!(
         let credit = &down.body["membership"]["invoices"][0];
         assert_eq!(tax_amounts(credit), ["-5.00"]);
         assert_eq!(credit["total"], "-55.00");
+
+        // The renewal's taxed total is settled by the credit first; its page shows both totals.
+        server.advance(&token, "2027-05-01T00:00:00Z").await;
+        let renewal = newest_invoice(&server, &token, &key).await;
+        assert_eq!(renewal["total"], "110.00");
+        assert_eq!(renewal["creditApplied"], "55.00");
+        assert_eq!(renewal["amountDue"], "55.00");
+        let session = open(
+            &server,
+            &token,
+            "/api/subscriptions/v1/portal/session",
+            json!({"customerKey": customer}),
+        )
+        .await;
+        let portal = session["portalRedirectUrl"].as_str().unwrap();
+        let invoice_key = renewal["invoiceKey"].as_str().unwrap();
+        let page = Visitor::new()
+            .get(&format!("{portal}/invoices/{invoice_key}"))
+            .await;
+        assert_eq!(page.status, 200);
+        assert!(
+            page.text
+                .contains("data-testid=\"invoice-taxed-total\">$110.00<"),
+            "{}",
+            page.text
+        );
+        assert!(page.text.contains("data-testid=\"invoice-total\">$55.00<"));
     }
 );
 
