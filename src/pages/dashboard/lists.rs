@@ -12,7 +12,8 @@ use minijinja::{context, Value};
 use recur_domain::status::{InvoiceStatus, MembershipStatus};
 
 use super::customers::{invoice_rows, membership_row};
-use super::{framed, link, or_bad_request, param, staff, without_empty};
+use super::staff::{self, Staff};
+use super::{framed, link, or_bad_request, param, without_empty};
 use crate::api::lists::{self, EventFilters, InvoiceFilters, MembershipFilters};
 use crate::api::pagination::{ListQuery, PageParams};
 use crate::api::problem::ApiError;
@@ -43,31 +44,18 @@ pub async fn memberships(
         Ok(found) => found,
         Err(page) => return Ok(page),
     };
-    let status = param(&query, "status");
-    let names = MembershipStatus::ALL.map(|s| s.as_str());
-    let statuses = filter_links(
-        t,
-        ("/dashboard/memberships", "status"),
-        &names,
-        "status_",
-        &status,
-    );
-    framed(
-        &state,
-        &staff,
-        t,
-        "dashboard/memberships.html",
-        "memberships",
-        context! {
-            status => status,
-            statuses => statuses,
-            memberships => rows.iter().map(|m| membership_row(t, lang, m)).collect::<Vec<_>>(),
-            next_url => next.as_deref().map(|cursor| link(
-                "/dashboard/memberships",
-                &[("status", status.as_deref()), ("cursor", Some(cursor))],
-            )),
-        },
-    )
+    let filter = StatusFilter {
+        path: "/dashboard/memberships",
+        template: "dashboard/memberships.html",
+        nav: "memberships",
+        param: "status",
+        names: &MembershipStatus::ALL.map(|s| s.as_str()),
+        label_prefix: "status_",
+    };
+    let rows = context! {
+        memberships => rows.iter().map(|m| membership_row(t, lang, m)).collect::<Vec<_>>(),
+    };
+    filter.render(&state, &staff, t, &query, rows, next)
 }
 
 /// `GET /dashboard/invoices?status=&cursor=`: the merchant's invoices, newest first, a page at a
@@ -91,31 +79,16 @@ pub async fn invoices(
         Ok(found) => found,
         Err(page) => return Ok(page),
     };
-    let status = param(&query, "status");
-    let names = InvoiceStatus::ALL.map(|s| s.as_str());
-    let statuses = filter_links(
-        t,
-        ("/dashboard/invoices", "status"),
-        &names,
-        "invoice_status_",
-        &status,
-    );
-    framed(
-        &state,
-        &staff,
-        t,
-        "dashboard/invoice_list.html",
-        "invoices",
-        context! {
-            status => status,
-            statuses => statuses,
-            invoices => invoice_rows(t, lang, &rows),
-            next_url => next.as_deref().map(|cursor| link(
-                "/dashboard/invoices",
-                &[("status", status.as_deref()), ("cursor", Some(cursor))],
-            )),
-        },
-    )
+    let filter = StatusFilter {
+        path: "/dashboard/invoices",
+        template: "dashboard/invoice_list.html",
+        nav: "invoices",
+        param: "status",
+        names: &InvoiceStatus::ALL.map(|s| s.as_str()),
+        label_prefix: "invoice_status_",
+    };
+    let rows = context! { invoices => invoice_rows(t, lang, &rows) };
+    filter.render(&state, &staff, t, &query, rows, next)
 }
 
 /// `GET /dashboard/events?deliveryStatus=&cursor=`: the merchant's webhook events, newest
@@ -139,15 +112,14 @@ pub async fn events(
         Ok(found) => found,
         Err(page) => return Ok(page),
     };
-    let status = param(&query, "deliveryStatus");
-    let names = EventStatus::ALL.map(|s| s.as_str());
-    let statuses = filter_links(
-        t,
-        ("/dashboard/events", "deliveryStatus"),
-        &names,
-        "dash_delivery_",
-        &status,
-    );
+    let filter = StatusFilter {
+        path: "/dashboard/events",
+        template: "dashboard/events.html",
+        nav: "events",
+        param: "deliveryStatus",
+        names: &EventStatus::ALL.map(|s| s.as_str()),
+        label_prefix: "dash_delivery_",
+    };
     let events: Vec<_> = rows
         .iter()
         .map(|e| {
@@ -164,42 +136,53 @@ pub async fn events(
             }
         })
         .collect();
-    framed(
-        &state,
-        &staff,
-        t,
-        "dashboard/events.html",
-        "events",
-        context! {
-            status => status,
-            statuses => statuses,
-            events => events,
-            next_url => next.as_deref().map(|cursor| link(
-                "/dashboard/events",
-                &[("deliveryStatus", status.as_deref()), ("cursor", Some(cursor))],
-            )),
-        },
-    )
+    filter.render(&state, &staff, t, &query, context! { events }, next)
 }
 
-/// The links that filter the list at `path` by its parameter `param` to each of `names`, each
-/// labelled with the string `{label_prefix}{name}`, the one `current` marked.
-fn filter_links(
-    t: &BTreeMap<String, String>,
-    (path, param): (&str, &str),
-    names: &[&str],
-    label_prefix: &str,
-    current: &Option<String>,
-) -> Vec<Value> {
-    names
-        .iter()
-        .map(|name| {
-            context! {
-                name => name,
-                label => t.get(&format!("{label_prefix}{name}")),
-                url => link(path, &[(param, Some(name))]),
-                current => current.as_deref() == Some(*name),
-            }
-        })
-        .collect()
+/// A list filtered by one status parameter: where it is, its template and navigation entry, the
+/// parameter, the statuses it takes and the prefix of their labels' strings.
+struct StatusFilter<'a> {
+    path: &'a str,
+    template: &'a str,
+    nav: &'a str,
+    param: &'a str,
+    names: &'a [&'a str],
+    label_prefix: &'a str,
+}
+
+impl StatusFilter<'_> {
+    /// The page of the list read with `query`: its `rows` (a context of the template's rows),
+    /// the links to each status (the one asked for marked) and the link to the page after, from
+    /// the `next` cursor, with the same status.
+    fn render(
+        &self,
+        state: &AppState,
+        staff: &Staff,
+        t: &BTreeMap<String, String>,
+        query: &str,
+        rows: Value,
+        next: Option<String>,
+    ) -> Result<Response, ApiError> {
+        let status = param(query, self.param);
+        let statuses: Vec<Value> = self
+            .names
+            .iter()
+            .map(|name| {
+                context! {
+                    name => name,
+                    label => t.get(&format!("{}{name}", self.label_prefix)),
+                    url => link(self.path, &[(self.param, Some(name))]),
+                    current => status.as_deref() == Some(*name),
+                }
+            })
+            .collect();
+        let next_url = next.as_deref().map(|cursor| {
+            link(
+                self.path,
+                &[(self.param, status.as_deref()), ("cursor", Some(cursor))],
+            )
+        });
+        let context = context! { status, statuses, next_url, ..rows };
+        framed(state, staff, t, self.template, self.nav, context)
+    }
 }
