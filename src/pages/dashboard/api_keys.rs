@@ -13,6 +13,7 @@ use minijinja::{context, Value};
 use serde::Deserialize;
 
 use super::confirm::{self, Confirm, Outcome};
+use super::staff::Staff;
 use super::{framed, staff};
 use crate::api::api_keys::{self, CreateApiKeyRequest};
 use crate::api::input::Field;
@@ -91,11 +92,11 @@ async fn list_page(
 }
 
 /// `GET /dashboard/api-keys`.
-pub async fn list(State(state): State<AppState>, headers: HeaderMap) -> Result<Response, ApiError> {
-    let staff = match staff::require(&state, &headers).await? {
-        Ok(staff) => staff,
-        Err(redirect) => return Ok(redirect),
-    };
+pub async fn list(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    staff: Staff,
+) -> Result<Response, ApiError> {
     let t = session::strings(&state, &headers);
     list_page(&state, &staff, t, Shown::default()).await
 }
@@ -180,12 +181,9 @@ async fn holds(state: &AppState, merchant_id: i64, key_id: &str) -> Result<bool,
 pub async fn confirm_revoke(
     State(state): State<AppState>,
     headers: HeaderMap,
+    staff: Staff,
     Path(key_id): Path<String>,
 ) -> Result<Response, ApiError> {
-    let staff = match staff::require(&state, &headers).await? {
-        Ok(staff) => staff,
-        Err(redirect) => return Ok(redirect),
-    };
     let t = session::strings(&state, &headers);
     if !holds(&state, staff.merchant.id, &key_id).await? {
         return notice::not_found(&state, t);

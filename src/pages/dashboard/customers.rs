@@ -11,7 +11,8 @@ use minijinja::{context, Value};
 use recur_domain::money::{display_amount, Currency};
 use recur_domain::status::InvoiceStatus;
 
-use super::{framed, link, or_bad_request, param, staff, without_empty};
+use super::staff::Staff;
+use super::{framed, link, or_bad_request, param, without_empty};
 use crate::api::lists::{self, CustomerFilters, InvoiceFilters};
 use crate::api::pagination::{ListQuery, PageParams};
 use crate::api::problem::ApiError;
@@ -31,12 +32,9 @@ use crate::store::payment_methods;
 pub async fn list(
     State(state): State<AppState>,
     headers: HeaderMap,
+    staff: Staff,
     RawQuery(query): RawQuery,
 ) -> Result<Response, ApiError> {
-    let staff = match staff::require(&state, &headers).await? {
-        Ok(staff) => staff,
-        Err(redirect) => return Ok(redirect),
-    };
     let t = session::strings(&state, &headers);
     let lang = i18n::lang(t);
     let query = without_empty(query.as_deref());
@@ -86,13 +84,10 @@ fn customer_row(c: &Customer, lang: &str) -> Value {
 pub async fn show(
     State(state): State<AppState>,
     headers: HeaderMap,
+    staff: Staff,
     Path(customer_key): Path<String>,
     RawQuery(query): RawQuery,
 ) -> Result<Response, ApiError> {
-    let staff = match staff::require(&state, &headers).await? {
-        Ok(staff) => staff,
-        Err(redirect) => return Ok(redirect),
-    };
     let t = session::strings(&state, &headers);
     let lang = i18n::lang(t);
     let merchant_id = staff.merchant.id;

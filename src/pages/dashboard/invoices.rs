@@ -8,7 +8,7 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
 use minijinja::context;
 
-use super::staff::{self, Staff};
+use super::staff::Staff;
 use crate::api::problem::ApiError;
 use crate::pages::credit_note_view::credit_note_view;
 use crate::pages::invoice_view::{invoice_view, InvoiceView};
@@ -45,12 +45,9 @@ async fn view_of(
 pub async fn show(
     State(state): State<AppState>,
     headers: HeaderMap,
+    staff: Staff,
     Path(invoice_key): Path<String>,
 ) -> Result<Response, ApiError> {
-    let staff = match staff::require(&state, &headers).await? {
-        Ok(staff) => staff,
-        Err(redirect) => return Ok(redirect),
-    };
     let t = session::strings(&state, &headers);
     let Some((view, membership_key, id)) = view_of(&state, &headers, &staff, &invoice_key).await?
     else {
@@ -85,12 +82,9 @@ pub async fn show(
 pub async fn pdf(
     State(state): State<AppState>,
     headers: HeaderMap,
+    staff: Staff,
     Path(invoice_key): Path<String>,
 ) -> Result<Response, ApiError> {
-    let staff = match staff::require(&state, &headers).await? {
-        Ok(staff) => staff,
-        Err(redirect) => return Ok(redirect),
-    };
     let t = session::strings(&state, &headers);
     let Some((view, ..)) = view_of(&state, &headers, &staff, &invoice_key).await? else {
         return notice::not_found(&state, t);
@@ -102,12 +96,9 @@ pub async fn pdf(
 pub async fn credit_note_pdf(
     State(state): State<AppState>,
     headers: HeaderMap,
+    staff: Staff,
     Path(key): Path<String>,
 ) -> Result<Response, ApiError> {
-    let staff = match staff::require(&state, &headers).await? {
-        Ok(staff) => staff,
-        Err(redirect) => return Ok(redirect),
-    };
     let t = session::strings(&state, &headers);
     documents::credit_note_pdf_of(&state, t, staff.merchant.id, &key).await
 }

@@ -12,7 +12,7 @@ use minijinja::{context, Value};
 use recur_domain::status::{InvoiceStatus, MembershipStatus};
 
 use super::customers::{invoice_rows, membership_row};
-use super::staff::{self, Staff};
+use super::staff::Staff;
 use super::{framed, link, or_bad_request, param, without_empty};
 use crate::api::lists::{self, EventFilters, InvoiceFilters, MembershipFilters};
 use crate::api::pagination::{ListQuery, PageParams};
@@ -28,12 +28,9 @@ use crate::store::events::EventStatus;
 pub async fn memberships(
     State(state): State<AppState>,
     headers: HeaderMap,
+    staff: Staff,
     RawQuery(query): RawQuery,
 ) -> Result<Response, ApiError> {
-    let staff = match staff::require(&state, &headers).await? {
-        Ok(staff) => staff,
-        Err(redirect) => return Ok(redirect),
-    };
     let t = session::strings(&state, &headers);
     let lang = i18n::lang(t);
     let query = without_empty(query.as_deref());
@@ -63,12 +60,9 @@ pub async fn memberships(
 pub async fn invoices(
     State(state): State<AppState>,
     headers: HeaderMap,
+    staff: Staff,
     RawQuery(query): RawQuery,
 ) -> Result<Response, ApiError> {
-    let staff = match staff::require(&state, &headers).await? {
-        Ok(staff) => staff,
-        Err(redirect) => return Ok(redirect),
-    };
     let t = session::strings(&state, &headers);
     let lang = i18n::lang(t);
     let query = without_empty(query.as_deref());
@@ -96,12 +90,9 @@ pub async fn invoices(
 pub async fn events(
     State(state): State<AppState>,
     headers: HeaderMap,
+    staff: Staff,
     RawQuery(query): RawQuery,
 ) -> Result<Response, ApiError> {
-    let staff = match staff::require(&state, &headers).await? {
-        Ok(staff) => staff,
-        Err(redirect) => return Ok(redirect),
-    };
     let t = session::strings(&state, &headers);
     let lang = i18n::lang(t);
     let query = without_empty(query.as_deref());

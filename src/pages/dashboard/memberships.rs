@@ -10,7 +10,8 @@ use axum::response::Response;
 use minijinja::context;
 
 use super::customers::{invoice_rows, membership_row};
-use super::{framed, link, or_bad_request, staff, without_empty};
+use super::staff::Staff;
+use super::{framed, link, or_bad_request, without_empty};
 use crate::api::lists::{self, InvoiceFilters};
 use crate::api::pagination::{ListQuery, PageParams};
 use crate::api::problem::ApiError;
@@ -29,13 +30,10 @@ pub const EVENTS_SHOWN: i64 = 50;
 pub async fn show(
     State(state): State<AppState>,
     headers: HeaderMap,
+    staff: Staff,
     Path(membership_key): Path<String>,
     RawQuery(query): RawQuery,
 ) -> Result<Response, ApiError> {
-    let staff = match staff::require(&state, &headers).await? {
-        Ok(staff) => staff,
-        Err(redirect) => return Ok(redirect),
-    };
     let t = session::strings(&state, &headers);
     let lang = i18n::lang(t);
     let merchant_id = staff.merchant.id;

@@ -16,7 +16,8 @@ use recur_domain::mrr;
 use recur_domain::status::MembershipStatus;
 use rust_decimal::Decimal;
 
-use super::{chart, framed, link, param, staff};
+use super::staff::Staff;
+use super::{chart, framed, link, param};
 use crate::api::problem::ApiError;
 use crate::i18n;
 use crate::pages::format::display_date;
@@ -139,11 +140,11 @@ pub async fn read(
 }
 
 /// `GET /dashboard/overview`.
-pub async fn show(State(state): State<AppState>, headers: HeaderMap) -> Result<Response, ApiError> {
-    let staff = match staff::require(&state, &headers).await? {
-        Ok(staff) => staff,
-        Err(redirect) => return Ok(redirect),
-    };
+pub async fn show(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    staff: Staff,
+) -> Result<Response, ApiError> {
     let t = session::strings(&state, &headers);
     let lang = i18n::lang(t);
     let merchant_id = staff.merchant.id;
@@ -230,12 +231,9 @@ pub async fn show(State(state): State<AppState>, headers: HeaderMap) -> Result<R
 pub async fn revenue_chart(
     State(state): State<AppState>,
     headers: HeaderMap,
+    staff: Staff,
     RawQuery(query): RawQuery,
 ) -> Result<Response, ApiError> {
-    let staff = match staff::require(&state, &headers).await? {
-        Ok(staff) => staff,
-        Err(redirect) => return Ok(redirect),
-    };
     let t = session::strings(&state, &headers);
     let code = param(query.as_deref().unwrap_or_default(), "currency").unwrap_or_default();
     let Ok(currency) = Currency::parse(&code) else {

@@ -11,6 +11,7 @@ use axum::response::Response;
 use minijinja::{context, Value};
 use serde::Deserialize;
 
+use super::staff::Staff;
 use super::{framed, staff};
 use crate::api::input::Field;
 use crate::api::merchant_settings::{self, SettingsUpdate};
@@ -138,11 +139,11 @@ fn settings_page(
 }
 
 /// `GET /dashboard/settings`.
-pub async fn show(State(state): State<AppState>, headers: HeaderMap) -> Result<Response, ApiError> {
-    let staff = match staff::require(&state, &headers).await? {
-        Ok(staff) => staff,
-        Err(redirect) => return Ok(redirect),
-    };
+pub async fn show(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    staff: Staff,
+) -> Result<Response, ApiError> {
     let t = session::strings(&state, &headers);
     let named = stored::with_name(state.store.pool(), staff.merchant.id)
         .await?

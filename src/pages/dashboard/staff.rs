@@ -3,6 +3,8 @@
 //! ([`crate::store::dashboard_sessions`]). Each request checks and renews it; after 30 minutes
 //! without one it has ended. The token also keys the session's form token ([`csrf::form_token`]).
 
+use axum::extract::FromRequestParts;
+use axum::http::request::Parts;
 use axum::http::{header, HeaderMap, HeaderValue};
 use axum::response::{IntoResponse, Redirect, Response};
 use chrono::{DateTime, Utc};
@@ -68,6 +70,19 @@ pub async fn require(
     Ok(open(state, headers)
         .await?
         .ok_or_else(|| Redirect::to("/dashboard/login").into_response()))
+}
+
+/// A dashboard page's staff member: the request's open session, or (as the rejection) the
+/// redirect to the login page, or the error reading it.
+impl FromRequestParts<AppState> for Staff {
+    type Rejection = Response;
+
+    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, Response> {
+        match require(state, &parts.headers).await {
+            Ok(found) => found,
+            Err(error) => Err(error.into_response()),
+        }
+    }
 }
 
 /// The value of the cookie `name` the request carries.

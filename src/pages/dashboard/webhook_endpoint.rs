@@ -15,6 +15,7 @@ use axum::response::Response;
 use minijinja::{context, Value};
 
 use super::confirm::{self, Confirm, Outcome};
+use super::staff::Staff;
 use super::webhooks::{Posted, PAGE};
 use super::{framed, link, or_bad_request, staff, without_empty};
 use crate::api::endpoint_deliveries;
@@ -60,13 +61,10 @@ fn told(
 pub async fn show(
     State(state): State<AppState>,
     headers: HeaderMap,
+    staff: Staff,
     Path(id): Path<String>,
     RawQuery(query): RawQuery,
 ) -> Result<Response, ApiError> {
-    let staff = match staff::require(&state, &headers).await? {
-        Ok(staff) => staff,
-        Err(redirect) => return Ok(redirect),
-    };
     let t = session::strings(&state, &headers);
     let merchant_id = staff.merchant.id;
     let Some(endpoint) = stored::get(state.store.pool(), merchant_id, &id).await? else {

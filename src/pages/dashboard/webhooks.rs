@@ -13,6 +13,7 @@ use axum::response::Response;
 use minijinja::{context, Value};
 
 use super::confirm::{self, Outcome};
+use super::staff::Staff;
 use super::{framed, staff};
 use crate::api::input::Field;
 use crate::api::nul_text;
@@ -108,11 +109,11 @@ async fn list_page(
 }
 
 /// `GET /dashboard/webhooks`.
-pub async fn list(State(state): State<AppState>, headers: HeaderMap) -> Result<Response, ApiError> {
-    let staff = match staff::require(&state, &headers).await? {
-        Ok(staff) => staff,
-        Err(redirect) => return Ok(redirect),
-    };
+pub async fn list(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    staff: Staff,
+) -> Result<Response, ApiError> {
     let t = session::strings(&state, &headers);
     list_page(&state, &staff, t, Shown::default()).await
 }
