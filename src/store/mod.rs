@@ -118,16 +118,34 @@ impl Store {
     }
 
     /// Applies pending migrations.
+    ///
+    /// SQLite changes a table's constraints only by rebuilding it, and dropping a table that
+    /// others reference fails while foreign keys are enforced (a migration runs inside a
+    /// transaction, where the enforcement cannot be switched). So SQLite migrations run with
+    /// enforcement off, as SQLite's own procedure for schema changes does, and every reference is
+    /// checked before it is switched back on.
     pub async fn migrate(&self) -> anyhow::Result<()> {
-        let migrator = match self.backend {
-            Backend::Sqlite => &SQLITE_MIGRATIONS,
-            Backend::Postgres => &POSTGRES_MIGRATIONS,
-        };
         let mut conn = self.writer.acquire().await?;
-        migrator
-            .run(&mut *conn)
-            .await
-            .context("applying migrations")
+        match self.backend {
+            Backend::Postgres => POSTGRES_MIGRATIONS
+                .run(&mut *conn)
+                .await
+                .context("applying migrations"),
+            Backend::Sqlite => {
+                conn.execute("PRAGMA foreign_keys = OFF").await?;
+                let applied = SQLITE_MIGRATIONS.run(&mut *conn).await;
+                let broken = sqlx::query("PRAGMA foreign_key_check")
+                    .fetch_all(&mut *conn)
+                    .await;
+                conn.execute("PRAGMA foreign_keys = ON").await?;
+                applied.context("applying migrations")?;
+                anyhow::ensure!(
+                    broken?.is_empty(),
+                    "the migrations left rows that reference missing rows"
+                );
+                Ok(())
+            }
+        }
     }
 
     /// The engine behind this store.

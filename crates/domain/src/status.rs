@@ -3,18 +3,23 @@
 //! | From | Event | Next |
 //! |---|---|---|
 //! | Incomplete | [`LifecycleEvent::CheckoutPaid`] | Active |
+//! | Incomplete | [`LifecycleEvent::TrialStarted`] | Trialing |
+//! | Trialing | [`LifecycleEvent::RenewalSucceeded`] (first charge at `trialEnd`) | Active |
+//! | Trialing | [`LifecycleEvent::RenewalFailed`] | PastDue |
 //! | Incomplete | [`LifecycleEvent::IncompleteTimedOut`] | Expired |
 //! | Active | [`LifecycleEvent::RenewalSucceeded`] | Active |
 //! | Active | [`LifecycleEvent::RenewalFailed`] | PastDue |
 //! | PastDue, Unpaid | [`LifecycleEvent::RetrySucceeded`] | Active |
 //! | PastDue | [`LifecycleEvent::RetriesExhausted`] | Unpaid |
-//! | Active, PastDue, Unpaid | [`LifecycleEvent::EndDateReached`] | Completed |
-//! | Incomplete, Active, PastDue, Unpaid | [`LifecycleEvent::Canceled`] | Canceled |
+//! | Active | [`LifecycleEvent::Paused`] | Paused |
+//! | Paused | [`LifecycleEvent::Resumed`] | Active |
+//! | Trialing, Active, PastDue, Unpaid, Paused | [`LifecycleEvent::EndDateReached`] | Completed |
+//! | Incomplete, Trialing, Active, PastDue, Unpaid, Paused | [`LifecycleEvent::Canceled`] | Canceled |
 //! | Canceled | [`LifecycleEvent::Canceled`] | Canceled (idempotent repeat) |
 //!
 //! Every other pair is rejected with a [`TransitionError`]. An Unpaid membership that settles
 //! its open invoice (pay-now checkout) becomes Active again: DESIGN §3 stops its cycles only
-//! "until paid".
+//! "until paid". Trialing and Paused are beyond the interface document (DESIGN §15).
 
 use std::fmt;
 
@@ -38,11 +43,15 @@ pub enum MembershipStatus {
     Canceled,
     /// Its `endDate` was reached. Terminal.
     Completed,
+    /// Card saved at checkout, first charge at `trialEnd` (beyond the spec: DESIGN §15).
+    Trialing,
+    /// Paused by the merchant: no charges, no dunning until resumed (beyond the spec: DESIGN §15).
+    Paused,
 }
 
 impl MembershipStatus {
     /// Every membership status.
-    pub const ALL: [MembershipStatus; 7] = [
+    pub const ALL: [MembershipStatus; 9] = [
         MembershipStatus::Incomplete,
         MembershipStatus::Expired,
         MembershipStatus::Active,
@@ -50,6 +59,8 @@ impl MembershipStatus {
         MembershipStatus::Unpaid,
         MembershipStatus::Canceled,
         MembershipStatus::Completed,
+        MembershipStatus::Trialing,
+        MembershipStatus::Paused,
     ];
 
     /// The PascalCase name, as used in the API, webhooks and storage.
@@ -62,6 +73,8 @@ impl MembershipStatus {
             MembershipStatus::Unpaid => "Unpaid",
             MembershipStatus::Canceled => "Canceled",
             MembershipStatus::Completed => "Completed",
+            MembershipStatus::Trialing => "Trialing",
+            MembershipStatus::Paused => "Paused",
         }
     }
 
@@ -178,11 +191,17 @@ pub enum LifecycleEvent {
     EndDateReached,
     /// The merchant canceled the membership.
     Canceled,
+    /// Checkout saved the card of a membership with a trial; nothing was charged.
+    TrialStarted,
+    /// The merchant paused the membership.
+    Paused,
+    /// A paused membership resumed (at once, or its `resumeAt` arrived).
+    Resumed,
 }
 
 impl LifecycleEvent {
     /// Every lifecycle event.
-    pub const ALL: [LifecycleEvent; 8] = [
+    pub const ALL: [LifecycleEvent; 11] = [
         LifecycleEvent::CheckoutPaid,
         LifecycleEvent::IncompleteTimedOut,
         LifecycleEvent::RenewalSucceeded,
@@ -191,6 +210,9 @@ impl LifecycleEvent {
         LifecycleEvent::RetriesExhausted,
         LifecycleEvent::EndDateReached,
         LifecycleEvent::Canceled,
+        LifecycleEvent::TrialStarted,
+        LifecycleEvent::Paused,
+        LifecycleEvent::Resumed,
     ];
 }
 
@@ -229,22 +251,35 @@ pub fn transition(
     match (from, event) {
         (S::Incomplete, E::CheckoutPaid) => Ok(S::Active),
         (S::Incomplete, E::IncompleteTimedOut) => Ok(S::Expired),
-        (S::Active, E::RenewalSucceeded) => Ok(S::Active),
-        (S::Active, E::RenewalFailed) => Ok(S::PastDue),
+        (S::Incomplete, E::TrialStarted) => Ok(S::Trialing),
+        (S::Active | S::Trialing, E::RenewalSucceeded) => Ok(S::Active),
+        (S::Active | S::Trialing, E::RenewalFailed) => Ok(S::PastDue),
         (S::PastDue | S::Unpaid, E::RetrySucceeded) => Ok(S::Active),
         (S::PastDue, E::RetriesExhausted) => Ok(S::Unpaid),
-        (S::Active | S::PastDue | S::Unpaid, E::EndDateReached) => Ok(S::Completed),
-        (S::Incomplete | S::Active | S::PastDue | S::Unpaid | S::Canceled, E::Canceled) => {
-            Ok(S::Canceled)
+        (S::Active, E::Paused) => Ok(S::Paused),
+        (S::Paused, E::Resumed) => Ok(S::Active),
+        (S::Trialing | S::Active | S::PastDue | S::Unpaid | S::Paused, E::EndDateReached) => {
+            Ok(S::Completed)
         }
+        (
+            S::Incomplete
+            | S::Trialing
+            | S::Active
+            | S::PastDue
+            | S::Unpaid
+            | S::Paused
+            | S::Canceled,
+            E::Canceled,
+        ) => Ok(S::Canceled),
         _ => Err(TransitionError { from, event }),
     }
 }
 
 /// The date of a membership's next charge attempt, as its record shows it: the end of the
-/// current period (`period_end`) of an Active membership, unless its `end_date` stops the
-/// cycles first; the next dunning retry (`next_action_at`) of a PastDue one, unless the
-/// `end_date` comes first; none otherwise.
+/// current period (`period_end`) of an Active membership, or of a Trialing one (its period is
+/// the trial: the first charge falls at `trialEnd`), unless its `end_date` stops the cycles
+/// first; the next dunning retry (`next_action_at`) of a PastDue one, or the `resumeAt` of a
+/// Paused one, unless the `end_date` comes first; none otherwise.
 pub fn next_billing_date(
     status: MembershipStatus,
     period_end: Option<DateTime<Utc>>,
@@ -253,8 +288,8 @@ pub fn next_billing_date(
 ) -> Option<DateTime<Utc>> {
     let before_end = |at: &DateTime<Utc>| end_date.is_none_or(|end| *at < end);
     match status {
-        MembershipStatus::Active => period_end.filter(before_end),
-        MembershipStatus::PastDue => next_action_at.filter(before_end),
+        MembershipStatus::Active | MembershipStatus::Trialing => period_end.filter(before_end),
+        MembershipStatus::PastDue | MembershipStatus::Paused => next_action_at.filter(before_end),
         _ => None,
     }
 }
@@ -288,8 +323,17 @@ mod tests {
     }
 
     /// Every allowed (from, event, next) triple; everything else must be rejected.
-    const ALLOWED: [(S, E, S); 15] = [
+    const ALLOWED: [(S, E, S); 24] = [
         (S::Incomplete, E::CheckoutPaid, S::Active),
+        (S::Incomplete, E::TrialStarted, S::Trialing),
+        (S::Trialing, E::RenewalSucceeded, S::Active),
+        (S::Trialing, E::RenewalFailed, S::PastDue),
+        (S::Trialing, E::EndDateReached, S::Completed),
+        (S::Trialing, E::Canceled, S::Canceled),
+        (S::Active, E::Paused, S::Paused),
+        (S::Paused, E::Resumed, S::Active),
+        (S::Paused, E::EndDateReached, S::Completed),
+        (S::Paused, E::Canceled, S::Canceled),
         (S::Incomplete, E::IncompleteTimedOut, S::Expired),
         (S::Active, E::RenewalSucceeded, S::Active),
         (S::Active, E::RenewalFailed, S::PastDue),
@@ -353,11 +397,29 @@ mod tests {
         let terminal: Vec<S> = S::ALL.into_iter().filter(S::is_terminal).collect();
         assert_eq!(terminal, [S::Expired, S::Canceled, S::Completed]);
         let updatable: Vec<S> = S::ALL.into_iter().filter(S::can_update).collect();
-        assert_eq!(updatable, [S::Incomplete, S::Active, S::PastDue, S::Unpaid]);
+        assert_eq!(
+            updatable,
+            [
+                S::Incomplete,
+                S::Active,
+                S::PastDue,
+                S::Unpaid,
+                S::Trialing,
+                S::Paused
+            ]
+        );
         let cancelable: Vec<S> = S::ALL.into_iter().filter(S::can_cancel).collect();
         assert_eq!(
             cancelable,
-            [S::Incomplete, S::Active, S::PastDue, S::Unpaid, S::Canceled]
+            [
+                S::Incomplete,
+                S::Active,
+                S::PastDue,
+                S::Unpaid,
+                S::Canceled,
+                S::Trialing,
+                S::Paused
+            ]
         );
     }
 

@@ -152,7 +152,11 @@ mod tests {
             prop_assert_eq!(expired_changed, m.status == MembershipStatus::Incomplete);
             prop_assert_eq!(completed_changed, matches!(
                 m.status,
-                MembershipStatus::Active | MembershipStatus::PastDue | MembershipStatus::Unpaid
+                MembershipStatus::Active
+                    | MembershipStatus::PastDue
+                    | MembershipStatus::Unpaid
+                    | MembershipStatus::Trialing
+                    | MembershipStatus::Paused
             ));
         }
 

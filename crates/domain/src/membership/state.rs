@@ -114,18 +114,23 @@ impl MembershipState {
     }
 
     /// What the engine does at `at`, its next action being due: expire an Incomplete
-    /// membership; complete one in good standing or dunning whose `endDate` arrived; renew an
-    /// Active one, retry a PastDue one; otherwise only [`Self::wait`].
+    /// membership; complete one that is not over whose `endDate` arrived; renew an Active one,
+    /// or a Trialing one (its period is the trial: the renewal is its first charge), retry a
+    /// PastDue one; otherwise only [`Self::wait`].
     pub fn due_action(&self, at: DateTime<Utc>) -> DueAction {
         let end_reached = self.end_date.is_some_and(|end| end <= at);
         match self.status {
             MembershipStatus::Incomplete => DueAction::Expire,
-            MembershipStatus::Active | MembershipStatus::PastDue | MembershipStatus::Unpaid
+            MembershipStatus::Active
+            | MembershipStatus::PastDue
+            | MembershipStatus::Unpaid
+            | MembershipStatus::Trialing
+            | MembershipStatus::Paused
                 if end_reached =>
             {
                 DueAction::Complete
             }
-            MembershipStatus::Active => DueAction::Renew,
+            MembershipStatus::Active | MembershipStatus::Trialing => DueAction::Renew,
             MembershipStatus::PastDue => DueAction::Retry,
             _ => DueAction::Wait,
         }
@@ -141,12 +146,12 @@ impl MembershipState {
     }
 
     /// Recomputes the next action after the terms changed (an earlier or removed `endDate`, a
-    /// new period): Active at the end of its period, PastDue at its next dunning retry, Unpaid
-    /// at its `endDate`, each at the `endDate` when that comes first. Other statuses keep
-    /// theirs.
+    /// new period): Active and Trialing at the end of their period, PastDue at its next dunning
+    /// retry, Unpaid at its `endDate`, each at the `endDate` when that comes first. Other
+    /// statuses keep theirs.
     pub fn reschedule(&mut self) {
         self.next_action_at = match self.status {
-            MembershipStatus::Active => self.next_scheduled_action(),
+            MembershipStatus::Active | MembershipStatus::Trialing => self.next_scheduled_action(),
             MembershipStatus::PastDue => earliest(
                 self.dunning_failed_at
                     .and_then(|failed| self.next_retry_after(failed)),
@@ -205,12 +210,18 @@ mod tests {
         }
 
         /// The record never shows a charge at or after the `endDate`, and shows one only for an
-        /// Active or PastDue membership.
+        /// Active, Trialing, PastDue or Paused membership.
         #[test]
         fn no_billing_date_at_or_after_the_end(m in any_state()) {
             if let Some(date) = m.next_billing_date() {
                 prop_assert!(m.end_date.is_none_or(|end| date < end));
-                prop_assert!(matches!(m.status, MembershipStatus::Active | MembershipStatus::PastDue));
+                prop_assert!(matches!(
+                    m.status,
+                    MembershipStatus::Active
+                        | MembershipStatus::Trialing
+                        | MembershipStatus::PastDue
+                        | MembershipStatus::Paused
+                ));
             }
         }
 
