@@ -8,6 +8,7 @@ pub mod calendar;
 pub mod card;
 pub mod card_entry;
 pub mod cascade;
+pub mod coupon;
 pub mod fx;
 pub mod invoice;
 pub mod membership;

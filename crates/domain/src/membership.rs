@@ -79,6 +79,17 @@ pub fn end_date_window(end: DateTime<Utc>, now: DateTime<Utc>) -> Result<DateTim
     Ok(end)
 }
 
+/// The longest free trial, in days (two years).
+pub const MAX_TRIAL_DAYS: u32 = 730;
+
+/// `trialDays` (of a membership or a catalog price): an integer from 1 to [`MAX_TRIAL_DAYS`].
+pub fn trial_days(days: i64) -> Result<u32, String> {
+    match u32::try_from(days) {
+        Ok(n) if (1..=MAX_TRIAL_DAYS).contains(&n) => Ok(n),
+        _ => Err(format!("must be an integer from 1 to {MAX_TRIAL_DAYS}")),
+    }
+}
+
 /// `quantity`: an integer from 1 to [`MAX_QUANTITY`].
 pub fn quantity(quantity: i64) -> Result<i64, String> {
     if quantity < 1 {
@@ -201,6 +212,16 @@ mod tests {
         assert!(parse_end_date("+2027-01-05T01:02:03").is_err());
         assert!(parse_end_date(" 2027-01-05T01:02:03").is_err());
         assert!(parse_end_date("2027-01-05T01:02:03ZZ").is_err());
+    }
+
+    #[test]
+    fn trial_lengths() {
+        assert_eq!(trial_days(1), Ok(1));
+        assert_eq!(trial_days(730), Ok(730));
+        assert!(trial_days(0).is_err());
+        assert!(trial_days(731).is_err());
+        assert!(trial_days(-1).is_err());
+        assert!(trial_days(i64::MAX).is_err());
     }
 
     #[test]
