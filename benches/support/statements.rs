@@ -101,6 +101,9 @@ pub fn create_membership(subject: Subject, keys: Arc<Vec<String>>) -> Call {
                 },
                 charge_emitter_queue: None,
                 tax_rates: Vec::new(),
+                price_key: None,
+                trial_days: None,
+                discount: None,
             };
             let at = CreatedAt::new(Utc::now());
             let key = &keys[(n as usize) % keys.len()];

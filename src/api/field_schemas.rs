@@ -161,6 +161,23 @@ impl PartialSchema for Quantity {
 
 impl ToSchema for Quantity {}
 
+/// `trialDays`: an integer from 1 to [`rules_membership::MAX_TRIAL_DAYS`].
+pub struct TrialDays;
+
+impl PartialSchema for TrialDays {
+    fn schema() -> RefOr<Schema> {
+        integer(1, i64::from(rules_membership::MAX_TRIAL_DAYS))
+            .description(Some(
+                "Days of free trial, from 1 to 730: checkout saves the card without charging and \
+                 the first charge runs when the trial ends.",
+            ))
+            .examples([14])
+            .into()
+    }
+}
+
+impl ToSchema for TrialDays {}
+
 /// `intervalCount`: an integer from 1 to the largest count of any unit (Daily's).
 pub struct IntervalCount;
 

@@ -2,7 +2,11 @@
 
 use std::collections::HashMap;
 
+use recur_domain::calendar::BillingCycle;
+use recur_domain::coupon::{AppliedCoupon, CouponOff, Discount};
 use recur_domain::money::{format_amount, Currency};
+use recur_domain::price::Price;
+use recur_domain::status::MembershipStatus;
 use recur_domain::time::format_utc;
 use serde::Serialize;
 use utoipa::ToSchema;
@@ -88,8 +92,10 @@ pub struct InvoiceRecord {
     pub period_end: Option<String>,
     /// Sum of the lines before credit.
     pub subtotal: String,
-    /// Taken off the subtotal before taxes.
+    /// Taken off the subtotal before taxes by a coupon.
     pub discount: String,
+    /// The coupon the discount came from; `null` without a discount.
+    pub coupon: Option<CouponRecord>,
     /// Each rate's tax, as the rate was when invoiced.
     pub taxes: Vec<InvoiceTaxRecord>,
     /// `subtotal − discount + exclusive taxes`: what credit and the payment method settle.
@@ -145,6 +151,11 @@ impl From<&Invoice> for InvoiceRecord {
             period_end: invoice.period.map(|p| format_utc(p.end)),
             subtotal: money(invoice.subtotal),
             discount: money(invoice.discount),
+            coupon: invoice
+                .coupon
+                .as_ref()
+                .zip(currency)
+                .map(|(coupon, currency)| CouponRecord::new(coupon, currency)),
             taxes: invoice
                 .taxes
                 .iter()
@@ -203,7 +214,8 @@ pub struct MembershipRecord {
     pub pricing_info: PricingInfoRecord,
     /// Renewal cycle.
     pub billing_cycle: BillingCycleRecord,
-    /// Incomplete, Expired, Active, PastDue, Unpaid, Canceled or Completed.
+    /// Incomplete, Expired, Active, PastDue, Unpaid, Canceled or Completed; beyond the spec,
+    /// Trialing (card saved, first charge at `trialEnd`) and Paused.
     pub status: String,
     /// Start of the current period.
     pub current_period_start: Option<String>,
@@ -221,8 +233,103 @@ pub struct MembershipRecord {
     pub canceled_at: Option<String>,
     /// The tax rates its next invoices bill with (`txr_…`), in order.
     pub tax_rate_ids: Vec<String>,
+    /// The catalog price (`price_…`) its terms come from; `null` for inline `pricingInfo`.
+    pub price_id: Option<String>,
+    /// The free trial its checkout starts, in days; `null` without one.
+    pub trial_days: Option<u32>,
+    /// When its trial ends (or ended), once started.
+    pub trial_end: Option<String>,
+    /// Its coupon while the coupon still discounts invoices; `null` otherwise.
+    pub discount: Option<DiscountRecord>,
+    /// When a Paused membership resumes by itself; `null` when paused until resumed.
+    pub resume_at: Option<String>,
+    /// The change of terms the next renewal applies (`"effective": "nextPeriod"`).
+    pub pending_update: Option<PendingUpdateRecord>,
     /// Latest invoices first.
     pub invoices: Vec<MembershipInvoiceRecord>,
+}
+
+/// A coupon as a membership or an invoice names it.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct CouponRecord {
+    /// The coupon's id (`cpn_…`).
+    pub coupon_id: String,
+    /// Its code, uppercase.
+    pub code: String,
+    /// Decimal string, when it takes a percentage off.
+    pub percent_off: Option<String>,
+    /// Decimal string in the membership's currency, when it takes an amount off.
+    pub amount_off: Option<String>,
+}
+
+impl CouponRecord {
+    /// The record of `coupon` on a membership or an invoice in `currency`.
+    pub fn new(coupon: &AppliedCoupon, currency: Currency) -> Self {
+        let (percent_off, amount_off) = match coupon.off {
+            CouponOff::PercentOff(p) => (Some(p.to_string()), None),
+            CouponOff::AmountOff(a) => (None, Some(format_amount(a, currency))),
+        };
+        CouponRecord {
+            coupon_id: coupon.coupon_id.clone(),
+            code: coupon.code.clone(),
+            percent_off,
+            amount_off,
+        }
+    }
+}
+
+/// A membership's coupon and how long it still discounts.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct DiscountRecord {
+    /// The coupon.
+    #[serde(flatten)]
+    pub coupon: CouponRecord,
+    /// Period invoices it still discounts; `null`: every one (`forever`).
+    pub cycles_left: Option<u32>,
+}
+
+impl DiscountRecord {
+    /// The record of `discount` on a membership billing in `currency`.
+    pub fn new(discount: &Discount, currency: Currency) -> Self {
+        DiscountRecord {
+            coupon: CouponRecord::new(&discount.coupon, currency),
+            cycles_left: discount.cycles_left,
+        }
+    }
+}
+
+/// Terms scheduled for the next period.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PendingUpdateRecord {
+    /// The price from then on.
+    pub pricing_info: PricingInfoRecord,
+    /// The cycle from then on.
+    pub billing_cycle: BillingCycleRecord,
+    /// The catalog price they come from, if any.
+    pub price_id: Option<String>,
+    /// When it applies: the end of the current period (of a Paused membership, its `resumeAt`).
+    pub effective_at: Option<String>,
+}
+
+/// `pricingInfo` of `price` in `currency`.
+fn pricing_info(price: Price, currency: Currency) -> PricingInfoRecord {
+    PricingInfoRecord {
+        currency: currency.code().to_string(),
+        total_amount: format_amount(price.total, currency),
+        price_per_unit: price.per_unit.map(|p| format_amount(p, currency)),
+        quantity: price.quantity,
+    }
+}
+
+/// `billingCycle` of `cycle`.
+fn billing_cycle(cycle: BillingCycle) -> BillingCycleRecord {
+    BillingCycleRecord {
+        interval_type: cycle.interval_type.as_str().into(),
+        interval_count: cycle.interval_count,
+    }
 }
 
 /// An invoice of a membership record, with its credit notes.
@@ -293,16 +400,8 @@ impl MembershipRecord {
                 order_id: m.order_id.clone(),
                 description: m.order_description.clone(),
             },
-            pricing_info: PricingInfoRecord {
-                currency: m.currency.clone(),
-                total_amount: format_amount(m.state.price.total, currency),
-                price_per_unit: m.state.price.per_unit.map(|p| format_amount(p, currency)),
-                quantity: m.state.price.quantity,
-            },
-            billing_cycle: BillingCycleRecord {
-                interval_type: m.state.cycle.interval_type.as_str().into(),
-                interval_count: m.state.cycle.interval_count,
-            },
+            pricing_info: pricing_info(m.state.price, currency),
+            billing_cycle: billing_cycle(m.state.cycle),
             status: m.state.status.as_str().into(),
             current_period_start: m.state.current_period.map(|p| format_utc(p.start)),
             current_period_end: m.state.current_period.map(|p| format_utc(p.end)),
@@ -312,6 +411,27 @@ impl MembershipRecord {
             updated_at: format_utc(m.updated_at),
             canceled_at: m.state.canceled_at.map(format_utc),
             tax_rate_ids: m.tax_rates.iter().map(|r| r.tax_rate_id.clone()).collect(),
+            price_id: m.price_key.clone(),
+            trial_days: m.state.trial_days,
+            trial_end: m.state.trial_end.map(format_utc),
+            discount: m
+                .state
+                .discount
+                .as_ref()
+                .map(|d| DiscountRecord::new(d, currency)),
+            resume_at: m.state.resume_at.map(format_utc),
+            pending_update: m.state.scheduled.as_ref().map(|change| {
+                let effective_at = match m.state.status {
+                    MembershipStatus::Paused => m.state.resume_at,
+                    _ => m.state.current_period.map(|p| p.end),
+                };
+                PendingUpdateRecord {
+                    pricing_info: pricing_info(change.price, currency),
+                    billing_cycle: billing_cycle(change.cycle),
+                    price_id: change.price_key.clone(),
+                    effective_at: effective_at.map(format_utc),
+                }
+            }),
             invoices: invoices
                 .iter()
                 .map(|invoice| MembershipInvoiceRecord {

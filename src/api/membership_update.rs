@@ -1,6 +1,6 @@
 //! `PUT /membership`: changes a membership, with proration.
 
-use axum::extract::State;
+use axum::extract::{Path, State};
 use axum::Json;
 use recur_domain::calendar::IntervalType;
 use recur_domain::membership as rules;
@@ -19,7 +19,7 @@ use super::membership_fields::{
 use super::membership_records::{record_of, MembershipRecord};
 use super::problem::{ApiError, Problem};
 use super::tax_rates;
-use crate::billing::update::{self, Changes};
+use crate::billing::update::{self, Changes, Effective};
 use crate::state::AppState;
 use crate::store::memberships::{self, Membership};
 
@@ -70,6 +70,12 @@ pub struct UpdateMembershipRequest {
     #[serde(default)]
     #[schema(value_type = Option<Vec<String>>, max_items = 5)]
     pub tax_rate_ids: Field<Vec<Field<String>>>,
+    /// When a change of price, quantity or cycle applies: `now` (default; prorated) or
+    /// `nextPeriod` (at the next renewal, without proration; shown as `pendingUpdate` until
+    /// then). Other fields always change at once.
+    #[serde(default)]
+    #[schema(value_type = Option<String>, pattern = "^([Nn][Oo][Ww]|[Nn][Ee][Xx][Tt][Pp][Ee][Rr][Ii][Oo][Dd])$", example = "nextPeriod")]
+    pub effective: Field<String>,
 }
 
 /// The proration of an update.
@@ -166,6 +172,11 @@ pub async fn update_membership(
         field_rules::https_url,
     );
     let metadata = body.metadata.optional("metadata", &mut errors);
+    let effective = optional_text(body.effective, "effective", &mut errors, |v| {
+        parse_effective(v).map(|_| v.to_string())
+    })
+    .and_then(|v| parse_effective(&v).ok())
+    .unwrap_or_default();
     let rates =
         tax_rates::resolve(&state, auth.merchant_id, body.tax_rate_ids, &mut errors).await?;
     if let Some(current) = &current {
@@ -204,6 +215,8 @@ pub async fn update_membership(
             return_to_website_link: return_link,
             metadata,
             tax_rates: rates,
+            price_key: None,
+            effective,
         },
     )
     .await?;
@@ -220,4 +233,38 @@ pub async fn update_membership(
         membership,
         proration,
     }))
+}
+
+/// `effective`: `now` or `nextPeriod`, in any letter case.
+fn parse_effective(value: &str) -> Result<Effective, String> {
+    if value.eq_ignore_ascii_case("now") {
+        Ok(Effective::Now)
+    } else if value.eq_ignore_ascii_case("nextPeriod") {
+        Ok(Effective::NextPeriod)
+    } else {
+        Err("must be now or nextPeriod".into())
+    }
+}
+
+/// Drops the change scheduled for the membership's next period (`pendingUpdate`): its current
+/// terms stay. Answers the membership, also when nothing was scheduled.
+#[utoipa::path(
+    delete,
+    path = "/api/subscriptions/v1/membership/{membershipKey}/pending-update",
+    tag = "memberships",
+    params(("membershipKey" = String, Path, description = "Key of the membership (mmbrshp_…)")),
+    security(("bearer" = [])),
+    responses(
+        (status = 200, description = "The membership, with no pendingUpdate", body = MembershipRecord),
+        (status = 401, description = "Missing or invalid bearer token", body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "No such membership for this merchant", body = Problem, content_type = "application/problem+json"),
+    )
+)]
+pub async fn cancel_pending_update(
+    State(state): State<AppState>,
+    auth: AuthMerchant,
+    Path(membership_key): Path<String>,
+) -> Result<Json<MembershipRecord>, ApiError> {
+    let m = update::cancel_scheduled(&state, auth.merchant_id, &membership_key).await?;
+    Ok(Json(record_of(&state, &m).await?))
 }

@@ -13,7 +13,7 @@ use serde::Deserialize;
 use utoipa::ToSchema;
 
 use super::extract::{AuthMerchant, JsonBody};
-use super::field_schemas::HttpsUrl;
+use super::field_schemas::{HttpsUrl, TrialDays};
 use super::input::{prefixed, required_text, Field};
 use super::membership_fields::{billing_cycle, pricing, BillingCycleInput, PricingInfoInput};
 use super::membership_records::{record_of, CreditNotes, MembershipRecord};
@@ -75,6 +75,11 @@ pub struct CreateMembershipRequest {
     #[serde(default)]
     #[schema(required = true, value_type = BillingCycleInput)]
     pub billing_cycle: Field<BillingCycleInput>,
+    /// A free trial of 1–730 days (beyond the spec): checkout saves the card without charging,
+    /// the membership is Trialing, and the first charge runs when the trial ends.
+    #[serde(default)]
+    #[schema(value_type = Option<TrialDays>)]
+    pub trial_days: Field<i64>,
 }
 
 /// `chargeEmitterQueue` item.
@@ -262,6 +267,10 @@ fn validate_create(
         .billing_cycle
         .required("billingCycle", errors)
         .and_then(|c| billing_cycle(c, errors));
+    let trial_days = body
+        .trial_days
+        .optional("trialDays", errors)
+        .and_then(|days| errors.check("trialDays", rules::trial_days(days)));
     let (
         Some(name),
         Some(webhook_url),
@@ -292,6 +301,9 @@ fn validate_create(
         cycle,
         charge_emitter_queue: queue,
         tax_rates: Vec::new(),
+        price_key: None,
+        trial_days,
+        discount: None,
     };
     CreateDraft {
         customer_key,

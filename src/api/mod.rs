@@ -17,6 +17,7 @@ pub mod input;
 pub mod invoices;
 pub mod lists;
 pub mod membership_fields;
+pub mod membership_pauses;
 pub mod membership_records;
 pub mod membership_update;
 pub mod memberships;
@@ -63,6 +64,18 @@ pub fn router(state: AppState, pages: Router<AppState>) -> Router {
         .route(
             "/membership/{membership_key}/events",
             get(events::list_events),
+        )
+        .route(
+            "/membership/{membership_key}/pause",
+            post(membership_pauses::pause_membership),
+        )
+        .route(
+            "/membership/{membership_key}/resume",
+            post(membership_pauses::resume_membership),
+        )
+        .route(
+            "/membership/{membership_key}/pending-update",
+            delete(membership_update::cancel_pending_update),
         )
         .route("/events/{action_id}/resend", post(events::resend_event))
         .route("/invoice/{invoice_key}", get(invoices::get_invoice))

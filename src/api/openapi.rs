@@ -15,8 +15,8 @@ use utoipa::{Modify, OpenApi};
 use super::problem::ApiError;
 use super::{
     api_keys, auth, cashier_orders, cashier_sessions, customers, endpoint_deliveries, events,
-    health, invoices, lists, membership_update, memberships, merchant_settings, sessions,
-    tax_rates, test_helpers, webhook_endpoints,
+    health, invoices, lists, membership_pauses, membership_update, memberships, merchant_settings,
+    sessions, tax_rates, test_helpers, webhook_endpoints,
 };
 use crate::state::AppState;
 
@@ -36,6 +36,9 @@ use crate::state::AppState;
         memberships::get_membership,
         membership_update::update_membership,
         memberships::cancel_membership,
+        membership_pauses::pause_membership,
+        membership_pauses::resume_membership,
+        membership_update::cancel_pending_update,
         sessions::create_checkout_session,
         sessions::create_portal_session,
         events::list_events,
@@ -78,7 +81,7 @@ use crate::state::AppState;
     tags(
         (name = "auth", description = "Access tokens"),
         (name = "customers", description = "Customers of a merchant"),
-        (name = "memberships", description = "Subscriptions: create, read, update with proration, cancel"),
+        (name = "memberships", description = "Subscriptions: create, read, update with proration or at the next period, pause and resume, cancel"),
         (name = "sessions", description = "Links to the hosted checkout and the customer portal"),
         (name = "invoices", description = "Invoices and refunds of their payments"),
         (name = "events", description = "Webhook events and their delivery attempts"),

@@ -1,4 +1,5 @@
-//! The action due on a claimed membership (renew, retry, expire, complete, or wait), taken in
+//! The action due on a claimed membership (renew, retry, expire, complete, notify a trial's end,
+//! resume, or wait), taken in
 //! the claim's transaction: one path for the engine's one-by-one pass and its renewal batches.
 
 use chrono::{DateTime, Utc};
@@ -6,7 +7,7 @@ use recur_domain::membership::DueAction;
 
 use super::followups::{self, Followups};
 use super::lifecycle;
-use super::{recurring, BillingError};
+use super::{pause, recurring, BillingError};
 use crate::services::Services;
 use crate::store::charges::Charge;
 use crate::store::memberships::Membership;
@@ -32,6 +33,12 @@ pub(super) async fn act(
         DueAction::Retry => {
             let (charge, followups, retried) = recurring::start_retry(tx, m, at).await?;
             invoice = retried;
+            (charge, followups)
+        }
+        DueAction::NotifyTrialEnd => (None, lifecycle::notify_trial_end(tx, m, at).await?),
+        DueAction::Resume => {
+            let (charge, followups, renewal_invoice) = pause::resume_in(tx, m, at).await?;
+            invoice = renewal_invoice;
             (charge, followups)
         }
         DueAction::Wait => {

@@ -5,7 +5,7 @@
 use std::collections::{HashMap, HashSet};
 
 use chrono::{DateTime, Utc};
-use recur_domain::membership::{InvoiceChange, RecurringAttempt, Settlement};
+use recur_domain::membership::{FirstInvoice, InvoiceChange, RecurringAttempt, Settlement};
 
 use super::followups::{self, Followups, Reporting};
 use super::notify;
@@ -243,8 +243,12 @@ fn settle(
     let amount = charge.amount;
     let settlement = match charge.kind {
         ChargeKind::First => {
-            let (due, credit) = (invoice.amount_due, invoice.credit_applied);
-            m.state.first_payment_settled(due, credit, approved, at)
+            let first = FirstInvoice {
+                amount_due: invoice.amount_due,
+                credit_applied: invoice.credit_applied,
+                discount: invoice.discount,
+            };
+            m.state.first_payment_settled(first, approved, at)
         }
         ChargeKind::Renewal => {
             let attempt = RecurringAttempt::Renewal;

@@ -114,6 +114,9 @@ pub enum Purpose {
     FirstPayment,
     /// The open invoice of a PastDue, Unpaid or Canceled membership.
     PayNow,
+    /// Saving the card of an Incomplete membership with a trial: nothing is charged now; the
+    /// amounts are the first charge's, when the trial ends.
+    TrialStart,
 }
 
 /// What a checkout collects now.
@@ -123,6 +126,8 @@ pub struct DueNow {
     pub purpose: Purpose,
     /// Before credit, minor units.
     pub subtotal: i64,
+    /// A coupon's discount, minor units.
+    pub discount: i64,
     /// Each tax of the invoice (DESIGN §14), in the membership's order.
     pub taxes: Vec<InvoiceTax>,
     /// EU rates were skipped: the customer accounts for the VAT.
@@ -133,6 +138,8 @@ pub struct DueNow {
     pub amount: i64,
     /// When the next renewal would charge, if one is scheduled to follow.
     pub next_charge: Option<DateTime<Utc>>,
+    /// What the first charge at the trial's end will be (a trial start), minor units.
+    pub first_charge: Option<i64>,
 }
 
 /// What a checkout of `m` would collect at `at`: the first period of an Incomplete membership,
@@ -146,17 +153,34 @@ pub async fn due_now(
 ) -> Result<Option<DueNow>, BillingError> {
     let next_charge = m.state.next_charge_once_paid(at);
     match m.state.status {
+        MembershipStatus::Incomplete if m.state.starts_with_trial() => {
+            let taxation = super::taxation::of(state.store.pool(), m).await?;
+            let plan = m.state.period_invoice(&m.subscription_name, &taxation);
+            Ok(Some(DueNow {
+                purpose: Purpose::TrialStart,
+                subtotal: plan.subtotal,
+                discount: plan.discount,
+                taxes: plan.taxes,
+                reverse_charge: plan.reverse_charge,
+                credit_applied: 0,
+                amount: 0,
+                next_charge,
+                first_charge: Some(plan.amount_due),
+            }))
+        }
         MembershipStatus::Incomplete => {
             let taxation = super::taxation::of(state.store.pool(), m).await?;
             let plan = m.state.period_invoice(&m.subscription_name, &taxation);
             Ok(Some(DueNow {
                 purpose: Purpose::FirstPayment,
                 subtotal: plan.subtotal,
+                discount: plan.discount,
                 taxes: plan.taxes,
                 reverse_charge: plan.reverse_charge,
                 credit_applied: plan.credit_applied,
                 amount: plan.amount_due,
                 next_charge,
+                first_charge: None,
             }))
         }
         status if status.pays_open_invoice() => {
@@ -164,11 +188,13 @@ pub async fn due_now(
             Ok(open.map(|invoice| DueNow {
                 purpose: Purpose::PayNow,
                 subtotal: invoice.subtotal,
+                discount: invoice.discount,
                 taxes: invoice.taxes,
                 reverse_charge: invoice.reverse_charge,
                 credit_applied: invoice.credit_applied,
                 amount: invoice.amount_due,
                 next_charge,
+                first_charge: None,
             }))
         }
         _ => Ok(None),

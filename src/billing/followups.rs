@@ -28,6 +28,9 @@ pub struct Followups {
     /// The credit notes the change wrote: listed in its e-mail, or each in a
     /// [`EmailKind::CreditNote`] e-mail of its own when it sends none.
     pub credits: Vec<Credited>,
+    /// The trial ends in three days: `SUBSCRIPTION_TRIAL_WILL_END` and its e-mail, which names
+    /// the first charge (this amount, minor units).
+    pub trial_will_end: Option<i64>,
 }
 
 impl Followups {
@@ -35,9 +38,8 @@ impl Followups {
     pub fn after(settlement: &Settlement) -> Self {
         Followups {
             status_changed: settlement.status_changed,
-            updated: None,
             email: settlement.email,
-            credits: Vec::new(),
+            ..Followups::default()
         }
     }
 
@@ -96,6 +98,20 @@ impl Followups {
             && self.updated.is_none()
             && self.email.is_none()
             && self.credits.is_empty()
+            && self.trial_will_end.is_none()
+    }
+
+    /// These followups and `more`'s together (`more`'s e-mail, when both have one).
+    pub(super) fn and(self, more: Followups) -> Followups {
+        let mut credits = self.credits;
+        credits.extend(more.credits);
+        Followups {
+            status_changed: self.status_changed || more.status_changed,
+            updated: more.updated.or(self.updated),
+            email: more.email.or(self.email),
+            credits,
+            trial_will_end: more.trial_will_end.or(self.trial_will_end),
+        }
     }
 
     /// The events and e-mails these followups call for, built from data already loaded. A
@@ -123,6 +139,12 @@ impl Followups {
                 updates,
             });
         }
+        if self.trial_will_end.is_some() {
+            events.push(Event::TrialWillEnd {
+                membership: m,
+                recent,
+            });
+        }
         if self.email.is_none() && self.credits.is_empty() {
             return Ok((events, Vec::new()));
         }
@@ -135,12 +157,16 @@ impl Followups {
                 EmailKind::PaymentFailed => {
                     Some(checkout::open_pay_now_link(tx, state, m, at).await?)
                 }
-                EmailKind::Receipt | EmailKind::Canceled | EmailKind::CreditNote => None,
+                EmailKind::Receipt
+                | EmailKind::Canceled
+                | EmailKind::CreditNote
+                | EmailKind::TrialWillEnd => None,
             };
             let about = About {
                 invoice: reporting.invoice,
                 pay_link,
                 credits: &self.credits,
+                first_charge: self.trial_will_end,
             };
             emails.push(compose::email(
                 state,
@@ -182,11 +208,12 @@ impl Followups {
         if self.is_empty() {
             return Ok(());
         }
-        let recent = if self.status_changed || self.updated.is_some() {
-            invoices::recent(&mut **tx, m.id, RECENT_INVOICES).await?
-        } else {
-            Vec::new()
-        };
+        let recent =
+            if self.status_changed || self.updated.is_some() || self.trial_will_end.is_some() {
+                invoices::recent(&mut **tx, m.id, RECENT_INVOICES).await?
+            } else {
+                Vec::new()
+            };
         let sender = if self.email.is_some() || !self.credits.is_empty() {
             Sender::load(&mut **tx, m.merchant_id).await?
         } else {

@@ -47,6 +47,27 @@ pub async fn complete(
     Ok(Followups::status_change(changed))
 }
 
+/// A Trialing membership's trial ends in three days: `SUBSCRIPTION_TRIAL_WILL_END` and its
+/// e-mail, naming the first charge (the next renewal's invoice as it stands now).
+pub async fn notify_trial_end(
+    tx: &mut Tx,
+    m: &mut Membership,
+    at: DateTime<Utc>,
+) -> Result<Followups, BillingError> {
+    let taxation = super::taxation::of(&mut **tx, m).await?;
+    let first_charge = m
+        .state
+        .next_renewal(&m.subscription_name, &taxation)
+        .map(|(_, plan)| plan.amount_due);
+    m.state.trial_notice_sent();
+    save(tx, m, at).await?;
+    Ok(Followups {
+        email: Some(EmailKind::TrialWillEnd),
+        trial_will_end: Some(first_charge.unwrap_or(0)),
+        ..Followups::default()
+    })
+}
+
 /// Cancels a membership now: no retries, no new cycles; open invoices Void except the renewal
 /// invoice whose charge failed, which stays Open for a pay-now checkout to collect
 /// ([`invoices::void_open_except_renewals`]). Canceling a Canceled membership changes nothing;
@@ -83,9 +104,9 @@ pub async fn cancel(
         .ok_or(BillingError::NotFound)?;
     Followups {
         status_changed: true,
-        updated: None,
         email: Some(EmailKind::Canceled),
         credits,
+        ..Followups::default()
     }
     .record(&mut tx, state, &m, &customer, None, at)
     .await?;
@@ -212,6 +233,9 @@ async fn pay(
     if charges::in_flight(&mut tx, m.id).await? {
         return Err(BillingError::PaymentInProgress);
     }
+    if m.state.starts_with_trial() {
+        return start_trial(state, tx, m, with, at).await;
+    }
     let mut credits = Vec::new();
     let (invoice, kind) = match m.state.status {
         MembershipStatus::Incomplete => {
@@ -262,6 +286,35 @@ async fn pay(
     }
 }
 
+/// Starts the trial of an Incomplete membership with `trialDays` in `tx` (holding its lock):
+/// the card is saved as the customer's payment method and nothing is charged; Trialing until
+/// the trial ends.
+async fn start_trial(
+    state: &Services,
+    mut tx: Tx,
+    mut m: Membership,
+    with: PayWith,
+    at: DateTime<Utc>,
+) -> Result<Membership, BillingError> {
+    let card = match with {
+        PayWith::Card(card, _) => Some(card),
+        PayWith::SavedCard => payment_methods::current(&mut *tx, m.merchant_id, m.customer_id)
+            .await?
+            .map(|card| card.id),
+    }
+    .ok_or_else(|| {
+        BillingError::Conflict("the customer has no payment method; attach a card first".into())
+    })?;
+    payment_methods::attach_many(&mut tx, &[(m.merchant_id, card)], at).await?;
+    let changed = m.state.trial_started(at);
+    save(&mut tx, &mut m, at).await?;
+    Followups::status_change(changed)
+        .record_for(&mut tx, state, &m, None, at)
+        .await?;
+    tx.commit().await?;
+    Ok(m)
+}
+
 /// The Open first invoice at the current price, creating it (and voiding a stale one whose
 /// price changed since) as needed; with the credit note of the voided one, if it was numbered.
 async fn first_invoice(
@@ -277,6 +330,8 @@ async fn first_invoice(
         if invoice.kind == InvoiceKind::First
             && invoice.subtotal == plan.subtotal
             && invoice.total == plan.total
+            && invoice.discount == plan.discount
+            && invoice.coupon == plan.coupon
             && invoice.taxes == plan.taxes
         {
             return Ok((invoice, credits));

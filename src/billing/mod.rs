@@ -20,6 +20,7 @@ pub mod invoicing;
 pub mod lifecycle;
 pub mod notify;
 pub mod numbering;
+pub mod pause;
 pub mod proration;
 pub mod recurring;
 pub mod refunds;

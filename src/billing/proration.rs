@@ -30,6 +30,15 @@ pub(super) struct Target {
     pub(super) credit_balance: i64,
     pub(super) period: Option<(i64, i64)>,
     pub(super) updates: Map<String, Value>,
+    /// What a coupon takes off the current period once the change applies.
+    #[serde(default)]
+    pub(super) period_discount: i64,
+    /// The change starts a period whose invoice used a cycle of the coupon.
+    #[serde(default)]
+    pub(super) discount_used: bool,
+    /// The catalog price the terms come from (`priceId`), if any.
+    #[serde(default)]
+    pub(super) price_key: Option<String>,
 }
 
 impl Target {
@@ -52,6 +61,8 @@ impl Target {
                 start: from_micros(start),
                 end: from_micros(end),
             }),
+            period_discount: self.period_discount,
+            discount_used: self.discount_used,
         })
     }
 
@@ -62,6 +73,7 @@ impl Target {
         m.metadata.clone_from(&self.metadata);
         m.return_to_website_link
             .clone_from(&self.return_to_website_link);
+        m.price_key.clone_from(&self.price_key);
     }
 
     /// Applies the whole update to `m`, rescheduling its next action.
@@ -74,10 +86,9 @@ impl Target {
 
 pub(super) fn followups_of(target: &Target, email: Option<EmailKind>) -> Followups {
     Followups {
-        status_changed: false,
         updated: (!target.updates.is_empty()).then(|| target.updates.clone()),
         email,
-        credits: Vec::new(),
+        ..Followups::default()
     }
 }
 

@@ -11,6 +11,7 @@ use recur_domain::membership::{EmailKind, InvoiceChange, RecurringAttempt};
 use super::followups::{save, Followups};
 use super::invoicing::{issue, new_invoice};
 use super::lifecycle::{complete, pending_charge};
+use super::update::scheduled_updates;
 use super::{taxation, BillingError};
 use crate::store::charges::Charge;
 use crate::store::invoices::{self, Invoice, InvoiceKind, NewInvoice};
@@ -28,8 +29,9 @@ pub fn renewal_invoice<'a>(
     new_invoice(m, InvoiceKind::Renewal, billing_key, Some(period), plan)
 }
 
-/// Starts the renewal of an Active membership whose period ended: the next period's invoice,
-/// paid from credit or charged. Returns the attempt to run, if any, and what follows.
+/// Starts the renewal of an Active (or Trialing) membership whose period ended: the next
+/// period's invoice, at the terms of a change scheduled for it, paid from credit or charged.
+/// Returns the attempt to run, if any, and what follows.
 pub async fn start_renewal(
     tx: &mut Tx,
     m: &mut Membership,
@@ -39,20 +41,32 @@ pub async fn start_renewal(
     let Some((period, plan)) = m.state.next_renewal(&m.subscription_name, &taxation) else {
         return Ok((None, complete(tx, m, at).await?, None));
     };
+    let before = m.clone();
     let new = renewal_invoice(m, period, &plan);
     let invoice = issue(tx, new, at, "this period was already invoiced").await?;
-    m.state.renewal_issued(period, &plan);
+    let renewed = m.state.renewal_issued(period, &plan);
+    let applied = match renewed.applied {
+        Some(change) => {
+            m.price_key.clone_from(&change.price_key);
+            Followups {
+                updated: Some(scheduled_updates(&before, m)),
+                ..Followups::default()
+            }
+        }
+        None => Followups::default(),
+    };
     if plan.amount_due == 0 {
         save(tx, m, at).await?;
         let followups = Followups {
+            status_changed: renewed.status_changed,
             email: Some(EmailKind::Receipt),
-            ..Followups::default()
+            ..applied
         };
         return Ok((None, followups, Some(invoice)));
     }
     let (charge, followups, invoice) =
         recurring_attempt(tx, m, invoice, RecurringAttempt::Renewal, at).await?;
-    Ok((charge, followups, Some(invoice)))
+    Ok((charge, applied.and(followups), Some(invoice)))
 }
 
 /// Starts a dunning retry of a PastDue membership's open invoice. Returns the attempt to run,

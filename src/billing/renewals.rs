@@ -3,8 +3,8 @@
 //! each and commits; then the processor is asked once for all of them and the answers are
 //! recorded in one transaction ([`charging::execute_many`]). The rules are the per-membership
 //! ones of [`lifecycle`]; only the writes are grouped. Memberships a batch cannot renew the
-//! plain way (the cycle ended, credit pays the period, no card) take the one-by-one path inside
-//! the same transaction.
+//! plain way (the cycle ended, credit pays the period, no card, a scheduled change to apply)
+//! take the one-by-one path inside the same transaction.
 
 use std::collections::HashMap;
 
@@ -49,7 +49,10 @@ pub async fn renew_due(
                 .next_renewal(&m.subscription_name, &taxation::with_parties(&m, &parties)),
             cards.get(&m.customer_id),
         ) {
-            (Some((period, plan)), Some(card)) if plan.amount_due > 0 => {
+            // A renewal that applies a scheduled change reports it: one by one.
+            (Some((period, plan)), Some(card))
+                if plan.amount_due > 0 && m.state.scheduled.is_none() =>
+            {
                 plain.push((m, card.id, period, plan));
             }
             _ => match act(state, &mut tx, &mut m, until).await {

@@ -8,7 +8,9 @@
 use chrono::{DateTime, Utc};
 use recur_domain::calendar::{BillingCycle, IntervalType, Period};
 use recur_domain::invoice::InvoicePlan;
+use recur_domain::membership::ScheduledChange;
 use recur_domain::money::format_amount;
+use recur_domain::status::MembershipStatus;
 use recur_domain::tax::TaxRate;
 use recur_domain::time::format_utc;
 use serde_json::{Map, Value};
@@ -45,7 +47,34 @@ pub struct Changes {
     pub metadata: Option<String>,
     /// New tax rates (`taxRateIds`, checked): from the next invoice on, without proration.
     pub tax_rates: Option<Vec<TaxRate>>,
+    /// The catalog price the new terms come from (`priceId`, whose terms the other fields
+    /// carry).
+    pub price_key: Option<String>,
+    /// When a change of price or cycle applies.
+    pub effective: Effective,
 }
+
+/// When a change of a membership's price or cycle applies (`effective`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Effective {
+    /// At once, prorated (DESIGN §4).
+    #[default]
+    Now,
+    /// At the next renewal, without proration (`"nextPeriod"`): the record shows it as
+    /// `pendingUpdate` until then. An Incomplete membership has no period yet, so it changes at
+    /// once.
+    NextPeriod,
+}
+
+/// The `Updates` keys of the price and the cycle: what a change scheduled for the next period
+/// reports when the renewal applies it, not when it is scheduled.
+const TERM_KEYS: [&str; 5] = [
+    "PricePerUnit",
+    "Quantity",
+    "IntervalType",
+    "IntervalCount",
+    "PriceId",
+];
 
 /// The proration an update produced.
 #[derive(Debug, Clone)]
@@ -92,11 +121,10 @@ pub async fn update(
     let old_cycle = m.state.cycle;
     // The API checked the new price and cycle against the membership as it read it; a change
     // committed since then is caught here, under the lock.
-    let new_price = old_price
+    let mut new_price = old_price
         .updated(changes.price_per_unit, changes.quantity, m.currency())
         .map_err(|e| BillingError::Conflict(format!("the new price {e}")))?;
-    let new_total = new_price.per_period();
-    let new_cycle = match (changes.interval_type, changes.interval_count) {
+    let mut new_cycle = match (changes.interval_type, changes.interval_count) {
         (None, None) => old_cycle,
         (interval_type, interval_count) => BillingCycle::new(
             interval_type.unwrap_or(old_cycle.interval_type),
@@ -104,7 +132,29 @@ pub async fn update(
         )
         .map_err(|e| BillingError::Conflict(format!("the new billing cycle's count {e}")))?,
     };
-    let updates = changed_keys(&m, &changes);
+    let mut updates = changed_keys(&m, &changes);
+    let mut price_key = changes.price_key.clone().or_else(|| m.price_key.clone());
+    if price_key != m.price_key {
+        updates.insert("PriceId".into(), price_key.clone().into());
+    }
+    let terms_change = new_price != old_price || new_cycle != old_cycle || price_key != m.price_key;
+    let scheduled_before = m.state.scheduled.clone();
+    if changes.effective == Effective::NextPeriod
+        && m.state.status != MembershipStatus::Incomplete
+        && terms_change
+    {
+        m.state.schedule_change(ScheduledChange {
+            price: new_price,
+            cycle: new_cycle,
+            price_key: price_key.clone(),
+        });
+        for key in TERM_KEYS {
+            updates.remove(key);
+        }
+        (new_price, new_cycle, price_key) = (old_price, old_cycle, m.price_key.clone());
+    }
+    let scheduled_changed = m.state.scheduled != scheduled_before;
+    let new_total = new_price.per_period();
     let link_changed = changes.return_to_website_link.is_some()
         && changes.return_to_website_link != m.return_to_website_link;
     // A proration bills the time sold with the rates of until now.
@@ -117,7 +167,7 @@ pub async fn update(
         }
         _ => false,
     };
-    if updates.is_empty() && !link_changed {
+    if updates.is_empty() && !link_changed && !scheduled_changed {
         if rates_changed {
             tx.commit().await?;
         } else {
@@ -148,6 +198,9 @@ pub async fn update(
         credit_balance: m.state.credit_balance,
         period: None,
         updates,
+        period_discount: m.state.period_discount,
+        discount_used: false,
+        price_key,
     };
     let proration = m
         .state
@@ -174,6 +227,8 @@ pub async fn update(
     };
     let plan = proration.plan;
     target.credit_balance = plan.credit_after;
+    target.period_discount = proration.period_discount;
+    target.discount_used = proration.new_period.is_some();
     target.period = proration
         .new_period
         .map(|p| (to_micros(p.start), to_micros(p.end)));
@@ -225,6 +280,24 @@ pub async fn update(
     }
 }
 
+/// The `Updates` of a scheduled change the renewal applied to `before`, giving `after`: the
+/// price's parts, the cycle and the catalog price (`PriceId`) that differ.
+pub(super) fn scheduled_updates(before: &Membership, after: &Membership) -> Map<String, Value> {
+    let (price, cycle) = (after.state.price, after.state.cycle);
+    let changes = Changes {
+        price_per_unit: price.unit_price(),
+        quantity: price.units(),
+        interval_type: Some(cycle.interval_type),
+        interval_count: Some(cycle.interval_count),
+        ..Changes::default()
+    };
+    let mut updates = changed_keys(before, &changes);
+    if after.price_key != before.price_key {
+        updates.insert("PriceId".into(), after.price_key.clone().into());
+    }
+    updates
+}
+
 /// The spec's `Updates` keys whose values actually change. A part of the price changes when it
 /// differs from the membership's, given or implied ([`recur_domain::price`]). A removed
 /// `endDate` is `"EndDate": null`.
@@ -272,7 +345,9 @@ fn changed_keys(m: &Membership, changes: &Changes) -> Map<String, Value> {
     updates
 }
 
-async fn proration_invoice(
+/// A proration invoice of `plan` over `period` (an update's, or a pause's credit), under the
+/// membership's next `proration:<n>` billing key.
+pub(super) async fn proration_invoice(
     tx: &mut Tx,
     m: &Membership,
     plan: &InvoicePlan,
@@ -321,4 +396,24 @@ async fn proration_charge(
     .ok_or(BillingError::PaymentInProgress)?;
     numbering::finalize(tx, &[invoice], at).await?;
     Ok(charge)
+}
+
+/// Drops the change scheduled for the membership `key`'s next period, if any: its terms stay.
+pub async fn cancel_scheduled(
+    state: &Services,
+    merchant_id: i64,
+    key: &str,
+) -> Result<Membership, BillingError> {
+    let at = state.merchant_now(merchant_id).await?;
+    let mut tx = state.store.begin().await?;
+    let mut m = memberships::lock(&mut tx, state.store.backend(), merchant_id, key)
+        .await?
+        .ok_or(BillingError::NotFound)?;
+    if m.state.scheduled.take().is_none() {
+        tx.rollback().await?;
+        return Ok(m);
+    }
+    save(&mut tx, &mut m, at).await?;
+    tx.commit().await?;
+    Ok(m)
 }

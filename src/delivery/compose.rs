@@ -4,6 +4,7 @@
 //! ([`super::mail`]) sends them. They speak for the merchant as its settings say: under its
 //! display name, with its support e-mail as Reply-To and contact.
 
+use recur_domain::invoice::{InvoiceLine, CREDIT_LINE};
 use recur_domain::membership::EmailKind;
 use recur_domain::money::display_amount;
 use serde_json::{json, Value};
@@ -64,6 +65,9 @@ pub struct About<'a> {
     /// The credit notes the change wrote, listed with their PDF links; a
     /// [`EmailKind::CreditNote`] e-mail is about the first.
     pub credits: &'a [Credited],
+    /// What the first charge after a trial will be (a [`EmailKind::TrialWillEnd`] e-mail), in
+    /// minor units.
+    pub first_charge: Option<i64>,
 }
 
 /// Renders a customer e-mail from `sender` about `m` and what `about` names.
@@ -79,6 +83,7 @@ pub fn email(
         invoice,
         pay_link,
         credits,
+        first_charge,
     } = about;
     let currency = m.currency();
     let money = |minor: i64| display_amount(minor, currency, "en");
@@ -104,6 +109,25 @@ pub fn email(
             format!("Your membership {} was canceled. You will not be charged again.", m.subscription_name),
             "Total",
         ),
+        EmailKind::TrialWillEnd => {
+            let ends = m
+                .state
+                .trial_end
+                .map(|at| at.format("%Y-%m-%d").to_string())
+                .unwrap_or_default();
+            let charge = first_charge
+                .map(|amount| format!(" Your card will then be charged {}.", money(amount)))
+                .unwrap_or_default();
+            (
+                format!("Your {} trial ends on {ends}", m.subscription_name),
+                "Your trial ends soon".to_string(),
+                format!(
+                    "Your free trial of {} ends on {ends}.{charge} To stop before then, cancel your membership.",
+                    m.subscription_name
+                ),
+                "Total",
+            )
+        }
         EmailKind::CreditNote => {
             let credited = credits
                 .first()
@@ -114,9 +138,23 @@ pub fn email(
     };
     let lines: Vec<Value> = invoice
         .map(|i| {
-            i.lines
-                .iter()
-                .map(|l| json!({"description": l.description, "amount": money(l.amount)}))
+            let discount = (i.discount != 0).then(|| {
+                let code = i.coupon.as_ref().map(|c| format!(" ({})", c.code));
+                json!({
+                    "description": format!("Discount{}", code.unwrap_or_default()),
+                    "amount": money(-i.discount),
+                })
+            });
+            // The discount comes off the charged lines, before the credit (the last line).
+            let line =
+                |l: &InvoiceLine| json!({"description": l.description, "amount": money(l.amount)});
+            let (credit, charged): (Vec<&InvoiceLine>, Vec<&InvoiceLine>) =
+                i.lines.iter().partition(|l| l.description == CREDIT_LINE);
+            charged
+                .into_iter()
+                .map(line)
+                .chain(discount)
+                .chain(credit.into_iter().map(line))
                 .collect()
         })
         .unwrap_or_default();

@@ -27,6 +27,7 @@ fn invoice_json(invoice: &Invoice) -> Value {
         "Currency": invoice.currency,
         "Subtotal": money(invoice.subtotal),
         "Discount": money(invoice.discount),
+        "CouponCode": invoice.coupon.as_ref().map(|c| c.code.clone()),
         "Taxes": invoice.taxes.iter().map(|tax| json!({
             "TaxRateId": tax.tax_rate_id,
             "Name": tax.name,
@@ -74,6 +75,8 @@ pub(super) fn membership_json(m: &Membership, recent: &[Invoice]) -> Value {
         "NextBillingDate": time(m.state.next_billing_date()),
         "CreditBalance": format_amount(m.state.credit_balance, currency),
         "EndDate": time(m.state.end_date),
+        "TrialEnd": time(m.state.trial_end),
+        "ResumeAt": time(m.state.resume_at),
         "Invoices": recent.iter().map(invoice_json).collect::<Vec<_>>(),
     })
 }
@@ -96,5 +99,13 @@ pub(super) fn updated(
     membership["Updates"] = Value::Object(updates);
     let mut payload = Map::new();
     payload.insert("Membership".into(), membership);
+    payload
+}
+
+/// The payload of a `SUBSCRIPTION_TRIAL_WILL_END` event: the status-change payload plus
+/// `TrialEnd`, when the first charge runs.
+pub(super) fn trial_will_end(m: &Membership, recent: &[Invoice]) -> Map<String, Value> {
+    let mut payload = status_changed(m, recent);
+    payload.insert("TrialEnd".into(), time(m.state.trial_end));
     payload
 }

@@ -29,11 +29,18 @@ pub enum Action {
     Updated,
     /// `TRANSACTION_DATA_UPDATE`.
     Transaction,
+    /// `SUBSCRIPTION_TRIAL_WILL_END` (beyond the spec: DESIGN §15).
+    TrialWillEnd,
 }
 
 impl Action {
     /// Every `Action`.
-    pub const ALL: [Action; 3] = [Action::StatusChanged, Action::Updated, Action::Transaction];
+    pub const ALL: [Action; 4] = [
+        Action::StatusChanged,
+        Action::Updated,
+        Action::Transaction,
+        Action::TrialWillEnd,
+    ];
 
     /// The `Action` named `text`, if any.
     pub fn parse(text: &str) -> Option<Action> {
@@ -46,6 +53,7 @@ impl Action {
             Action::StatusChanged => "SUBSCRIPTION_STATUS_CHANGED",
             Action::Updated => "SUBSCRIPTION_UPDATED",
             Action::Transaction => "TRANSACTION_DATA_UPDATE",
+            Action::TrialWillEnd => "SUBSCRIPTION_TRIAL_WILL_END",
         }
     }
 }
@@ -70,6 +78,13 @@ pub enum Event<'a> {
         /// `EndDate`, `IntervalType`, `IntervalCount`, `Metadata`).
         updates: Map<String, Value>,
     },
+    /// A membership's trial ends in three days: the status-change payload plus `TrialEnd`.
+    TrialWillEnd {
+        /// The membership as saved.
+        membership: &'a Membership,
+        /// Its latest invoices, newest first.
+        recent: &'a [Invoice],
+    },
     /// A subscription's charge attempt or refund completed.
     MembershipTransaction(SubscriptionTransaction<'a>),
     /// A cashier order's payment, payout, retry or refund completed.
@@ -82,6 +97,7 @@ impl<'a> Event<'a> {
         match self {
             Event::MembershipStatusChanged { .. } => Action::StatusChanged,
             Event::MembershipUpdated { .. } => Action::Updated,
+            Event::TrialWillEnd { .. } => Action::TrialWillEnd,
             Event::MembershipTransaction(_) | Event::CashierTransaction(_) => Action::Transaction,
         }
     }
@@ -110,6 +126,9 @@ impl<'a> Event<'a> {
                 recent,
                 updates,
             } => of_membership(membership, membership::updated(membership, recent, updates)),
+            Event::TrialWillEnd { membership, recent } => {
+                of_membership(membership, membership::trial_will_end(membership, recent))
+            }
             Event::MembershipTransaction(t) => {
                 let m = t.facts.membership;
                 of_membership(m, subscription::payload(t, at))

@@ -86,6 +86,10 @@ pub fn render(view: &InvoiceView, t: &BTreeMap<String, String>) -> anyhow::Resul
     d.rule(y + 8.0, 0.5);
     y -= 8.0;
     let mut totals = vec![(REGULAR, label("subtotal"), view.subtotal.clone())];
+    if let Some(discount) = &view.discount {
+        let name = d.clip(REGULAR, 10.0, &discount.description, 200.0);
+        totals.push((REGULAR, name, discount.amount.clone()));
+    }
     for tax in &view.taxes {
         let name = d.clip(REGULAR, 10.0, &tax.description, 200.0);
         totals.push((REGULAR, name, tax.amount.clone()));
@@ -158,6 +162,7 @@ mod tests {
                 amount: "€49.90".into(),
             }],
             subtotal: "€49.90".into(),
+            discount: None,
             taxes: Vec::new(),
             taxed_total: None,
             reverse_charge: None,

@@ -51,9 +51,11 @@ pub struct InvoiceView {
     pub lines: Vec<LineView>,
     /// Before credit.
     pub subtotal: String,
+    /// A coupon's discount: `Discount (SPRING20)` and its (negative) amount, when there is one.
+    pub discount: Option<LineView>,
     /// Each tax: its name and percentage (inclusive ones marked), and its amount.
     pub taxes: Vec<LineView>,
-    /// Subtotal less discount plus exclusive taxes, when the invoice is taxed or
+    /// Subtotal less discount plus exclusive taxes, when the invoice is discounted, taxed or
     /// reverse-charged and credit then settled part of it (otherwise it is the total).
     pub taxed_total: Option<String>,
     /// The reverse-charge notice, when EU rates were skipped.
@@ -169,6 +171,13 @@ pub fn invoice_view(
             })
             .collect(),
         subtotal: money(invoice.subtotal),
+        discount: (invoice.discount != 0).then(|| LineView {
+            description: match &invoice.coupon {
+                Some(coupon) => format!("{} ({})", text(t, "discount"), coupon.code),
+                None => text(t, "discount"),
+            },
+            amount: money(-invoice.discount),
+        }),
         taxes: invoice
             .taxes
             .iter()
@@ -177,7 +186,9 @@ pub fn invoice_view(
                 amount: money(tax.amount),
             })
             .collect(),
-        taxed_total: ((!invoice.taxes.is_empty() || invoice.reverse_charge)
+        taxed_total: ((!invoice.taxes.is_empty()
+            || invoice.reverse_charge
+            || invoice.discount != 0)
             && invoice.credit_applied > 0)
             .then(|| money(invoice.total)),
         reverse_charge: invoice.reverse_charge.then(|| text(t, "reverse_charge")),

@@ -8,6 +8,7 @@ use std::sync::LazyLock;
 
 use chrono::{DateTime, Utc};
 use recur_domain::calendar::Period;
+use recur_domain::coupon::AppliedCoupon;
 use recur_domain::invoice::{InvoiceLine, InvoicePlan};
 use recur_domain::status::InvoiceStatus;
 use recur_domain::tax::InvoiceTax;
@@ -76,6 +77,8 @@ pub struct Invoice {
     pub subtotal: i64,
     /// Taken off the subtotal before taxes.
     pub discount: i64,
+    /// The coupon the discount came from.
+    pub coupon: Option<AppliedCoupon>,
     /// Each rate's tax, as the rate was when invoiced.
     pub taxes: Vec<InvoiceTax>,
     /// `subtotal − discount + exclusive taxes`: what credit and the card settle.
@@ -126,7 +129,7 @@ pub struct NewInvoice<'a> {
 const COLUMNS: &str =
     "id, merchant_id, membership_id, invoice_key, number, kind, status, currency, period_start, \
     period_end, subtotal, credit_applied, amount_due, amount_paid, amount_refunded, lines, \
-    created_at, paid_at, voided_at, discount, taxes, total, reverse_charge";
+    created_at, paid_at, voided_at, discount, taxes, total, reverse_charge, coupon";
 
 fn decode(row: &AnyRow) -> Result<Invoice, sqlx::Error> {
     decode_prefixed(row, "")
@@ -163,6 +166,7 @@ fn decode_prefixed(row: &AnyRow, prefix: &str) -> Result<Invoice, sqlx::Error> {
     let status: String = row.try_get(&*column("status"))?;
     let lines: String = row.try_get(&*column("lines"))?;
     let taxes: String = row.try_get(&*column("taxes"))?;
+    let coupon: Option<String> = row.try_get(&*column("coupon"))?;
     Ok(Invoice {
         id: row.try_get(&*column("id"))?,
         merchant_id: row.try_get(&*column("merchant_id"))?,
@@ -179,6 +183,10 @@ fn decode_prefixed(row: &AnyRow, prefix: &str) -> Result<Invoice, sqlx::Error> {
         },
         subtotal: row.try_get(&*column("subtotal"))?,
         discount: row.try_get(&*column("discount"))?,
+        coupon: coupon
+            .map(|c| serde_json::from_str(&c))
+            .transpose()
+            .map_err(|e| sqlx::Error::Decode(Box::new(e)))?,
         taxes: serde_json::from_str(&taxes).map_err(|e| sqlx::Error::Decode(Box::new(e)))?,
         total: row.try_get(&*column("total"))?,
         reverse_charge: row.try_get::<i64, _>(&*column("reverse_charge"))? == 1,
@@ -215,15 +223,22 @@ pub async fn insert_many(
     let sql = format!(
         "INSERT INTO invoices (merchant_id, membership_id, invoice_key, billing_key, kind, status, \
          currency, period_start, period_end, subtotal, credit_applied, amount_due, amount_paid, \
-         lines, created_at, paid_at, discount, taxes, total, reverse_charge) VALUES {} \
+         lines, created_at, paid_at, discount, taxes, total, reverse_charge, coupon) VALUES {} \
          ON CONFLICT (membership_id, billing_key) DO NOTHING RETURNING {COLUMNS}",
-        super::placeholders(new.len(), 20, 1)
+        super::placeholders(new.len(), 21, 1)
     );
     let mut query = sqlx::query(&sql);
     for invoice in new {
         let lines = serde_json::to_string(&invoice.plan.lines)
             .map_err(|e| sqlx::Error::Encode(Box::new(e)))?;
         let taxes = serde_json::to_string(&invoice.plan.taxes)
+            .map_err(|e| sqlx::Error::Encode(Box::new(e)))?;
+        let coupon = invoice
+            .plan
+            .coupon
+            .as_ref()
+            .map(serde_json::to_string)
+            .transpose()
             .map_err(|e| sqlx::Error::Encode(Box::new(e)))?;
         let paid = invoice.status == InvoiceStatus::Paid;
         query = query
@@ -246,7 +261,8 @@ pub async fn insert_many(
             .bind(invoice.plan.discount)
             .bind(taxes)
             .bind(invoice.plan.total)
-            .bind(i64::from(invoice.plan.reverse_charge));
+            .bind(i64::from(invoice.plan.reverse_charge))
+            .bind(coupon);
     }
     match query.fetch_all(&mut **tx).await {
         Ok(rows) => rows.iter().map(decode).collect(),

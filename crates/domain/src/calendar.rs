@@ -83,7 +83,8 @@ pub const MAX_CYCLE_DAYS: i64 = 3 * 365 + 1;
 /// A billing cycle: `interval_count` units of `interval_type` between charges
 /// (Weekly × 2 = every two weeks). Build it with [`BillingCycle::new`] to keep `interval_count`
 /// within `1..=interval_type.max_count()`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct BillingCycle {
     /// The unit of the cycle.
     pub interval_type: IntervalType,

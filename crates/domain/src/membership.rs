@@ -6,15 +6,20 @@ use chrono::{DateTime, Months, NaiveDateTime, TimeDelta, Utc};
 use serde::{Deserialize, Serialize};
 
 mod lifecycle;
+mod pause;
 mod settlement;
 mod state;
 #[cfg(test)]
 mod strategies;
 mod terms;
+mod trial;
 
-pub use settlement::{EmailKind, InvoiceChange, RecurringAttempt, Settlement};
+pub use lifecycle::Renewed;
+pub use pause::PauseCredit;
+pub use settlement::{EmailKind, FirstInvoice, InvoiceChange, RecurringAttempt, Settlement};
 pub use state::{DueAction, MembershipState};
-pub use terms::{CycleOutOfRange, Proration, Terms};
+pub use terms::{CycleOutOfRange, Proration, ScheduledChange, Terms};
+pub use trial::TRIAL_NOTICE_LEAD;
 
 /// Longest `subscriptionName` / `name`, in characters.
 pub const MAX_NAME_CHARS: usize = 250;
@@ -88,6 +93,20 @@ pub fn trial_days(days: i64) -> Result<u32, String> {
         Ok(n) if (1..=MAX_TRIAL_DAYS).contains(&n) => Ok(n),
         _ => Err(format!("must be an integer from 1 to {MAX_TRIAL_DAYS}")),
     }
+}
+
+/// `resumeAt` of a pause: the form of `endDate` ([`parse_end_date`]), after `now` and at most 100
+/// years ahead.
+pub fn resume_at(input: &str, now: DateTime<Utc>) -> Result<DateTime<Utc>, String> {
+    let at = parse_end_date(input)?;
+    if at <= now {
+        return Err("must be in the future".into());
+    }
+    let latest = now.checked_add_months(Months::new(END_DATE_MAX_LEAD_MONTHS));
+    if latest.is_none_or(|latest| at > latest) {
+        return Err("must be at most 100 years in the future".into());
+    }
+    Ok(at)
 }
 
 /// `quantity`: an integer from 1 to [`MAX_QUANTITY`].
@@ -212,6 +231,15 @@ mod tests {
         assert!(parse_end_date("+2027-01-05T01:02:03").is_err());
         assert!(parse_end_date(" 2027-01-05T01:02:03").is_err());
         assert!(parse_end_date("2027-01-05T01:02:03ZZ").is_err());
+    }
+
+    #[test]
+    fn resume_dates() {
+        assert!(resume_at("2026-11-23T10:00:01Z", now()).is_ok());
+        assert!(resume_at("2026-11-23T10:00:00", now()).is_err());
+        assert!(resume_at("2126-11-23T10:00:00", now()).is_ok());
+        assert!(resume_at("2126-11-23T10:00:01", now()).is_err());
+        assert!(resume_at("tomorrow", now()).is_err());
     }
 
     #[test]

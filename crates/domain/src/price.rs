@@ -7,10 +7,13 @@
 //! plan is one unit of `totalAmount`. An implied part need not be a whole number of units or
 //! minor units; it is never stored, only used when the other part changes.
 
+use serde::{Deserialize, Serialize};
+
 use crate::money::{format_amount, Currency, MAX_AMOUNT_MINOR};
 
 /// A membership's price per period and its parts, in minor units of its currency.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct Price {
     /// The price per period (`totalAmount`): what each period is charged and what proration
     /// compares.

@@ -7,12 +7,13 @@ use std::sync::LazyLock;
 use chrono::{DateTime, Utc};
 use futures_util::future::BoxFuture;
 use recur_domain::calendar::BillingCycle;
+use recur_domain::coupon::Discount;
 use recur_domain::membership::ChargeDirective;
 use recur_domain::schedule::incomplete_expires_at;
 use recur_domain::tax::TaxRate;
 use sqlx::{Any, Executor};
 
-use super::{decode, queue_json, rates_json, Membership, COLUMNS, FROM};
+use super::{decode, discount_json, queue_json, rates_json, Membership, COLUMNS, FROM};
 use crate::store::coalesce::{Batch, Statements};
 use crate::store::customers::Created;
 use crate::store::{to_micros, Backend, Pool, Store};
@@ -51,6 +52,12 @@ pub struct NewMembership {
     pub charge_emitter_queue: Option<Vec<ChargeDirective>>,
     /// The tax rates it bills with (`taxRateIds`), checked and in order.
     pub tax_rates: Vec<TaxRate>,
+    /// The catalog price its terms were copied from (`priceId`).
+    pub price_key: Option<String>,
+    /// `trialDays` (given, or the price's).
+    pub trial_days: Option<u32>,
+    /// The coupon it was created with (`couponCode`), redeemed.
+    pub discount: Option<Discount>,
 }
 
 /// When a membership is created: the merchant's time and the deadline of its first payment.
@@ -92,9 +99,9 @@ static RETURNING: LazyLock<String> = LazyLock::new(|| {
 });
 
 /// The columns of a membership row that [`Insert`] binds, in order: merchant id, customer key,
-/// the new fields, the expiry, the time, whether a merchant on a test clock is allowed, and the
-/// tax rates.
-const INSERT_COLUMNS: usize = 20;
+/// the new fields, the expiry, the time, whether a merchant on a test clock is allowed, the
+/// tax rates, the catalog price, the trial and the discount.
+const INSERT_COLUMNS: usize = 23;
 
 /// [`Insert`]'s statements.
 static INSERT: Statements = Statements::new();
@@ -122,9 +129,10 @@ fn insert_sql(rows: usize) -> String {
          order_description, subscription_name, metadata, webhook_url, end_date, currency, \
          total_amount, price_per_unit, quantity, interval_type, interval_count, \
          charge_emitter_queue, recurring_attempts, status, credit_balance, dunning_retries, \
-         next_action_at, version, created_at, updated_at, tax_rates) \
+         next_action_at, version, created_at, updated_at, tax_rates, price_key, trial_days, \
+         discount) \
          SELECT {merchant}, c.id, {fields}, 0, 'Incomplete', 0, 0, {expires}, 1, {now}, {now}, \
-         {tax_rates} \
+         {tax_rates}, {price_key}, {trial_days}, {discount} \
          {from} ({any_clock} = 1 \
          OR NOT EXISTS (SELECT 1 FROM test_clocks t WHERE t.merchant_id = {merchant})) \
          ON CONFLICT (customer_id, order_id) DO NOTHING RETURNING {returning}",
@@ -133,6 +141,9 @@ fn insert_sql(rows: usize) -> String {
         now = value(18),
         any_clock = value(19),
         tax_rates = value(20),
+        price_key = value(21),
+        trial_days = value(22),
+        discount = value(23),
         returning = *RETURNING
     )
 }
@@ -191,7 +202,10 @@ impl Batch for Insert {
                     .bind(to_micros(row.at.expires_at))
                     .bind(to_micros(row.at.now))
                     .bind(any_clock)
-                    .bind(rates_json(&new.tax_rates)?);
+                    .bind(rates_json(&new.tax_rates)?)
+                    .bind(new.price_key.as_deref())
+                    .bind(new.trial_days.map(i64::from))
+                    .bind(discount_json(new.discount.as_ref())?);
             }
             let mut inserted: HashMap<String, Membership> = HashMap::with_capacity(rows.len());
             for returned in query.fetch_all(pool).await? {

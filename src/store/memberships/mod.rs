@@ -19,7 +19,8 @@ pub use with_invoices::{get_with_invoices, WithInvoicesByKey};
 
 use chrono::{DateTime, Utc};
 use recur_domain::calendar::{BillingCycle, IntervalType, Period};
-use recur_domain::membership::{ChargeDirective, MembershipState};
+use recur_domain::coupon::Discount;
+use recur_domain::membership::{ChargeDirective, MembershipState, ScheduledChange};
 use recur_domain::money::Currency;
 use recur_domain::price::Price;
 use recur_domain::status::MembershipStatus;
@@ -61,6 +62,8 @@ pub struct Membership {
     pub state: MembershipState,
     /// The tax rates it bills with, as they were when given (`taxRateIds`, in order).
     pub tax_rates: Vec<TaxRate>,
+    /// The catalog price (`price_…`) its terms come from; `None` for inline `pricingInfo`.
+    pub price_key: Option<String>,
     /// Optimistic-concurrency counter, bumped by every [`save_many`].
     pub version: i64,
     /// Creation time.
@@ -84,7 +87,8 @@ pub(super) const COLUMNS: &str =
     m.quantity, m.interval_type, m.interval_count, m.charge_emitter_queue, m.recurring_attempts, \
     m.status, m.current_period_start, m.current_period_end, m.credit_balance, \
     m.dunning_failed_at, m.dunning_retries, m.next_action_at, m.version, m.created_at, \
-    m.updated_at, m.canceled_at, m.tax_rates";
+    m.updated_at, m.canceled_at, m.tax_rates, m.price_key, m.trial_days, m.trial_end, \
+    m.trial_notice_at, m.discount, m.period_discount, m.resume_at, m.scheduled_change";
 
 pub(super) const FROM: &str = "FROM memberships m JOIN customers c ON c.id = m.customer_id";
 
@@ -100,6 +104,8 @@ pub(super) fn decode(row: &AnyRow) -> Result<Membership, sqlx::Error> {
     let status: String = row.try_get("status")?;
     let queue: Option<String> = row.try_get("charge_emitter_queue")?;
     let tax_rates: String = row.try_get("tax_rates")?;
+    let discount: Option<String> = row.try_get("discount")?;
+    let scheduled: Option<String> = row.try_get("scheduled_change")?;
     let current_period = match (time("current_period_start")?, time("current_period_end")?) {
         (Some(start), Some(end)) => Some(Period { start, end }),
         _ => None,
@@ -143,12 +149,52 @@ pub(super) fn decode(row: &AnyRow) -> Result<Membership, sqlx::Error> {
                 .map_err(|e| decode_error(e.to_string()))?,
             recurring_attempts: row.try_get("recurring_attempts")?,
             canceled_at: time("canceled_at")?,
+            trial_days: row
+                .try_get::<Option<i64>, _>("trial_days")?
+                .map(|days| u32::try_from(days).map_err(|e| decode_error(e.to_string())))
+                .transpose()?,
+            trial_end: time("trial_end")?,
+            trial_notice_at: time("trial_notice_at")?,
+            discount: from_json(discount)?,
+            period_discount: row.try_get("period_discount")?,
+            resume_at: time("resume_at")?,
+            scheduled: from_json(scheduled)?,
         },
         tax_rates: serde_json::from_str(&tax_rates).map_err(|e| decode_error(e.to_string()))?,
+        price_key: row.try_get("price_key")?,
         version: row.try_get("version")?,
         created_at: from_micros(row.try_get("created_at")?),
         updated_at: from_micros(row.try_get("updated_at")?),
     })
+}
+
+/// A JSON column holding an optional value.
+fn from_json<T: serde::de::DeserializeOwned>(
+    text: Option<String>,
+) -> Result<Option<T>, sqlx::Error> {
+    text.map(|t| serde_json::from_str(&t))
+        .transpose()
+        .map_err(|e| decode_error(e.to_string()))
+}
+
+/// An optional value as a JSON column.
+pub(super) fn to_json<T: serde::Serialize>(
+    value: Option<&T>,
+) -> Result<Option<String>, sqlx::Error> {
+    value
+        .map(serde_json::to_string)
+        .transpose()
+        .map_err(|e| sqlx::Error::Encode(Box::new(e)))
+}
+
+/// `discount` as stored.
+pub(super) fn discount_json(discount: Option<&Discount>) -> Result<Option<String>, sqlx::Error> {
+    to_json(discount)
+}
+
+/// `scheduled_change` as stored.
+fn scheduled_json(change: Option<&ScheduledChange>) -> Result<Option<String>, sqlx::Error> {
+    to_json(change)
 }
 
 pub(super) fn rates_json(rates: &[TaxRate]) -> Result<String, sqlx::Error> {
@@ -246,7 +292,7 @@ pub async fn save_many(
     if memberships.is_empty() {
         return Ok(true);
     }
-    const COLUMNS: usize = 22;
+    const COLUMNS: usize = 30;
     let sql = format!(
         "UPDATE memberships SET subscription_name = v.column4, metadata = v.column5, \
          return_to_website_link = v.column6, end_date = v.column7, total_amount = v.column8, \
@@ -255,7 +301,9 @@ pub async fn save_many(
          current_period_start = v.column15, current_period_end = v.column16, \
          credit_balance = v.column17, dunning_failed_at = v.column18, \
          dunning_retries = v.column19, next_action_at = v.column20, canceled_at = v.column21, \
-         tax_rates = v.column22, \
+         tax_rates = v.column22, price_key = v.column23, trial_days = v.column24, \
+         trial_end = v.column25, trial_notice_at = v.column26, discount = v.column27, \
+         period_discount = v.column28, resume_at = v.column29, scheduled_change = v.column30, \
          updated_at = $1, version = memberships.version + 1 \
          FROM (VALUES {}) AS v \
          WHERE memberships.id = v.column1 AND memberships.merchant_id = v.column2 \
@@ -287,7 +335,15 @@ pub async fn save_many(
             .bind(state.dunning_retries)
             .bind(state.next_action_at.map(to_micros))
             .bind(state.canceled_at.map(to_micros))
-            .bind(rates_json(&m.tax_rates)?);
+            .bind(rates_json(&m.tax_rates)?)
+            .bind(m.price_key.clone())
+            .bind(state.trial_days.map(i64::from))
+            .bind(state.trial_end.map(to_micros))
+            .bind(state.trial_notice_at.map(to_micros))
+            .bind(discount_json(state.discount.as_ref())?)
+            .bind(state.period_discount)
+            .bind(state.resume_at.map(to_micros))
+            .bind(scheduled_json(state.scheduled.as_ref())?);
     }
     let updated = query.execute(&mut **tx).await?.rows_affected();
     let all = usize::try_from(updated).is_ok_and(|n| n == memberships.len());

@@ -4,10 +4,19 @@
 
 use chrono::{DateTime, Utc};
 
-use super::MembershipState;
+use super::{MembershipState, ScheduledChange};
 use crate::calendar::Period;
 use crate::invoice::InvoicePlan;
 use crate::status::{transition, LifecycleEvent};
+
+/// What issuing a renewal changed besides the period.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Renewed {
+    /// The status changed (credit paid a Trialing membership's first period: Active).
+    pub status_changed: bool,
+    /// The scheduled change the renewal applied, if there was one.
+    pub applied: Option<ScheduledChange>,
+}
 
 impl MembershipState {
     /// Applies `event` to the status if the status machine allows it; returns whether the
@@ -50,18 +59,33 @@ impl MembershipState {
         true
     }
 
-    /// The renewal invoice of `period` was issued with `plan`: the new period, the credit it
-    /// used, and the next step. When the card is to be charged that is one more recurring
-    /// attempt, which owns the next step until it is answered; when credit paid it all, the
-    /// next action as scheduled.
-    pub fn renewal_issued(&mut self, period: Period, plan: &InvoicePlan) {
+    /// The renewal invoice of `period` was issued with `plan`: the new period at the terms of a
+    /// scheduled change (applied now), the credit and the coupon cycle it used, the trial over,
+    /// and the next step. When the card is to be charged that is one more recurring attempt,
+    /// which owns the next step until it is answered; when credit paid it all, the membership
+    /// is in good standing (a Trialing one Active) and its next action as scheduled.
+    pub fn renewal_issued(&mut self, period: Period, plan: &InvoicePlan) -> Renewed {
+        let applied = self.scheduled.take();
+        if let Some(change) = &applied {
+            self.price = change.price;
+            self.cycle = change.cycle;
+        }
         self.current_period = Some(period);
         self.credit_balance = plan.credit_after;
+        self.period_discount = plan.discount;
+        self.discount = self.discount.take().and_then(|d| d.used());
+        self.trial_notice_at = None;
+        let mut status_changed = false;
         if plan.amount_due > 0 {
             self.recurring_attempts += 1;
             self.next_action_at = None;
         } else {
+            status_changed = self.apply(LifecycleEvent::RenewalSucceeded);
             self.next_action_at = self.next_scheduled_action();
+        }
+        Renewed {
+            status_changed,
+            applied,
         }
     }
 

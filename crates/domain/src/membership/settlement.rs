@@ -20,6 +20,8 @@ pub enum EmailKind {
     /// A credit note was written (a refund, or a finalized invoice voided) and no other e-mail
     /// of the change lists it.
     CreditNote,
+    /// The trial ends in three days; the first charge follows then.
+    TrialWillEnd,
 }
 
 impl EmailKind {
@@ -30,6 +32,7 @@ impl EmailKind {
             EmailKind::PaymentFailed => "payment_failed",
             EmailKind::Canceled => "canceled",
             EmailKind::CreditNote => "credit_note",
+            EmailKind::TrialWillEnd => "trial_will_end",
         }
     }
 }
@@ -97,6 +100,17 @@ impl Settlement {
     }
 }
 
+/// The amounts of a first invoice that a first payment settles.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FirstInvoice {
+    /// What the card pays.
+    pub amount_due: i64,
+    /// What credit paid.
+    pub credit_applied: i64,
+    /// What its coupon took off.
+    pub discount: i64,
+}
+
 /// Which recurring attempt was answered.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RecurringAttempt {
@@ -107,24 +121,30 @@ pub enum RecurringAttempt {
 }
 
 impl MembershipState {
-    /// The answer to a first payment of an invoice that asked `amount_due` of the card after
-    /// `credit_applied` of credit: Active with its first period starting `at`, or still
-    /// Incomplete. A decline changes nothing.
+    /// The answer to a first payment of `invoice`: Active with its first period starting `at`
+    /// (the invoice's coupon discount is the period's, and uses one of the coupon's cycles), or
+    /// still Incomplete. A decline changes nothing.
     pub fn first_payment_settled(
         &mut self,
-        amount_due: i64,
-        credit_applied: i64,
+        invoice: FirstInvoice,
         approved: bool,
         at: DateTime<Utc>,
     ) -> Settlement {
         if !approved {
             return Settlement::default();
         }
+        let FirstInvoice {
+            amount_due,
+            credit_applied,
+            discount,
+        } = invoice;
         let period = period_starting(at, &self.cycle);
         let changed = self.apply(LifecycleEvent::CheckoutPaid);
         if changed {
             self.current_period = period;
             self.credit_balance -= credit_applied;
+            self.period_discount = discount;
+            self.discount = self.discount.take().and_then(|d| d.used());
             self.next_action_at = self.next_scheduled_action();
         }
         Settlement {
@@ -174,8 +194,8 @@ impl MembershipState {
     }
 
     /// The answer to a renewal or dunning retry (`attempt`) of `amount`, at `at`. Approved:
-    /// paid, in good standing. Declined: a renewal makes the membership PastDue and starts
-    /// dunning; a retry schedules the next one, or makes it Unpaid after the last. A membership
+    /// paid, in good standing (a Trialing membership's first charge makes it Active). Declined:
+    /// a renewal makes the membership PastDue and starts dunning; a retry schedules the next one, or makes it Unpaid after the last. A membership
     /// canceled or completed meanwhile keeps its status (approved money is still recorded).
     /// `last_change`, when the membership was last saved, stands in for a dunning start that
     /// was not recorded.
@@ -189,7 +209,10 @@ impl MembershipState {
     ) -> Settlement {
         let in_good_standing = matches!(
             self.status,
-            MembershipStatus::Active | MembershipStatus::PastDue | MembershipStatus::Unpaid
+            MembershipStatus::Active
+                | MembershipStatus::Trialing
+                | MembershipStatus::PastDue
+                | MembershipStatus::Unpaid
         );
         if approved {
             if !in_good_standing {
@@ -280,8 +303,9 @@ impl MembershipState {
 #[cfg(test)]
 mod tests {
     use super::super::strategies::{active_state, any_instant, any_price, any_state};
-    use super::super::DueAction;
+    use super::super::{DueAction, ScheduledChange};
     use super::*;
+    use crate::coupon::{AppliedCoupon, CouponOff, Discount};
     use crate::tax::Taxation;
     use chrono::TimeDelta;
     use proptest::prelude::*;
@@ -299,7 +323,7 @@ mod tests {
             m.current_period = None;
             let before = m.clone();
             let plan = m.period_invoice("Gold", &Taxation::none());
-            let settled = m.first_payment_settled(plan.amount_due, plan.credit_applied, approved, at);
+            let settled = m.first_payment_settled(first_invoice(&plan), approved, at);
             if !approved {
                 prop_assert_eq!(m, before);
                 prop_assert_eq!(settled, Settlement::default());
@@ -400,7 +424,7 @@ mod tests {
         ) {
             prop_assume!(m.status != MembershipStatus::Active);
             let before = m.clone();
-            let terms = Terms { price, cycle: m.cycle, end_date: None, credit_balance: 0, period: None };
+            let terms = Terms { price, cycle: m.cycle, end_date: None, credit_balance: 0, period: None, period_discount: 0, discount_used: false };
             let settled = m.proration_settled(Some(terms), amount, approved);
             if approved {
                 prop_assert_eq!(m.credit_balance, before.credit_balance + amount);
@@ -419,9 +443,20 @@ mod tests {
         fn a_lifetime_keeps_the_invariants(
             mut m in any_state(),
             start in any_instant(),
-            steps in proptest::collection::vec((0u8..6, any::<bool>(), 0i64..(40 * 24), any_price()), 1..40),
+            steps in proptest::collection::vec((0u8..11, any::<bool>(), 0i64..(40 * 24), any_price()), 1..40),
+            trial_days in proptest::option::of(1u32..=30),
+            coupon in proptest::option::of((1i64..=100, proptest::option::of(1u32..=6))),
         ) {
             m.status = MembershipStatus::Incomplete;
+            m.trial_days = trial_days;
+            m.discount = coupon.map(|(percent, cycles)| Discount {
+                coupon: AppliedCoupon {
+                    coupon_id: "cpn_1".into(),
+                    code: "C".into(),
+                    off: CouponOff::PercentOff(rust_decimal::Decimal::from(percent)),
+                },
+                cycles_left: cycles,
+            });
             (m.current_period, m.credit_balance, m.dunning_failed_at) = (None, 0, None);
             m.next_action_at = Some(start + TimeDelta::hours(23));
             let mut at = start;
@@ -429,9 +464,23 @@ mod tests {
                 at += TimeDelta::hours(hours);
                 let last_period = m.current_period;
                 match step {
+                    0 if m.starts_with_trial() => {
+                        m.trial_started(at);
+                    }
                     0 if m.status == MembershipStatus::Incomplete => {
                         let plan = m.period_invoice("Gold", &Taxation::none());
-                        m.first_payment_settled(plan.amount_due, plan.credit_applied, approved, at);
+                        m.first_payment_settled(first_invoice(&plan), approved, at);
+                    }
+                    6 => {
+                        let _ = m.pause(at, approved.then(|| at + TimeDelta::days(10)), &Taxation::none());
+                    }
+                    7 => {
+                        if m.resume(at) {
+                            engine_step(&mut m, at, approved);
+                        }
+                    }
+                    8 if !m.status.is_terminal() => {
+                        m.schedule_change(ScheduledChange { price, cycle: m.cycle, price_key: None });
                     }
                     1 if m.status.pays_open_invoice() => {
                         m.pay_now_settled(100, approved, at);
@@ -447,6 +496,8 @@ mod tests {
                                 end_date: m.end_date,
                                 credit_balance: p.plan.credit_after,
                                 period: p.new_period,
+                                period_discount: p.period_discount,
+                                discount_used: p.new_period.is_some(),
                             };
                             m.proration_settled(Some(terms), p.plan.amount_due, approved);
                         }
@@ -457,16 +508,27 @@ mod tests {
                     }
                 }
                 prop_assert!(m.credit_balance >= 0);
+                prop_assert!(m.period_discount >= 0);
                 if let (Some(before), Some(after)) = (last_period, m.current_period) {
                     prop_assert!(after.start >= before.start);
                 }
                 match m.status {
-                    MembershipStatus::Active => prop_assert_eq!(m.next_action_at, m.next_scheduled_action()),
+                    MembershipStatus::Active | MembershipStatus::Trialing | MembershipStatus::Paused => {
+                        prop_assert_eq!(m.next_action_at, m.next_scheduled_action())
+                    }
                     MembershipStatus::PastDue => prop_assert!(m.dunning_failed_at.is_some()),
                     status if status.is_terminal() => prop_assert_eq!(m.next_action_at, None),
                     _ => {}
                 }
             }
+        }
+    }
+
+    fn first_invoice(plan: &crate::invoice::InvoicePlan) -> FirstInvoice {
+        FirstInvoice {
+            amount_due: plan.amount_due,
+            credit_applied: plan.credit_applied,
+            discount: plan.discount,
         }
     }
 
@@ -497,6 +559,11 @@ mod tests {
                     m.complete();
                 }
             },
+            DueAction::NotifyTrialEnd => m.trial_notice_sent(),
+            DueAction::Resume => {
+                m.resume(at);
+                engine_step(m, at, approved);
+            }
             DueAction::Retry => {
                 m.retry_started();
                 m.recurring_settled(RecurringAttempt::Retry, 100, approved, at, at);

@@ -5,8 +5,9 @@
 
 use chrono::{DateTime, Utc};
 
-use super::{directive_for, ChargeDirective};
+use super::{directive_for, ChargeDirective, ScheduledChange};
 use crate::calendar::{period_starting, BillingCycle, Period};
+use crate::coupon::Discount;
 use crate::invoice::{period_invoice, InvoicePlan};
 use crate::price::Price;
 use crate::schedule::dunning_retry_at;
@@ -41,6 +42,21 @@ pub struct MembershipState {
     pub recurring_attempts: i64,
     /// When it was canceled.
     pub canceled_at: Option<DateTime<Utc>>,
+    /// The free trial it starts at its checkout, in days, when it has one.
+    pub trial_days: Option<u32>,
+    /// When its trial ends (or ended), once the trial started.
+    pub trial_end: Option<DateTime<Utc>>,
+    /// When `SUBSCRIPTION_TRIAL_WILL_END` is due; `None` once sent, or without a trial.
+    pub trial_notice_at: Option<DateTime<Utc>>,
+    /// Its coupon, while the coupon still discounts period invoices.
+    pub discount: Option<Discount>,
+    /// What a coupon took off the current period's invoice: the period's paid share is the price
+    /// less this (what unused time is credited at, [`crate::invoice`]).
+    pub period_discount: i64,
+    /// When a Paused membership resumes by itself.
+    pub resume_at: Option<DateTime<Utc>>,
+    /// Terms the next renewal applies (`"effective": "nextPeriod"`).
+    pub scheduled: Option<ScheduledChange>,
 }
 
 /// What the engine does with a membership whose next action is due.
@@ -54,15 +70,27 @@ pub enum DueAction {
     Renew,
     /// PastDue: retry its open invoice.
     Retry,
+    /// Trialing, three days before the trial ends: notify (`SUBSCRIPTION_TRIAL_WILL_END`).
+    NotifyTrialEnd,
+    /// Paused, its `resumeAt` arrived: resume and renew.
+    Resume,
     /// Nothing to charge: only reschedule ([`MembershipState::wait`]).
     Wait,
 }
 
 impl MembershipState {
     /// When the engine must next act on a membership in good standing: the end of its current
-    /// period, or its `endDate` when that comes first.
+    /// period, or its `endDate` when that comes first; for a Trialing one also its trial notice,
+    /// and for a Paused one its `resumeAt` (or `endDate`) alone.
     pub fn next_scheduled_action(&self) -> Option<DateTime<Utc>> {
-        earliest(self.current_period.map(|p| p.end), self.end_date)
+        match self.status {
+            MembershipStatus::Paused => earliest(self.resume_at, self.end_date),
+            MembershipStatus::Trialing => earliest(
+                earliest(self.trial_notice_at, self.current_period.map(|p| p.end)),
+                self.end_date,
+            ),
+            _ => earliest(self.current_period.map(|p| p.end), self.end_date),
+        }
     }
 
     /// The date of the next charge attempt, as the membership record shows it
@@ -78,29 +106,50 @@ impl MembershipState {
     }
 
     /// When the next renewal would charge if the membership paid what it owes at `at`: for an
-    /// Incomplete one, the end of the first period, starting `at`; for a PastDue or Unpaid one,
-    /// the end of its current period if that is still ahead. None at or after `endDate`, and
-    /// none for a membership that is over.
+    /// Incomplete one, the end of the first period, starting `at` (of its trial, when it has
+    /// one); for a PastDue or Unpaid one, the end of its current period if that is still ahead.
+    /// None at or after `endDate`, and none for a membership that is over.
     pub fn next_charge_once_paid(&self, at: DateTime<Utc>) -> Option<DateTime<Utc>> {
         match self.status {
-            MembershipStatus::Incomplete => period_starting(at, &self.cycle).map(|p| p.end),
+            MembershipStatus::Incomplete => match self.trial_days {
+                Some(days) => super::trial::trial_end(at, days),
+                None => period_starting(at, &self.cycle).map(|p| p.end),
+            },
             status if status.is_terminal() => None,
             _ => self.current_period.map(|p| p.end).filter(|end| *end > at),
         }
         .filter(|date| self.before_end(*date))
     }
 
-    /// The invoice of one period at the current price, taxed by `taxation`, less credit; `name`
-    /// (the subscription's) describes its line.
+    /// The invoice of one period at the current price, less its coupon's discount, taxed by
+    /// `taxation`, less credit; `name` (the subscription's) describes its line.
     pub fn period_invoice(&self, name: &str, taxation: &Taxation) -> InvoicePlan {
-        period_invoice(name, self.price, self.credit_balance, taxation)
+        period_invoice(
+            name,
+            self.price,
+            self.discount.as_ref(),
+            self.credit_balance,
+            taxation,
+        )
     }
 
-    /// The renewal of an Active membership whose period ended: the next period and its invoice
-    /// ([`Self::period_invoice`]). `None` when no period follows.
+    /// The renewal of a membership whose period ended: the next period and its invoice, at the
+    /// terms a scheduled change sets when there is one (and less the coupon's discount).
+    /// `None` when no period follows.
     pub fn next_renewal(&self, name: &str, taxation: &Taxation) -> Option<(Period, InvoicePlan)> {
-        let period = period_starting(self.current_period?.end, &self.cycle)?;
-        Some((period, self.period_invoice(name, taxation)))
+        let (price, cycle) = match &self.scheduled {
+            Some(change) => (change.price, change.cycle),
+            None => (self.price, self.cycle),
+        };
+        let period = period_starting(self.current_period?.end, &cycle)?;
+        let plan = period_invoice(
+            name,
+            price,
+            self.discount.as_ref(),
+            self.credit_balance,
+            taxation,
+        );
+        Some((period, plan))
     }
 
     /// What the sandbox makes of the latest recurring attempt (the `recurring_attempts`-th):
@@ -114,11 +163,14 @@ impl MembershipState {
     }
 
     /// What the engine does at `at`, its next action being due: expire an Incomplete
-    /// membership; complete one that is not over whose `endDate` arrived; renew an Active one,
-    /// or a Trialing one (its period is the trial: the renewal is its first charge), retry a
-    /// PastDue one; otherwise only [`Self::wait`].
+    /// membership; complete one that is not over whose `endDate` arrived; notify a Trialing one
+    /// whose trial notice is due before its trial ends; renew an Active one, or a Trialing one
+    /// (its period is the trial: the renewal is its first charge); retry a PastDue one; resume a
+    /// Paused one whose `resumeAt` arrived; otherwise only [`Self::wait`].
     pub fn due_action(&self, at: DateTime<Utc>) -> DueAction {
         let end_reached = self.end_date.is_some_and(|end| end <= at);
+        let notice_due = self.trial_notice_at.is_some_and(|notice| notice <= at)
+            && self.current_period.is_some_and(|p| p.end > at);
         match self.status {
             MembershipStatus::Incomplete => DueAction::Expire,
             MembershipStatus::Active
@@ -130,8 +182,12 @@ impl MembershipState {
             {
                 DueAction::Complete
             }
+            MembershipStatus::Trialing if notice_due => DueAction::NotifyTrialEnd,
             MembershipStatus::Active | MembershipStatus::Trialing => DueAction::Renew,
             MembershipStatus::PastDue => DueAction::Retry,
+            MembershipStatus::Paused if self.resume_at.is_some_and(|r| r <= at) => {
+                DueAction::Resume
+            }
             _ => DueAction::Wait,
         }
     }
@@ -146,12 +202,14 @@ impl MembershipState {
     }
 
     /// Recomputes the next action after the terms changed (an earlier or removed `endDate`, a
-    /// new period): Active and Trialing at the end of their period, PastDue at its next dunning
-    /// retry, Unpaid at its `endDate`, each at the `endDate` when that comes first. Other
-    /// statuses keep theirs.
+    /// new period): Active, Trialing and Paused as [`Self::next_scheduled_action`] says, PastDue
+    /// at its next dunning retry, Unpaid at its `endDate`, each at the `endDate` when that comes
+    /// first. Other statuses keep theirs.
     pub fn reschedule(&mut self) {
         self.next_action_at = match self.status {
-            MembershipStatus::Active | MembershipStatus::Trialing => self.next_scheduled_action(),
+            MembershipStatus::Active | MembershipStatus::Trialing | MembershipStatus::Paused => {
+                self.next_scheduled_action()
+            }
             MembershipStatus::PastDue => earliest(
                 self.dunning_failed_at
                     .and_then(|failed| self.next_retry_after(failed)),

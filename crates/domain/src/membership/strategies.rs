@@ -91,6 +91,13 @@ fn states(with_period: impl Strategy<Value = bool>) -> impl Strategy<Value = Mem
                 charge_emitter_queue: counters.2,
                 recurring_attempts: counters.1,
                 canceled_at: None,
+                trial_days: None,
+                trial_end: None,
+                trial_notice_at: None,
+                discount: None,
+                period_discount: 0,
+                resume_at: None,
+                scheduled: None,
             }
         },
     )

@@ -3,16 +3,35 @@
 //!
 //! A change of price or cycle in the middle of a paid period is prorated: a price change
 //! charges or credits the difference for the time left; an interval change credits the unused
-//! time and starts a new period now. Any other change applies as it is.
+//! time and starts a new period now. Any other change applies as it is. A change may instead be
+//! scheduled for the next period ([`ScheduledChange`]): the renewal then applies it, with no
+//! proration.
 
 use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
 
 use super::MembershipState;
 use crate::calendar::{BillingCycle, Period};
-use crate::invoice::{interval_change_invoice, price_change_invoice, InvoicePlan};
+use crate::invoice::{
+    interval_change_invoice, price_change_invoice, rescaled_discount, IntervalChange, InvoicePlan,
+};
 use crate::price::Price;
 use crate::status::MembershipStatus;
 use crate::tax::Taxation;
+
+/// Terms a membership's next renewal applies (`PUT /membership` with
+/// `"effective": "nextPeriod"`): its price and cycle from then on, and the catalog price they
+/// come from, if any.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ScheduledChange {
+    /// The price from the next period on.
+    pub price: Price,
+    /// The billing cycle from the next period on.
+    pub cycle: BillingCycle,
+    /// The catalog price (`price_…`) the terms come from; `None` for inline terms.
+    pub price_key: Option<String>,
+}
 
 /// The terms of a membership that an update changes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -28,6 +47,10 @@ pub struct Terms {
     /// The period that starts with the change (an interval change); `None` keeps the current
     /// one.
     pub period: Option<Period>,
+    /// What a coupon took off the current period once the change applies.
+    pub period_discount: i64,
+    /// The change started a new period whose invoice used a cycle of the coupon.
+    pub discount_used: bool,
 }
 
 /// The proration of a change in the middle of a paid period.
@@ -39,6 +62,9 @@ pub struct Proration {
     pub new_period: Option<Period>,
     /// The period the invoice bills: the new period, or the rest of the current one.
     pub invoiced: Period,
+    /// What a coupon takes off the current period once the change applies: the period's
+    /// discount rescaled to the new price, or the new period's discount.
+    pub period_discount: i64,
 }
 
 /// The new cycle's first period lies beyond the dates the calendar can represent.
@@ -72,6 +98,7 @@ impl MembershipState {
                     price,
                     period,
                     at,
+                    self.period_discount,
                     self.credit_balance,
                     taxation,
                 ),
@@ -80,36 +107,58 @@ impl MembershipState {
                     start: at,
                     end: period.end,
                 },
+                period_discount: rescaled_discount(
+                    self.period_discount,
+                    self.price.per_period(),
+                    price.per_period(),
+                ),
             }));
         }
-        let (plan, new_period) = interval_change_invoice(
+        let change = IntervalChange {
             name,
-            self.price,
-            price,
+            old: self.price,
+            period_discount: self.period_discount,
             period,
-            &cycle,
-            at,
-            self.credit_balance,
-            taxation,
-        )
-        .ok_or(CycleOutOfRange)?;
+            new: price,
+            new_cycle: &cycle,
+            discount: self.discount.as_ref(),
+            now: at,
+        };
+        let (plan, new_period) = interval_change_invoice(&change, self.credit_balance, taxation)
+            .ok_or(CycleOutOfRange)?;
         Ok(Some(Proration {
+            period_discount: plan.discount,
             plan,
             new_period: Some(new_period),
             invoiced: new_period,
         }))
     }
 
-    /// Applies new terms and reschedules the next action ([`Self::reschedule`]).
+    /// Applies new terms and reschedules the next action ([`Self::reschedule`]). A new price or
+    /// cycle replaces a change scheduled for the next period.
     pub fn change_terms(&mut self, terms: Terms) {
+        if terms.price != self.price || terms.cycle != self.cycle {
+            self.scheduled = None;
+        }
         self.price = terms.price;
         self.cycle = terms.cycle;
         self.end_date = terms.end_date;
         self.credit_balance = terms.credit_balance;
+        self.period_discount = terms.period_discount;
+        if terms.discount_used {
+            self.discount = self.discount.take().and_then(|d| d.used());
+        }
         if let Some(period) = terms.period {
             self.current_period = Some(period);
         }
         self.reschedule();
+    }
+
+    /// Schedules `change` for the next renewal, replacing one scheduled before; a change to the
+    /// terms the membership has already removes the scheduled one.
+    pub fn schedule_change(&mut self, change: ScheduledChange) {
+        let same = change.price == self.price && change.cycle == self.cycle;
+        self.scheduled = (!same).then_some(change);
     }
 }
 
@@ -170,7 +219,7 @@ mod tests {
             let current = m.current_period.unwrap();
             let end_date = end_days.map(|days| current.start + TimeDelta::days(days));
             let period = crate::calendar::period_starting(current.start, &cycle);
-            m.change_terms(Terms { price, cycle, end_date, credit_balance: 0, period });
+            m.change_terms(Terms { price, cycle, end_date, credit_balance: 0, period, period_discount: 0, discount_used: false });
             prop_assert_eq!(m.current_period, period.or(Some(current)));
             let next = m.next_action_at.expect("an Active membership in a period is scheduled");
             prop_assert!(end_date.is_none_or(|end| next <= end));

@@ -1,0 +1,131 @@
+//! Pausing and resuming a membership (DESIGN §15): `POST /membership/{key}/pause` and
+//! `…/resume`, and the engine's resume when `resumeAt` arrives. The rules are the domain's
+//! ([`MembershipState::pause`](recur_domain::membership::MembershipState::pause) and `resume`);
+//! a pause's credit for the unused paid time is a Paid invoice of its own, and a resume is a
+//! renewal starting then.
+
+use chrono::{DateTime, Utc};
+use recur_domain::status::MembershipStatus;
+
+use super::charging;
+use super::followups::{save, Followups};
+use super::update::proration_invoice;
+use super::{recurring, taxation, BillingError};
+use crate::services::Services;
+use crate::store::charges::{self, Charge};
+use crate::store::invoices::Invoice;
+use crate::store::memberships::{self, Membership};
+use crate::store::Tx;
+
+/// Pauses the membership `key` now, until `resume_at` (or until resumed). An Active one is
+/// Paused, its unused paid time credited; a Paused one takes the new `resume_at`; any other
+/// status is a conflict.
+pub async fn pause(
+    state: &Services,
+    merchant_id: i64,
+    key: &str,
+    resume_at: Option<DateTime<Utc>>,
+) -> Result<Membership, BillingError> {
+    let at = state.merchant_now(merchant_id).await?;
+    if resume_at.is_some_and(|resume| resume <= at) {
+        return Err(BillingError::Invalid {
+            field: "resumeAt",
+            message: "must be in the future".into(),
+        });
+    }
+    let mut tx = state.store.begin().await?;
+    let mut m = locked(&mut tx, state, merchant_id, key).await?;
+    if m.state.status == MembershipStatus::Paused {
+        m.state.set_resume_at(resume_at);
+        save(&mut tx, &mut m, at).await?;
+        tx.commit().await?;
+        return Ok(m);
+    }
+    let taxation = taxation::of(&mut *tx, &m).await?;
+    let credit = m.state.pause(at, resume_at, &taxation).map_err(|_| {
+        BillingError::Conflict(format!(
+            "a {} membership cannot be paused; only an Active one can",
+            m.state.status
+        ))
+    })?;
+    let invoice = match &credit {
+        Some(credit) => {
+            Some(proration_invoice(&mut tx, &m, &credit.plan, credit.period, at).await?)
+        }
+        None => None,
+    };
+    save(&mut tx, &mut m, at).await?;
+    Followups::status_change(true)
+        .record_for(&mut tx, state, &m, invoice.as_ref(), at)
+        .await?;
+    tx.commit().await?;
+    Ok(m)
+}
+
+/// Resumes the Paused membership `key` now: Active, and a new period starts, charged as a
+/// renewal (credit first). A declined charge makes it PastDue, as a declined renewal does. Any
+/// other status is a conflict.
+pub async fn resume(
+    state: &Services,
+    merchant_id: i64,
+    key: &str,
+) -> Result<Membership, BillingError> {
+    let at = state.merchant_now(merchant_id).await?;
+    let mut tx = state.store.begin().await?;
+    let mut m = locked(&mut tx, state, merchant_id, key).await?;
+    if m.state.status != MembershipStatus::Paused {
+        return Err(BillingError::Conflict(format!(
+            "a {} membership cannot be resumed; only a Paused one can",
+            m.state.status
+        )));
+    }
+    let (charge, followups, invoice) = resume_in(&mut tx, &mut m, at).await?;
+    followups
+        .record_for(&mut tx, state, &m, invoice.as_ref(), at)
+        .await?;
+    tx.commit().await?;
+    if let Some(charge) = charge {
+        charging::execute(state, &charge, at).await?;
+    }
+    memberships::get(state.store.pool(), merchant_id, key)
+        .await?
+        .ok_or(BillingError::NotFound)
+}
+
+/// Resumes the Paused membership `m` at `at` in the caller's transaction and starts the
+/// renewal of the period beginning then. Returns the attempt to run, if any, what follows (the
+/// status change among it) and the renewal invoice.
+pub(super) async fn resume_in(
+    tx: &mut Tx,
+    m: &mut Membership,
+    at: DateTime<Utc>,
+) -> Result<(Option<Charge>, Followups, Option<Invoice>), BillingError> {
+    if !m.state.resume(at) {
+        return Err(BillingError::Conflict(format!(
+            "a {} membership cannot be resumed",
+            m.state.status
+        )));
+    }
+    let (charge, followups, invoice) = recurring::start_renewal(tx, m, at).await?;
+    Ok((
+        charge,
+        Followups::status_change(true).and(followups),
+        invoice,
+    ))
+}
+
+/// The membership `key` locked for change, with no charge attempt in flight.
+async fn locked(
+    tx: &mut Tx,
+    state: &Services,
+    merchant_id: i64,
+    key: &str,
+) -> Result<Membership, BillingError> {
+    let m = memberships::lock(tx, state.store.backend(), merchant_id, key)
+        .await?
+        .ok_or(BillingError::NotFound)?;
+    if charges::in_flight(tx, m.id).await? {
+        return Err(BillingError::PaymentInProgress);
+    }
+    Ok(m)
+}
