@@ -512,6 +512,24 @@ mod tests {
         assert_eq!(inclusive.taxes[0].amount, 152);
     }
 
+    /// The worked example of docs/billing.md ("Coupons and discounts").
+    #[test]
+    fn the_documented_coupon_example() {
+        let twenty = coupon(
+            CouponOff::PercentOff(rust_decimal::Decimal::new(20, 0)),
+            CouponDuration::Forever,
+        );
+        let vat = taxed(&[("19", false)]);
+        let first = period_invoice("Gold", price(5000, 1), Some(&twenty), 0, &vat);
+        assert_eq!((first.subtotal, first.discount), (5000, 1000));
+        assert_eq!((first.taxes[0].amount, first.total), (760, 4760));
+        let now = Utc.with_ymd_and_hms(2026, 4, 16, 0, 0, 0).unwrap();
+        let upgrade =
+            price_change_invoice(price(5000, 1), price(8000, 1), period(), now, 1000, 0, &vat);
+        assert_eq!((upgrade.subtotal, upgrade.discount), (1200, 0));
+        assert_eq!((upgrade.taxes[0].amount, upgrade.total), (228, 1428));
+    }
+
     #[test]
     fn an_amount_off_never_makes_a_period_negative() {
         let big = coupon(CouponOff::AmountOff(5000), CouponDuration::Forever);
