@@ -51,6 +51,21 @@ pub fn tax_rate_key() -> String {
     prefixed("txr_", KEY_RANDOM_CHARS)
 }
 
+/// A new product key: `prod_` + 24 random base62 characters.
+pub fn product_key() -> String {
+    prefixed("prod_", KEY_RANDOM_CHARS)
+}
+
+/// A new price key: `price_` + 24 random base62 characters.
+pub fn price_key() -> String {
+    prefixed("price_", KEY_RANDOM_CHARS)
+}
+
+/// A new coupon key: `cpn_` + 24 random base62 characters.
+pub fn coupon_key() -> String {
+    prefixed("cpn_", KEY_RANDOM_CHARS)
+}
+
 /// A new webhook endpoint id: `we_` + 24 random base62 characters.
 pub fn webhook_endpoint_id() -> String {
     prefixed("we_", KEY_RANDOM_CHARS)

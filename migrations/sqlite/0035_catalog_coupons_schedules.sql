@@ -13,7 +13,9 @@ CREATE TABLE products (
     created_at      INTEGER NOT NULL,
     updated_at      INTEGER NOT NULL
 );
+-- The merchant's list, newest first, and the list of its active or archived products.
 CREATE INDEX products_by_merchant ON products (merchant_id, id);
+CREATE INDEX products_by_active ON products (merchant_id, active, id);
 
 CREATE TABLE prices (
     id              INTEGER PRIMARY KEY,
@@ -28,7 +30,9 @@ CREATE TABLE prices (
     active          INTEGER NOT NULL CHECK (active IN (0, 1)),
     created_at      INTEGER NOT NULL
 );
+-- The merchant's list, newest first; its active or archived prices; one product's prices.
 CREATE INDEX prices_by_merchant ON prices (merchant_id, id);
+CREATE INDEX prices_by_active ON prices (merchant_id, active, id);
 CREATE INDEX prices_by_product ON prices (merchant_id, product_id, id);
 
 -- Coupons. `code` is stored uppercase and unique per merchant (codes match in any letter case);
@@ -51,7 +55,8 @@ CREATE TABLE coupons (
     created_at          INTEGER NOT NULL,
     UNIQUE (merchant_id, code),
     CHECK ((percent_off IS NULL) <> (amount_off IS NULL)),
-    CHECK ((amount_off IS NULL) = (currency IS NULL))
+    CHECK ((amount_off IS NULL) = (currency IS NULL)),
+    CHECK ((duration = 'repeating') = (duration_in_cycles IS NOT NULL))
 );
 CREATE INDEX coupons_by_merchant ON coupons (merchant_id, id);
 

@@ -11,7 +11,8 @@
 use std::collections::BTreeMap;
 use std::sync::OnceLock;
 
-use recur_domain::calendar::MAX_INTERVAL_COUNT;
+use recur_domain::calendar::{IntervalType, MAX_INTERVAL_COUNT};
+use recur_domain::coupon as rules_coupon;
 use recur_domain::membership as rules_membership;
 use recur_domain::money::{Currency, MAX_AMOUNT_MINOR};
 use recur_domain::settings as rules_settings;
@@ -195,6 +196,109 @@ impl PartialSchema for IntervalCount {
 
 impl ToSchema for IntervalCount {}
 
+/// `intervalType` of a price: one of the interval types, in any letter case.
+pub struct IntervalTypeName;
+
+impl PartialSchema for IntervalTypeName {
+    fn schema() -> RefOr<Schema> {
+        let names: Vec<&str> = IntervalType::ALL.iter().map(|t| t.as_str()).collect();
+        string()
+            .description(Some(
+                "Daily, Weekly, Monthly or Annually, in any letter case (answered as written \
+                 here).",
+            ))
+            .pattern(Some(any_case_words(&names)))
+            .examples(["Monthly"])
+            .into()
+    }
+}
+
+impl ToSchema for IntervalTypeName {}
+
+/// `trialDays`: an integer from 1 to [`rules_membership::MAX_TRIAL_DAYS`].
+pub struct TrialDays;
+
+impl PartialSchema for TrialDays {
+    fn schema() -> RefOr<Schema> {
+        integer(1, i64::from(rules_membership::MAX_TRIAL_DAYS))
+            .description(Some("Days of free trial, from 1 to 730 (two years)."))
+            .examples([14])
+            .into()
+    }
+}
+
+impl ToSchema for TrialDays {}
+
+/// A coupon `code`: [`rules_coupon::CODE_PATTERN`].
+pub struct CouponCode;
+
+impl PartialSchema for CouponCode {
+    fn schema() -> RefOr<Schema> {
+        string()
+            .description(Some(
+                "1 to 40 ASCII letters, digits, - and _. Codes match in any letter case and are \
+                 answered uppercase.",
+            ))
+            .pattern(Some(rules_coupon::CODE_PATTERN))
+            .examples(["SPRING-20"])
+            .into()
+    }
+}
+
+impl ToSchema for CouponCode {}
+
+/// A coupon's `duration`: `once`, `repeating` or `forever`, in any letter case.
+pub struct CouponDurationName;
+
+impl PartialSchema for CouponDurationName {
+    fn schema() -> RefOr<Schema> {
+        string()
+            .description(Some(
+                "How many period invoices the coupon discounts: once (the next), repeating \
+                 (durationInCycles of them) or forever; in any letter case, answered lowercase.",
+            ))
+            .pattern(Some(any_case_words(&["once", "repeating", "forever"])))
+            .examples(["once"])
+            .into()
+    }
+}
+
+impl ToSchema for CouponDurationName {}
+
+/// `durationInCycles`: an integer from 1 to [`rules_coupon::MAX_DURATION_IN_CYCLES`].
+pub struct DurationInCycles;
+
+impl PartialSchema for DurationInCycles {
+    fn schema() -> RefOr<Schema> {
+        integer(1, i64::from(rules_coupon::MAX_DURATION_IN_CYCLES))
+            .description(Some(
+                "The period invoices a repeating coupon discounts, from 1 to 120; only with \
+                 duration repeating, which requires it.",
+            ))
+            .examples([3])
+            .into()
+    }
+}
+
+impl ToSchema for DurationInCycles {}
+
+/// `maxRedemptions`: an integer from 1 to [`rules_coupon::MAX_REDEMPTIONS`].
+pub struct MaxRedemptions;
+
+impl PartialSchema for MaxRedemptions {
+    fn schema() -> RefOr<Schema> {
+        integer(1, rules_coupon::MAX_REDEMPTIONS)
+            .description(Some(
+                "How many times the coupon can be redeemed, from 1 to 1,000,000,000; no limit \
+                 when absent.",
+            ))
+            .examples([100])
+            .into()
+    }
+}
+
+impl ToSchema for MaxRedemptions {}
+
 /// `pricePerUnit` as a JSON number: positive, and at most the largest amount of the currency with
 /// the fewest decimals.
 pub struct UnitPrice;
@@ -261,6 +365,19 @@ fn integer(minimum: i64, maximum: i64) -> ObjectBuilder {
         .schema_type(Type::Integer)
         .minimum(Some(minimum))
         .maximum(Some(maximum))
+}
+
+/// A pattern matching exactly `words` (ASCII letters), each in any letter case.
+fn any_case_words(words: &[&str]) -> String {
+    let alternatives: Vec<String> = words
+        .iter()
+        .map(|word| {
+            word.chars()
+                .map(|c| format!("[{}{}]", c.to_ascii_uppercase(), c.to_ascii_lowercase()))
+                .collect()
+        })
+        .collect();
+    format!("^(?:{})$", alternatives.join("|"))
 }
 
 /// Every code of `len` uppercase ASCII letters that `accepts` takes, in order.
@@ -371,6 +488,68 @@ mod tests {
             assert!(!(CurrencyCode::LIST.accepts)(refused), "{refused}");
         }
         assert!((CurrencyCode::LIST.accepts)("jpy"));
+    }
+
+    #[test]
+    fn word_patterns_accept_exactly_what_the_parsers_accept() {
+        let names: Vec<&str> = IntervalType::ALL.iter().map(|t| t.as_str()).collect();
+        let intervals = Regex::new(&any_case_words(&names)).expect("a valid pattern");
+        let durations = Regex::new(&any_case_words(&["once", "repeating", "forever"]))
+            .expect("a valid pattern");
+        for text in [
+            "Monthly",
+            "monthly",
+            "MONTHLY",
+            "mOnThLy",
+            "Daily",
+            "weekly",
+            "ANNUALLY",
+            "Month",
+            " Monthly",
+            "Monthly ",
+            "Yearly",
+            "",
+            "once",
+            "Once",
+            "REPEATING",
+            "Forever",
+            "twice",
+            "onces",
+        ] {
+            assert_eq!(
+                intervals.is_match(text),
+                IntervalType::parse(text).is_ok(),
+                "{text}"
+            );
+            let cycles = (text.eq_ignore_ascii_case("repeating")).then_some(1);
+            assert_eq!(
+                durations.is_match(text),
+                rules_coupon::CouponDuration::parse(text, cycles).is_ok(),
+                "{text}"
+            );
+        }
+    }
+
+    #[test]
+    fn the_coupon_code_pattern_is_the_rule() {
+        let pattern = Regex::new(rules_coupon::CODE_PATTERN).expect("a valid pattern");
+        let long = "A".repeat(41);
+        for code in [
+            "SPRING",
+            "spring-20_x",
+            "A",
+            &long,
+            "",
+            "with space",
+            "Ünicode",
+            "a.b",
+        ] {
+            assert_eq!(
+                pattern.is_match(code),
+                rules_coupon::code(code).is_ok(),
+                "{code}"
+            );
+        }
     }
 
     #[test]

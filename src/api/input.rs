@@ -94,6 +94,23 @@ pub fn optional_text(
     errors.check(path, rule(&text))
 }
 
+/// A `true|false` field of a change (`active`): `None` when absent; `null` or another type is
+/// reported under `path`.
+pub fn optional_flag(field: Field<bool>, path: &str, errors: &mut FieldErrors) -> Option<bool> {
+    match field {
+        Field::Absent => None,
+        Field::Present(value) => Some(value),
+        Field::Null => {
+            errors.add(path, "must be true or false");
+            None
+        }
+        Field::Invalid(message) => {
+            errors.add(path, message);
+            None
+        }
+    }
+}
+
 /// A resource key that must start with `prefix` (`cstmr_`, `mmbrshp_`).
 pub fn prefixed(key: &str, prefix: &str) -> Result<String, String> {
     if key.starts_with(prefix) {

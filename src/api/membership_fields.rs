@@ -56,13 +56,8 @@ pub(super) type Pricing = (Currency, i64, Option<i64>, Option<i64>);
 
 /// `pricingInfo` of the create body, every failing field reported under its path.
 pub(super) fn pricing(p: PricingInfoInput, errors: &mut FieldErrors) -> Option<Pricing> {
-    let currency = required_text(p.currency, "pricingInfo.currency", errors, |code| {
-        Currency::parse(code)
-            .map(|c| c.code().to_string())
-            .map_err(|e| e.to_string())
-    })
-    .and_then(|code| Currency::parse(&code).ok());
-    let total_text = p.total_amount.required("pricingInfo.totalAmount", errors);
+    let currency = currency(p.currency, "pricingInfo.currency", errors);
+    let total = amount(p.total_amount, "pricingInfo.totalAmount", currency, errors);
     let per_unit = p
         .price_per_unit
         .optional("pricingInfo.pricePerUnit", errors);
@@ -71,12 +66,6 @@ pub(super) fn pricing(p: PricingInfoInput, errors: &mut FieldErrors) -> Option<P
         .optional("pricingInfo.quantity", errors)
         .and_then(|q| errors.check("pricingInfo.quantity", rules::quantity(q)));
     let currency = currency?;
-    let total = total_text.and_then(|text| {
-        errors.check(
-            "pricingInfo.totalAmount",
-            money::parse_amount(&text, currency).map_err(|e| e.to_string()),
-        )
-    });
     let per_unit = per_unit.and_then(|value| {
         let minor = decimal_value(&value).and_then(|d| positive_minor(d, currency));
         errors.check("pricingInfo.pricePerUnit", minor)
@@ -84,6 +73,35 @@ pub(super) fn pricing(p: PricingInfoInput, errors: &mut FieldErrors) -> Option<P
     let price = Price::of_plan(total?, per_unit, quantity);
     let price = errors.check("pricingInfo.totalAmount", price)?;
     Some((currency, price.total, price.per_unit, price.quantity))
+}
+
+/// A required ISO 4217 `currency` field (any letter case), reported under `path`.
+pub(super) fn currency(
+    field: Field<String>,
+    path: &str,
+    errors: &mut FieldErrors,
+) -> Option<Currency> {
+    let code = required_text(field, path, errors, |code| {
+        Currency::parse(code)
+            .map(|c| c.code().to_string())
+            .map_err(|e| e.to_string())
+    })?;
+    Currency::parse(&code).ok()
+}
+
+/// A required amount given as a decimal string (`totalAmount`, a price's `unitAmount`, a
+/// coupon's `amountOff`): greater than 0, with at most `currency`'s decimals and at most
+/// [`money::MAX_AMOUNT_MINOR`] minor units, reported under `path`. Without a currency (its own
+/// field failed) only its presence is checked.
+pub(super) fn amount(
+    field: Field<String>,
+    path: &str,
+    currency: Option<Currency>,
+    errors: &mut FieldErrors,
+) -> Option<i64> {
+    let text = field.required(path, errors)?;
+    let minor = money::parse_amount(&text, currency?).map_err(|e| e.to_string());
+    errors.check(path, minor)
 }
 
 /// A positive decimal with no more decimals than the currency has, in minor units.

@@ -6,6 +6,7 @@ pub mod auth;
 pub mod cashier_orders;
 pub mod cashier_sessions;
 pub mod client_address;
+pub mod coupons;
 pub mod customers;
 pub mod endpoint_deliveries;
 pub mod events;
@@ -28,7 +29,9 @@ pub mod nosniff;
 pub mod nul_text;
 pub mod openapi;
 pub mod pagination;
+pub mod prices;
 pub mod problem;
+pub mod products;
 pub mod read_only_keys;
 pub mod sessions;
 pub mod tax_rates;
@@ -119,6 +122,30 @@ pub fn router(state: AppState, pages: Router<AppState>) -> Router {
         .route(
             "/tax-rates/{tax_rate_id}",
             get(tax_rates::get_tax_rate).patch(tax_rates::update_tax_rate),
+        )
+        .route(
+            "/products",
+            post(products::create_product).get(products::list_products),
+        )
+        .route(
+            "/products/{product_id}",
+            get(products::get_product).patch(products::update_product),
+        )
+        .route(
+            "/prices",
+            post(prices::create_price).get(prices::list_prices),
+        )
+        .route(
+            "/prices/{price_id}",
+            get(prices::get_price).patch(prices::update_price),
+        )
+        .route(
+            "/coupons",
+            post(coupons::create_coupon).get(coupons::list_coupons),
+        )
+        .route(
+            "/coupons/{coupon_id}",
+            get(coupons::get_coupon).patch(coupons::update_coupon),
         )
         .route(
             "/webhook-endpoints",

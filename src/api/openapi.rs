@@ -14,9 +14,9 @@ use utoipa::{Modify, OpenApi};
 
 use super::problem::ApiError;
 use super::{
-    api_keys, auth, cashier_orders, cashier_sessions, customers, endpoint_deliveries, events,
-    health, invoices, lists, membership_pauses, membership_update, memberships, merchant_settings,
-    sessions, tax_rates, test_helpers, webhook_endpoints,
+    api_keys, auth, cashier_orders, cashier_sessions, coupons, customers, endpoint_deliveries,
+    events, health, invoices, lists, membership_pauses, membership_update, memberships,
+    merchant_settings, prices, products, sessions, tax_rates, test_helpers, webhook_endpoints,
 };
 use crate::state::AppState;
 
@@ -62,6 +62,18 @@ use crate::state::AppState;
         tax_rates::list_tax_rates,
         tax_rates::get_tax_rate,
         tax_rates::update_tax_rate,
+        products::create_product,
+        products::list_products,
+        products::get_product,
+        products::update_product,
+        prices::create_price,
+        prices::list_prices,
+        prices::get_price,
+        prices::update_price,
+        coupons::create_coupon,
+        coupons::list_coupons,
+        coupons::get_coupon,
+        coupons::update_coupon,
         webhook_endpoints::create_endpoint,
         webhook_endpoints::list_endpoints,
         webhook_endpoints::get_endpoint,
@@ -88,6 +100,7 @@ use crate::state::AppState;
         (name = "api-keys", description = "Long-lived keys for the API, read-only or full"),
         (name = "merchant", description = "The merchant's settings: name, legal details, support e-mail, branding"),
         (name = "taxes", description = "Tax rates: exclusive or inclusive, archivable, fixed once used"),
+        (name = "catalog", description = "Products, their prices and coupons: archivable, their terms fixed once created"),
         (name = "webhook-endpoints", description = "Registered webhook destinations: filters, secrets and rotation, attempt log, test events"),
         (name = "sandbox", description = "Test cards and test clocks for sandbox merchants"),
         (name = "cashier", description = "Cashier sessions for single orders"),
@@ -165,7 +178,7 @@ struct ResponseLinks;
 impl ResponseLinks {
     /// (creating path, the key in its answer and the path parameter that takes it, the
     /// operations that take it).
-    const FOLLOW: [(&'static str, &'static str, &'static [&'static str]); 4] = [
+    const FOLLOW: [(&'static str, &'static str, &'static [&'static str]); 7] = [
         (
             "/api/subscriptions/v1/customer",
             "customerKey",
@@ -180,6 +193,21 @@ impl ResponseLinks {
                 "cancel_membership",
                 "pay_membership",
             ],
+        ),
+        (
+            "/api/subscriptions/v1/products",
+            "productId",
+            &["get_product", "update_product"],
+        ),
+        (
+            "/api/subscriptions/v1/prices",
+            "priceId",
+            &["get_price", "update_price"],
+        ),
+        (
+            "/api/subscriptions/v1/coupons",
+            "couponId",
+            &["get_coupon", "update_coupon"],
         ),
         (
             "/api/subscriptions/v1/api-keys",

@@ -87,6 +87,19 @@ pub fn text(param: Field<Given>, name: &str, errors: &mut FieldErrors) -> Option
     Some(text)
 }
 
+/// The value of an optional `true|false` parameter (`active`): `None` when absent; a 400 on
+/// `name` when it is anything else.
+pub fn flag(param: Field<Given>, name: &str, errors: &mut FieldErrors) -> Option<bool> {
+    match text(param, name, errors)?.as_str() {
+        "true" => Some(true),
+        "false" => Some(false),
+        _ => {
+            errors.add(name, "must be true or false");
+            None
+        }
+    }
+}
+
 /// The parameters every list takes.
 #[derive(Debug, Deserialize, IntoParams)]
 #[serde(rename_all = "camelCase")]

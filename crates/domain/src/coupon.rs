@@ -7,9 +7,11 @@
 //! alone never makes a total negative. The rules of its fields are here too, so the API and the
 //! dashboard check them alike.
 
+use chrono::{DateTime, Months, Utc};
 use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};
 
+use crate::membership::{parse_end_date, END_DATE_MAX_LEAD_MONTHS};
 use crate::tax::{exclusive_tax, parse_percentage};
 
 /// Longest coupon code, in characters.
@@ -17,6 +19,9 @@ pub const MAX_CODE_CHARS: usize = 40;
 
 /// Most periods a `repeating` coupon can discount (ten years of monthly invoices).
 pub const MAX_DURATION_IN_CYCLES: u32 = 120;
+
+/// The largest `maxRedemptions`.
+pub const MAX_REDEMPTIONS: i64 = 1_000_000_000;
 
 /// A coupon code's rule, as the OpenAPI document publishes it: 1–40 letters, digits, `-` and
 /// `_`, in any letter case.
@@ -57,6 +62,29 @@ pub fn duration_in_cycles(cycles: i64) -> Result<u32, String> {
             "must be an integer from 1 to {MAX_DURATION_IN_CYCLES}"
         )),
     }
+}
+
+/// `maxRedemptions`: an integer from 1 to [`MAX_REDEMPTIONS`].
+pub fn max_redemptions(n: i64) -> Result<i64, String> {
+    if (1..=MAX_REDEMPTIONS).contains(&n) {
+        Ok(n)
+    } else {
+        Err(format!("must be an integer from 1 to {MAX_REDEMPTIONS}"))
+    }
+}
+
+/// `expiresAt`: UTC `YYYY-MM-DDTHH:mm:ss` (a trailing `Z` is accepted, as for `endDate`), after
+/// `now` (the merchant's time) and at most 100 years after it, as an `endDate` may be.
+pub fn expires_at(input: &str, now: DateTime<Utc>) -> Result<DateTime<Utc>, String> {
+    let at = parse_end_date(input)?;
+    if at <= now {
+        return Err("must be in the future".into());
+    }
+    let latest = now.checked_add_months(Months::new(END_DATE_MAX_LEAD_MONTHS));
+    if latest.is_none_or(|latest| at > latest) {
+        return Err("must be at most 100 years in the future".into());
+    }
+    Ok(at)
 }
 
 /// What a coupon takes off.
@@ -221,6 +249,31 @@ mod tests {
         assert!(percent_off("-5").is_err());
         assert!(percent_off("1.23456").is_err());
         assert!(percent_off("1e1").is_err());
+    }
+
+    #[test]
+    fn redemption_limits() {
+        assert_eq!(max_redemptions(1), Ok(1));
+        assert_eq!(max_redemptions(MAX_REDEMPTIONS), Ok(MAX_REDEMPTIONS));
+        assert!(max_redemptions(0).is_err());
+        assert!(max_redemptions(-1).is_err());
+        assert!(max_redemptions(MAX_REDEMPTIONS + 1).is_err());
+    }
+
+    #[test]
+    fn expiry_times() {
+        let now = DateTime::parse_from_rfc3339("2030-01-01T00:00:00Z")
+            .unwrap()
+            .to_utc();
+        let at = expires_at("2030-01-01T00:00:01", now).unwrap();
+        assert_eq!(at, now + chrono::TimeDelta::seconds(1));
+        assert_eq!(expires_at("2030-01-01T00:00:01Z", now), Ok(at));
+        assert!(expires_at("2030-01-01T00:00:00Z", now).is_err());
+        assert!(expires_at("2029-12-31T23:59:59Z", now).is_err());
+        assert!(expires_at("2130-01-01T00:00:00Z", now).is_ok());
+        assert!(expires_at("2130-01-01T00:00:01Z", now).is_err());
+        assert!(expires_at("2030-1-2T00:00:00", now).is_err());
+        assert!(expires_at("2030-01-02", now).is_err());
     }
 
     #[test]

@@ -1,0 +1,350 @@
+//! The `coupons` table (DESIGN §15): a merchant's coupons, their terms fixed once created,
+//! archivable (`active`), and how often each has been redeemed. Codes are stored uppercase and
+//! unique per merchant, so they match in any letter case. Every query is scoped by merchant id.
+//!
+//! A redemption is counted by the one statement that checks it ([`redeem`]): concurrent
+//! redemptions never take a coupon past its `max_redemptions`.
+
+use chrono::{DateTime, Utc};
+use recur_domain::coupon::{AppliedCoupon, CouponDuration, CouponOff, Discount};
+use recur_domain::tax::parse_percentage;
+use sqlx::any::AnyRow;
+use sqlx::{Any, Executor, Row};
+
+use super::keyset::{self, Filters, Window};
+use super::{from_micros, to_micros, Tx};
+
+/// A stored coupon.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Coupon {
+    /// Internal id.
+    pub id: i64,
+    /// The merchant's id.
+    pub merchant_id: i64,
+    /// `cpn_…`.
+    pub coupon_key: String,
+    /// What customers type, uppercase.
+    pub code: String,
+    /// What it takes off.
+    pub off: CouponOff,
+    /// The currency of an amount off (ISO 4217, uppercase); `None` for a percentage.
+    pub currency: Option<String>,
+    /// How many period invoices it discounts.
+    pub duration: CouponDuration,
+    /// How many redemptions it allows; `None`: no limit.
+    pub max_redemptions: Option<i64>,
+    /// How many times it has been redeemed.
+    pub times_redeemed: i64,
+    /// From when it can no longer be redeemed (the merchant's time); `None`: never.
+    pub expires_at: Option<DateTime<Utc>>,
+    /// Archived coupons (`false`) cannot be redeemed.
+    pub active: bool,
+    /// Creation time (the merchant's).
+    pub created_at: DateTime<Utc>,
+}
+
+impl Coupon {
+    /// The coupon as an invoice names it.
+    pub fn applied(&self) -> AppliedCoupon {
+        AppliedCoupon {
+            coupon_id: self.coupon_key.clone(),
+            code: self.code.clone(),
+            off: self.off,
+        }
+    }
+
+    /// The discount a membership given this coupon starts with.
+    pub fn discount(&self) -> Discount {
+        Discount::new(self.applied(), self.duration)
+    }
+}
+
+/// The terms of a new coupon.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewCoupon {
+    /// `cpn_…`.
+    pub coupon_key: String,
+    /// Uppercase ([`recur_domain::coupon::code`]).
+    pub code: String,
+    /// What it takes off.
+    pub off: CouponOff,
+    /// The currency of an amount off; `None` for a percentage.
+    pub currency: Option<String>,
+    /// How many period invoices it discounts.
+    pub duration: CouponDuration,
+    /// How many redemptions it allows.
+    pub max_redemptions: Option<i64>,
+    /// When it expires.
+    pub expires_at: Option<DateTime<Utc>>,
+}
+
+/// Why a code was not redeemed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Refusal {
+    /// The merchant has no coupon with this code.
+    Unknown,
+    /// The coupon is archived.
+    Archived,
+    /// The coupon's `expires_at` has passed.
+    Expired,
+    /// The coupon has been redeemed `max_redemptions` times.
+    Exhausted,
+    /// The coupon takes an amount off in another currency.
+    WrongCurrency,
+}
+
+impl Refusal {
+    /// The reason, as a field error on the code ("couponCode": ["has expired"]).
+    pub fn message(&self) -> &'static str {
+        match self {
+            Refusal::Unknown => "does not match a coupon of this merchant",
+            Refusal::Archived => "has been archived",
+            Refusal::Expired => "has expired",
+            Refusal::Exhausted => "has reached its redemption limit",
+            Refusal::WrongCurrency => "is for another currency",
+        }
+    }
+}
+
+const COLUMNS: &str = "c.id, c.merchant_id, c.coupon_key, c.code, c.percent_off, c.amount_off, \
+     c.currency, c.duration, c.duration_in_cycles, c.max_redemptions, c.times_redeemed, \
+     c.expires_at, c.active, c.created_at";
+
+/// [`COLUMNS`] of the table itself, for `RETURNING`.
+fn returning() -> String {
+    format!("RETURNING {}", COLUMNS.replace("c.", ""))
+}
+
+fn decode(row: &AnyRow) -> Result<Coupon, sqlx::Error> {
+    let invalid = |e: String| sqlx::Error::Decode(e.into());
+    let percent: Option<String> = row.try_get("percent_off")?;
+    let amount: Option<i64> = row.try_get("amount_off")?;
+    let off = match (percent, amount) {
+        (Some(p), None) => {
+            CouponOff::PercentOff(parse_percentage(&p).map_err(|e| invalid(e.into()))?)
+        }
+        (None, Some(amount)) => CouponOff::AmountOff(amount),
+        _ => {
+            return Err(invalid(
+                "a coupon takes a percentage or an amount off".into(),
+            ))
+        }
+    };
+    let duration: String = row.try_get("duration")?;
+    let cycles: Option<i64> = row.try_get("duration_in_cycles")?;
+    let duration = CouponDuration::parse(&duration, cycles).map_err(|(_, e)| invalid(e))?;
+    Ok(Coupon {
+        id: row.try_get("id")?,
+        merchant_id: row.try_get("merchant_id")?,
+        coupon_key: row.try_get("coupon_key")?,
+        code: row.try_get("code")?,
+        off,
+        currency: row.try_get("currency")?,
+        duration,
+        max_redemptions: row.try_get("max_redemptions")?,
+        times_redeemed: row.try_get("times_redeemed")?,
+        expires_at: row
+            .try_get::<Option<i64>, _>("expires_at")?
+            .map(from_micros),
+        active: row.try_get::<i64, _>("active")? == 1,
+        created_at: from_micros(row.try_get("created_at")?),
+    })
+}
+
+/// Stores a new active coupon of `merchant_id`, in one statement; `None` when the merchant
+/// already has a coupon with its code (archived or not).
+pub async fn insert<'c, E: Executor<'c, Database = Any>>(
+    executor: E,
+    merchant_id: i64,
+    new: &NewCoupon,
+    now: DateTime<Utc>,
+) -> Result<Option<Coupon>, sqlx::Error> {
+    let (percent_off, amount_off) = match new.off {
+        CouponOff::PercentOff(p) => (Some(p.to_string()), None),
+        CouponOff::AmountOff(amount) => (None, Some(amount)),
+    };
+    let sql = format!(
+        "INSERT INTO coupons (merchant_id, coupon_key, code, percent_off, amount_off, currency, \
+         duration, duration_in_cycles, max_redemptions, expires_at, active, created_at) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, 1, $11) \
+         ON CONFLICT (merchant_id, code) DO NOTHING {}",
+        returning()
+    );
+    let cycles = match new.duration {
+        CouponDuration::Repeating(n) => Some(i64::from(n)),
+        CouponDuration::Once | CouponDuration::Forever => None,
+    };
+    let row = sqlx::query(&sql)
+        .bind(merchant_id)
+        .bind(new.coupon_key.as_str())
+        .bind(new.code.as_str())
+        .bind(percent_off)
+        .bind(amount_off)
+        .bind(new.currency.as_deref())
+        .bind(new.duration.as_str())
+        .bind(cycles)
+        .bind(new.max_redemptions)
+        .bind(new.expires_at.map(to_micros))
+        .bind(to_micros(now))
+        .fetch_optional(executor)
+        .await?;
+    row.as_ref().map(decode).transpose()
+}
+
+/// The merchant's coupon with this key.
+pub async fn by_key<'c, E: Executor<'c, Database = Any>>(
+    executor: E,
+    merchant_id: i64,
+    coupon_key: &str,
+) -> Result<Option<Coupon>, sqlx::Error> {
+    let sql =
+        format!("SELECT {COLUMNS} FROM coupons c WHERE c.merchant_id = $1 AND c.coupon_key = $2");
+    let row = sqlx::query(&sql)
+        .bind(merchant_id)
+        .bind(coupon_key)
+        .fetch_optional(executor)
+        .await?;
+    row.as_ref().map(decode).transpose()
+}
+
+/// The merchant's coupon with this code, in any letter case (for previews: nothing is
+/// redeemed).
+pub async fn by_code<'c, E: Executor<'c, Database = Any>>(
+    executor: E,
+    merchant_id: i64,
+    code: &str,
+) -> Result<Option<Coupon>, sqlx::Error> {
+    let sql = format!("SELECT {COLUMNS} FROM coupons c WHERE c.merchant_id = $1 AND c.code = $2");
+    let row = sqlx::query(&sql)
+        .bind(merchant_id)
+        .bind(code.to_ascii_uppercase())
+        .fetch_optional(executor)
+        .await?;
+    row.as_ref().map(decode).transpose()
+}
+
+/// A page of the merchant's coupons, archived ones too, newest first ([`keyset`]).
+pub async fn page<'c, E: Executor<'c, Database = Any>>(
+    executor: E,
+    merchant_id: i64,
+    window: Window,
+) -> Result<Vec<Coupon>, sqlx::Error> {
+    let select = format!("SELECT {COLUMNS} FROM coupons c");
+    let rows = keyset::page(
+        executor,
+        &select,
+        "c",
+        merchant_id,
+        &Filters::default(),
+        window,
+    )
+    .await?;
+    rows.iter().map(decode).collect()
+}
+
+/// Archives (`false`) or restores the merchant's coupon, in one statement: the coupon as
+/// changed, or `None` when the merchant has no such coupon.
+pub async fn set_active<'c, E: Executor<'c, Database = Any>>(
+    executor: E,
+    merchant_id: i64,
+    coupon_key: &str,
+    active: bool,
+) -> Result<Option<Coupon>, sqlx::Error> {
+    let sql = format!(
+        "UPDATE coupons SET active = $3 WHERE merchant_id = $1 AND coupon_key = $2 {}",
+        returning()
+    );
+    let row = sqlx::query(&sql)
+        .bind(merchant_id)
+        .bind(coupon_key)
+        .bind(i64::from(active))
+        .fetch_optional(executor)
+        .await?;
+    row.as_ref().map(decode).transpose()
+}
+
+/// Redeems the merchant's coupon with `code` (any letter case) for a membership billed in
+/// `currency` at `now` (the merchant's time): the coupon, counted once more, or why not.
+///
+/// One conditional `UPDATE` checks and counts: active, not expired, below its limit, and of
+/// this currency when it takes an amount off. Concurrent redemptions queue on the row's lock
+/// (PostgreSQL re-checks the condition on the row as the one before left it; SQLite has one
+/// writer), so a coupon is never redeemed more than `max_redemptions` times. Only when it
+/// counts nothing does one `SELECT` (locking the row on PostgreSQL) say why; should the coupon
+/// have become redeemable in between (restored from the archive, or created), the `UPDATE` runs
+/// again under that lock. The redemption commits or rolls back with `tx`.
+pub async fn redeem(
+    tx: &mut Tx,
+    merchant_id: i64,
+    code: &str,
+    currency: &str,
+    now: DateTime<Utc>,
+) -> Result<Result<Coupon, Refusal>, sqlx::Error> {
+    let code = code.to_ascii_uppercase();
+    let currency = currency.to_ascii_uppercase();
+    let now = to_micros(now);
+    if let Some(coupon) = count_redemption(tx, merchant_id, &code, &currency, now).await? {
+        return Ok(Ok(coupon));
+    }
+    let lock = if tx.backend_name().eq_ignore_ascii_case("postgresql") {
+        " FOR UPDATE"
+    } else {
+        ""
+    };
+    let sql =
+        format!("SELECT {COLUMNS} FROM coupons c WHERE c.merchant_id = $1 AND c.code = $2{lock}");
+    let row = sqlx::query(&sql)
+        .bind(merchant_id)
+        .bind(code.as_str())
+        .fetch_optional(&mut **tx)
+        .await?;
+    let Some(coupon) = row.as_ref().map(decode).transpose()? else {
+        return Ok(Err(Refusal::Unknown));
+    };
+    let refusal = if !coupon.active {
+        Some(Refusal::Archived)
+    } else if coupon.expires_at.is_some_and(|at| to_micros(at) <= now) {
+        Some(Refusal::Expired)
+    } else if coupon.currency.as_ref().is_some_and(|c| *c != currency) {
+        Some(Refusal::WrongCurrency)
+    } else if coupon
+        .max_redemptions
+        .is_some_and(|max| coupon.times_redeemed >= max)
+    {
+        Some(Refusal::Exhausted)
+    } else {
+        None
+    };
+    if let Some(refusal) = refusal {
+        return Ok(Err(refusal));
+    }
+    let counted = count_redemption(tx, merchant_id, &code, &currency, now).await?;
+    Ok(counted.ok_or(Refusal::Unknown))
+}
+
+/// The conditional `UPDATE` of [`redeem`]: the coupon counted once more, or `None` when it is
+/// not redeemable for `currency` at `now`.
+async fn count_redemption(
+    tx: &mut Tx,
+    merchant_id: i64,
+    code: &str,
+    currency: &str,
+    now: i64,
+) -> Result<Option<Coupon>, sqlx::Error> {
+    let sql = format!(
+        "UPDATE coupons SET times_redeemed = times_redeemed + 1 \
+         WHERE merchant_id = $1 AND code = $2 AND active = 1 \
+         AND (expires_at IS NULL OR expires_at > $3) \
+         AND (max_redemptions IS NULL OR times_redeemed < max_redemptions) \
+         AND (currency IS NULL OR currency = $4) {}",
+        returning()
+    );
+    let row = sqlx::query(&sql)
+        .bind(merchant_id)
+        .bind(code)
+        .bind(now)
+        .bind(currency)
+        .fetch_optional(&mut **tx)
+        .await?;
+    row.as_ref().map(decode).transpose()
+}
