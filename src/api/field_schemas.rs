@@ -169,8 +169,8 @@ impl PartialSchema for TrialDays {
     fn schema() -> RefOr<Schema> {
         integer(1, i64::from(rules_membership::MAX_TRIAL_DAYS))
             .description(Some(
-                "Days of free trial, from 1 to 730: checkout saves the card without charging and \
-                 the first charge runs when the trial ends.",
+                "Days of free trial, from 1 to 730 (two years): checkout saves the card without \
+                 charging and the first charge runs when the trial ends.",
             ))
             .examples([14])
             .into()
@@ -214,20 +214,6 @@ impl PartialSchema for IntervalTypeName {
 }
 
 impl ToSchema for IntervalTypeName {}
-
-/// `trialDays`: an integer from 1 to [`rules_membership::MAX_TRIAL_DAYS`].
-pub struct TrialDays;
-
-impl PartialSchema for TrialDays {
-    fn schema() -> RefOr<Schema> {
-        integer(1, i64::from(rules_membership::MAX_TRIAL_DAYS))
-            .description(Some("Days of free trial, from 1 to 730 (two years)."))
-            .examples([14])
-            .into()
-    }
-}
-
-impl ToSchema for TrialDays {}
 
 /// A coupon `code`: [`rules_coupon::CODE_PATTERN`].
 pub struct CouponCode;
