@@ -10,8 +10,9 @@ use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 use super::extract::{AuthMerchant, JsonBody};
-use super::field_schemas::{HttpsUrl, IntervalCount, Quantity, UnitPrice};
+use super::field_schemas::{CouponCode, HttpsUrl, IntervalCount, Quantity, UnitPrice};
 use super::input::{optional_text, prefixed, required_text, Field};
+use super::membership_catalog;
 use super::membership_fields::{
     check_updated_cycle, check_updated_price, decimal_value, interval_count, positive_minor,
     quantity,
@@ -70,6 +71,18 @@ pub struct UpdateMembershipRequest {
     #[serde(default)]
     #[schema(value_type = Option<Vec<String>>, max_items = 5)]
     pub tax_rate_ids: Field<Vec<Field<String>>>,
+    /// A catalog price (`price_…`, active, of an active product, in the membership's currency) to
+    /// switch to: its unit amount and cycle replace the membership's, with the membership's
+    /// quantity unless `quantity` is given. Not with `pricePerUnit`, `intervalType` or
+    /// `intervalCount`, which a membership made from a price changes only this way.
+    #[serde(default)]
+    #[schema(value_type = Option<String>, pattern = "^price_")]
+    pub price_id: Field<String>,
+    /// A coupon code to give the membership (redeemed now; it replaces its coupon and
+    /// discounts from the next period invoice on); `null` removes its coupon.
+    #[serde(default)]
+    #[schema(value_type = Option<CouponCode>)]
+    pub coupon_code: Field<String>,
     /// When a change of price, quantity or cycle applies: `now` (default; prorated) or
     /// `nextPeriod` (at the next renewal, without proration; shown as `pendingUpdate` until
     /// then). Other fields always change at once.
@@ -120,7 +133,7 @@ pub struct UpdateMembershipResponse {
 pub async fn update_membership(
     State(state): State<AppState>,
     auth: AuthMerchant,
-    JsonBody(body): JsonBody<UpdateMembershipRequest>,
+    JsonBody(mut body): JsonBody<UpdateMembershipRequest>,
 ) -> Result<Json<UpdateMembershipResponse>, ApiError> {
     let now = state.merchant_now(auth.merchant_id).await?;
     let mut errors = FieldErrors::new();
@@ -141,6 +154,28 @@ pub async fn update_membership(
             .and_then(|v| errors.check("endDate", rules::end_date(&v, now)))
             .map(Some),
     };
+    let catalog_fields = [
+        (
+            "pricePerUnit",
+            !matches!(body.price_per_unit, Field::Absent),
+        ),
+        ("intervalType", !matches!(body.interval_type, Field::Absent)),
+        (
+            "intervalCount",
+            !matches!(body.interval_count, Field::Absent),
+        ),
+    ];
+    let price_given = !matches!(body.price_id, Field::Absent);
+    for (field, given) in catalog_fields {
+        if given && price_given {
+            errors.add(field, "cannot be given with priceId: the price sets it");
+        } else if given && current.as_ref().is_some_and(|m| m.price_key.is_some()) {
+            errors.add(
+                field,
+                "is set by the membership's catalog price: change priceId instead",
+            );
+        }
+    }
     let price_per_unit = body
         .price_per_unit
         .optional("pricePerUnit", &mut errors)
@@ -151,10 +186,16 @@ pub async fn update_membership(
             });
             errors.check("pricePerUnit", parsed)
         });
-    let quantity = body
-        .quantity
-        .optional("quantity", &mut errors)
-        .and_then(|v| errors.check("quantity", quantity(&v)));
+    let quantity_field = std::mem::take(&mut body.quantity);
+    let (mut new_quantity, quantity_field) = match price_given {
+        true => (None, quantity_field),
+        false => (
+            quantity_field
+                .optional("quantity", &mut errors)
+                .and_then(|v| errors.check("quantity", quantity(&v))),
+            Field::Absent,
+        ),
+    };
     let interval_type = optional_text(body.interval_type, "intervalType", &mut errors, |v| {
         IntervalType::parse(v)
             .map(|t| t.as_str().to_string())
@@ -165,6 +206,58 @@ pub async fn update_membership(
         .interval_count
         .optional("intervalCount", &mut errors)
         .and_then(|v| errors.check("intervalCount", interval_count(&v)));
+    let catalog = match price_given {
+        true => {
+            let units = current
+                .as_ref()
+                .and_then(|m| m.state.price.quantity)
+                .unwrap_or(1);
+            let quantity_field = match quantity_field {
+                Field::Present(v) => match quantity(&v) {
+                    Ok(q) => Field::Present(q),
+                    Err(e) => Field::Invalid(e),
+                },
+                Field::Absent => Field::Absent,
+                Field::Null => Field::Null,
+                Field::Invalid(e) => Field::Invalid(e),
+            };
+            let price_id = std::mem::take(&mut body.price_id);
+            membership_catalog::catalog_terms(
+                &state,
+                auth.merchant_id,
+                price_id,
+                quantity_field,
+                units,
+                &mut errors,
+            )
+            .await?
+        }
+        false => None,
+    };
+    if let (Some(catalog), Some(m)) = (&catalog, &current) {
+        if catalog.price.currency != m.currency {
+            errors.add(
+                "priceId",
+                format!(
+                    "is in {}; the membership bills in {}",
+                    catalog.price.currency, m.currency
+                ),
+            );
+        }
+    }
+    let (price_per_unit, interval_type, interval_count) = match &catalog {
+        Some(c) => {
+            new_quantity = Some(c.quantity);
+            (
+                Some(c.price.unit_amount),
+                Some(c.price.cycle.interval_type),
+                Some(c.price.cycle.interval_count),
+            )
+        }
+        None => (price_per_unit, interval_type, interval_count),
+    };
+    let coupon_code =
+        membership_catalog::coupon_code(std::mem::take(&mut body.coupon_code), &mut errors);
     let return_link = optional_text(
         body.return_to_website_link,
         "returnToWebsiteLink",
@@ -190,7 +283,7 @@ pub async fn update_membership(
         check_updated_price(
             current.state.price,
             price_per_unit,
-            quantity,
+            new_quantity,
             currency,
             &mut errors,
         );
@@ -209,14 +302,15 @@ pub async fn update_membership(
             name,
             end_date,
             price_per_unit,
-            quantity,
+            quantity: new_quantity,
             interval_type,
             interval_count,
             return_to_website_link: return_link,
             metadata,
             tax_rates: rates,
-            price_key: None,
+            price_key: catalog.map(|c| c.price.price_key),
             effective,
+            coupon_code,
         },
     )
     .await?;

@@ -8,19 +8,21 @@ use axum::http::StatusCode;
 use axum::Json;
 use chrono::{DateTime, Utc};
 use recur_domain::membership::{self as rules, ChargeDirective};
+use recur_domain::money::Currency;
 use recur_domain::validation::{self as field_rules, FieldErrors};
 use serde::Deserialize;
 use utoipa::ToSchema;
 
 use super::extract::{AuthMerchant, JsonBody};
-use super::field_schemas::{HttpsUrl, TrialDays};
+use super::field_schemas::{CouponCode, HttpsUrl, Quantity, TrialDays};
 use super::input::{prefixed, required_text, Field};
+use super::membership_catalog::{self, CatalogTerms};
 use super::membership_fields::{billing_cycle, pricing, BillingCycleInput, PricingInfoInput};
 use super::membership_records::{record_of, CreditNotes, MembershipRecord};
 use super::problem::{ApiError, Problem};
 use super::tax_rates;
 use crate::billing::customer_and_merchant_now;
-use crate::billing::lifecycle;
+use crate::billing::{coupons, lifecycle};
 use crate::ids;
 use crate::state::AppState;
 use crate::store::customers::Created;
@@ -67,14 +69,29 @@ pub struct CreateMembershipRequest {
     #[serde(default)]
     #[schema(required = true, value_type = ProductInfoInput)]
     pub product_info: Field<ProductInfoInput>,
-    /// Price and currency.
+    /// Price and currency. Required unless `priceId` is given (then not allowed).
     #[serde(default)]
-    #[schema(required = true, value_type = PricingInfoInput)]
+    #[schema(value_type = Option<PricingInfoInput>)]
     pub pricing_info: Field<PricingInfoInput>,
-    /// How often the membership renews.
+    /// How often the membership renews. Required unless `priceId` is given (then not allowed).
     #[serde(default)]
-    #[schema(required = true, value_type = BillingCycleInput)]
+    #[schema(value_type = Option<BillingCycleInput>)]
     pub billing_cycle: Field<BillingCycleInput>,
+    /// A catalog price (`price_…`, active, of an active product) in place of `pricingInfo` and
+    /// `billingCycle` (beyond the spec): the membership bills `unitAmount × quantity` every
+    /// cycle of the price, and starts the price's trial unless `trialDays` is given.
+    #[serde(default)]
+    #[schema(value_type = Option<String>, pattern = "^price_")]
+    pub price_id: Field<String>,
+    /// Units of `priceId`'s price, default 1 (only with `priceId`).
+    #[serde(default)]
+    #[schema(value_type = Option<Quantity>)]
+    pub quantity: Field<i64>,
+    /// A coupon code of the merchant (any letter case), redeemed now: its discount applies from
+    /// the first invoice (beyond the spec).
+    #[serde(default)]
+    #[schema(value_type = Option<CouponCode>)]
+    pub coupon_code: Field<String>,
     /// A free trial of 1–730 days (beyond the spec): checkout saves the card without charging,
     /// the membership is Trialing, and the first charge runs when the trial ends.
     #[serde(default)]
@@ -132,13 +149,40 @@ pub async fn create_membership(
 ) -> Result<(StatusCode, Json<MembershipRecord>), ApiError> {
     let mut errors = FieldErrors::new();
     let rate_ids = std::mem::take(&mut body.tax_rate_ids);
+    let price_id = std::mem::take(&mut body.price_id);
+    let catalog_given = !matches!(price_id, Field::Absent);
+    if catalog_given
+        && !(matches!(body.pricing_info, Field::Absent)
+            && matches!(body.billing_cycle, Field::Absent))
+    {
+        errors.add(
+            "priceId",
+            "cannot be given with pricingInfo or billingCycle: the price sets them",
+        );
+    }
+    let catalog = membership_catalog::catalog_terms(
+        &state,
+        auth.merchant_id,
+        price_id,
+        std::mem::take(&mut body.quantity),
+        1,
+        &mut errors,
+    )
+    .await?;
+    let coupon_code =
+        membership_catalog::coupon_code(std::mem::take(&mut body.coupon_code), &mut errors)
+            .flatten();
     let CreateDraft {
         customer_key,
         end_date,
         membership: new,
     } = validate_create(
         body,
-        auth.merchant_id,
+        Terms {
+            merchant_id: auth.merchant_id,
+            catalog: catalog.as_ref(),
+            catalog_given,
+        },
         state.config.webhooks.allow_private,
         &mut errors,
     );
@@ -150,7 +194,7 @@ pub async fn create_membership(
     // Most creates are valid, for an existing customer of a merchant without a test clock,
     // whose time is then the injected clock's: one statement finds the customer and inserts.
     let wall = state.clock.now();
-    if let (Some(key), Some(new)) = (&customer_key, &new) {
+    if let (Some(key), Some(new), None) = (&customer_key, &new, &coupon_code) {
         let lead_ok = end_date.is_none_or(|end| rules::end_date_window(end, wall).is_ok());
         if errors.is_empty() && lead_ok {
             let at = CreatedAt::new(wall);
@@ -186,13 +230,13 @@ pub async fn create_membership(
     if !errors.is_empty() {
         return Err(ApiError::Validation(errors));
     }
-    let (membership, created) = memberships::create_or_get(
-        &state.store,
-        new,
-        &customer.customer_key,
-        CreatedAt::new(now),
-    )
-    .await?;
+    let at = CreatedAt::new(now);
+    let (membership, created) = match coupon_code {
+        None => memberships::create_or_get(&state.store, new, &customer.customer_key, at).await?,
+        Some(code) => coupons::create_with_coupon(&state, new, &customer.customer_key, at, &code)
+            .await?
+            .map_err(|refusal| ApiError::invalid("couponCode", refusal.message()))?,
+    };
     Ok(match created {
         Created::New => (
             StatusCode::CREATED,
@@ -218,15 +262,26 @@ struct CreateDraft {
     membership: Option<NewMembership>,
 }
 
+/// Where a create body's terms come from: the merchant, and the catalog price it names.
+struct Terms<'a> {
+    /// The merchant creating the membership.
+    merchant_id: i64,
+    /// `priceId`'s price and quantity, when valid.
+    catalog: Option<&'a CatalogTerms>,
+    /// `priceId` was given (valid or not): `pricingInfo` and `billingCycle` are not required.
+    catalog_given: bool,
+}
+
 /// Checks the create body by every rule that needs no database and no clock, adding the
-/// failures under their paths. `allow_private`: the operator lets webhooks reach internal
-/// addresses.
+/// failures under their paths; the pricing and cycle come from `terms`' catalog price when
+/// there is one. `allow_private`: the operator lets webhooks reach internal addresses.
 fn validate_create(
     body: CreateMembershipRequest,
-    merchant_id: i64,
+    terms: Terms<'_>,
     allow_private: bool,
     errors: &mut FieldErrors,
 ) -> CreateDraft {
+    let merchant_id = terms.merchant_id;
     let customer_key = required_text(body.customer_key, "customerKey", errors, |key| {
         prefixed(key, "cstmr_")
     });
@@ -259,18 +314,31 @@ fn validate_create(
         let description = p.description.optional("productInfo.description", errors);
         (order_id, description)
     });
-    let pricing = body
-        .pricing_info
-        .required("pricingInfo", errors)
-        .and_then(|p| pricing(p, errors));
-    let cycle = body
-        .billing_cycle
-        .required("billingCycle", errors)
-        .and_then(|c| billing_cycle(c, errors));
+    let (pricing, cycle) = match (terms.catalog, terms.catalog_given) {
+        (Some(catalog), _) => (
+            Currency::parse(&catalog.price.currency)
+                .ok()
+                .map(|currency| {
+                    let unit = catalog.price.unit_amount;
+                    (currency, catalog.total, Some(unit), Some(catalog.quantity))
+                }),
+            Some(catalog.price.cycle),
+        ),
+        (None, true) => (None, None),
+        (None, false) => (
+            body.pricing_info
+                .required("pricingInfo", errors)
+                .and_then(|p| pricing(p, errors)),
+            body.billing_cycle
+                .required("billingCycle", errors)
+                .and_then(|c| billing_cycle(c, errors)),
+        ),
+    };
     let trial_days = body
         .trial_days
         .optional("trialDays", errors)
-        .and_then(|days| errors.check("trialDays", rules::trial_days(days)));
+        .and_then(|days| errors.check("trialDays", rules::trial_days(days)))
+        .or(terms.catalog.and_then(|c| c.price.trial_days));
     let (
         Some(name),
         Some(webhook_url),
@@ -301,7 +369,7 @@ fn validate_create(
         cycle,
         charge_emitter_queue: queue,
         tax_rates: Vec::new(),
-        price_key: None,
+        price_key: terms.catalog.map(|c| c.price.price_key.clone()),
         trial_days,
         discount: None,
     };

@@ -17,6 +17,7 @@ pub mod idempotency;
 pub mod input;
 pub mod invoices;
 pub mod lists;
+pub mod membership_catalog;
 pub mod membership_fields;
 pub mod membership_pauses;
 pub mod membership_records;

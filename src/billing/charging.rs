@@ -16,6 +16,7 @@ use crate::events::{self};
 use crate::processor::{ChargeOutcome, ChargeRequest};
 use crate::services::Services;
 use crate::store::charges::{self, Charge, ChargeKind, ChargeStatus, Completion};
+use crate::store::coupons;
 use crate::store::customers::{self, Customer};
 use crate::store::invoices::{self, Invoice, RECENT_INVOICES};
 use crate::store::memberships::{self, Membership};
@@ -163,6 +164,9 @@ async fn finish(
         match settlement.invoice {
             Some(InvoiceChange::Paid { amount, period }) => paid.push((invoice.id, amount, period)),
             Some(InvoiceChange::Void) => {
+                if let Some(coupon) = proration::redeemed_coupon(charge)? {
+                    coupons::release(&mut tx, charge.merchant_id, &coupon).await?;
+                }
                 let voided = invoices::void(&mut tx, invoice.id, at).await?;
                 let reason = "the plan change it billed was declined";
                 due.credits = credit_notes::for_voided(&mut tx, &voided, reason, at).await?;

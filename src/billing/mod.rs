@@ -13,6 +13,7 @@
 pub mod actions;
 pub mod charging;
 pub mod checkout;
+pub mod coupons;
 pub mod credit_notes;
 pub mod engine;
 pub mod followups;

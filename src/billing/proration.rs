@@ -3,6 +3,7 @@
 //! approved it.
 
 use recur_domain::calendar::{BillingCycle, IntervalType, Period};
+use recur_domain::coupon::Discount;
 use recur_domain::membership::{EmailKind, Settlement, Terms};
 use recur_domain::price::Price;
 use serde::{Deserialize, Serialize};
@@ -39,6 +40,19 @@ pub(super) struct Target {
     /// The catalog price the terms come from (`priceId`), if any.
     #[serde(default)]
     pub(super) price_key: Option<String>,
+    /// A coupon given (its redemption counted with the update) or removed.
+    #[serde(default)]
+    pub(super) discount: Option<DiscountChange>,
+}
+
+/// A change of a membership's coupon by an update.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(super) enum DiscountChange {
+    /// The coupon redeemed for it, from its next period invoice on.
+    Set(Discount),
+    /// No coupon any more.
+    Remove,
 }
 
 impl Target {
@@ -74,6 +88,11 @@ impl Target {
         m.return_to_website_link
             .clone_from(&self.return_to_website_link);
         m.price_key.clone_from(&self.price_key);
+        match &self.discount {
+            Some(DiscountChange::Set(discount)) => m.state.discount = Some(discount.clone()),
+            Some(DiscountChange::Remove) => m.state.discount = None,
+            None => {}
+        }
     }
 
     /// Applies the whole update to `m`, rescheduling its next action.
@@ -120,4 +139,18 @@ pub fn proration_settled(
         _ => Followups::after(&settlement),
     };
     Ok((settlement, followups))
+}
+
+/// The coupon (`cpn_…`) whose redemption an update waiting on `charge` counted, if any: a
+/// declined charge changes nothing, so that redemption is given back.
+pub fn redeemed_coupon(charge: &Charge) -> Result<Option<String>, BillingError> {
+    let Some(json) = charge.pending_update.as_deref() else {
+        return Ok(None);
+    };
+    let target: Target =
+        serde_json::from_str(json).map_err(|e| BillingError::Internal(e.into()))?;
+    Ok(match target.discount {
+        Some(DiscountChange::Set(discount)) => Some(discount.coupon.coupon_id),
+        _ => None,
+    })
 }

@@ -18,10 +18,11 @@ use serde_json::{Map, Value};
 use super::charging::{self, Settled};
 use super::followups::save;
 use super::invoicing::{issue, new_invoice};
-use super::proration::{followups_of, Target};
+use super::proration::{followups_of, DiscountChange, Target};
 use super::{numbering, taxation, BillingError};
 use crate::services::Services;
 use crate::store::charges::{self, Charge, ChargeKind, NewCharge};
+use crate::store::coupons;
 use crate::store::invoices::{self, Invoice, InvoiceKind};
 use crate::store::memberships::{self, Membership};
 use crate::store::{payment_methods, to_micros, Tx};
@@ -52,6 +53,9 @@ pub struct Changes {
     pub price_key: Option<String>,
     /// When a change of price or cycle applies.
     pub effective: Effective,
+    /// A coupon code to redeem and give (`Some(Some)`), or the coupon to remove (`Some(None)`):
+    /// from the next period invoice on.
+    pub coupon_code: Option<Option<String>>,
 }
 
 /// When a change of a membership's price or cycle applies (`effective`).
@@ -154,6 +158,22 @@ pub async fn update(
         (new_price, new_cycle, price_key) = (old_price, old_cycle, m.price_key.clone());
     }
     let scheduled_changed = m.state.scheduled != scheduled_before;
+    let discount = match &changes.coupon_code {
+        Some(Some(code)) => {
+            let redeemed = coupons::redeem(&mut tx, merchant_id, code, &m.currency, at).await?;
+            let coupon = redeemed.map_err(|refusal| BillingError::Invalid {
+                field: "couponCode",
+                message: refusal.message().into(),
+            })?;
+            updates.insert("CouponCode".into(), coupon.code.clone().into());
+            Some(DiscountChange::Set(coupon.discount()))
+        }
+        Some(None) if m.state.discount.is_some() => {
+            updates.insert("CouponCode".into(), Value::Null);
+            Some(DiscountChange::Remove)
+        }
+        _ => None,
+    };
     let new_total = new_price.per_period();
     let link_changed = changes.return_to_website_link.is_some()
         && changes.return_to_website_link != m.return_to_website_link;
@@ -201,6 +221,7 @@ pub async fn update(
         period_discount: m.state.period_discount,
         discount_used: false,
         price_key,
+        discount,
     };
     let proration = m
         .state

@@ -348,3 +348,17 @@ async fn count_redemption(
         .await?;
     row.as_ref().map(decode).transpose()
 }
+
+/// Gives back one redemption of the merchant's coupon `coupon_key` (an update that redeemed it
+/// was declined, so it never applied).
+pub async fn release(tx: &mut Tx, merchant_id: i64, coupon_key: &str) -> Result<(), sqlx::Error> {
+    sqlx::query(
+        "UPDATE coupons SET times_redeemed = times_redeemed - 1 \
+         WHERE merchant_id = $1 AND coupon_key = $2 AND times_redeemed > 0",
+    )
+    .bind(merchant_id)
+    .bind(coupon_key)
+    .execute(&mut **tx)
+    .await?;
+    Ok(())
+}

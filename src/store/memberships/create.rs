@@ -16,7 +16,7 @@ use sqlx::{Any, Executor};
 use super::{decode, discount_json, queue_json, rates_json, Membership, COLUMNS, FROM};
 use crate::store::coalesce::{Batch, Statements};
 use crate::store::customers::Created;
-use crate::store::{to_micros, Backend, Pool, Store};
+use crate::store::{to_micros, Backend, Pool, Store, Tx};
 
 /// What a membership is created with, already validated. Its customer is named by key where it
 /// is stored ([`insert`]), so that the customer's read can be part of the insert.
@@ -180,32 +180,7 @@ impl Batch for Insert {
         Box::pin(async move {
             let mut query = sqlx::query(INSERT.get(rows.len(), insert_sql));
             for row in rows {
-                let new = &row.membership;
-                let any_clock = i64::from(row.condition == ClockCondition::Any);
-                query = query
-                    .bind(new.merchant_id)
-                    .bind(row.customer_key.as_str())
-                    .bind(new.membership_key.as_str())
-                    .bind(new.order_id.as_str())
-                    .bind(new.order_description.as_deref())
-                    .bind(new.subscription_name.as_str())
-                    .bind(new.metadata.as_deref())
-                    .bind(new.webhook_url.as_str())
-                    .bind(new.end_date.map(to_micros))
-                    .bind(new.currency.as_str())
-                    .bind(new.total_amount)
-                    .bind(new.price_per_unit)
-                    .bind(new.quantity)
-                    .bind(new.cycle.interval_type.as_str())
-                    .bind(i64::from(new.cycle.interval_count))
-                    .bind(queue_json(&new.charge_emitter_queue)?)
-                    .bind(to_micros(row.at.expires_at))
-                    .bind(to_micros(row.at.now))
-                    .bind(any_clock)
-                    .bind(rates_json(&new.tax_rates)?)
-                    .bind(new.price_key.as_deref())
-                    .bind(new.trial_days.map(i64::from))
-                    .bind(discount_json(new.discount.as_ref())?);
+                query = bind_row(query, row)?;
             }
             let mut inserted: HashMap<String, Membership> = HashMap::with_capacity(rows.len());
             for returned in query.fetch_all(pool).await? {
@@ -222,6 +197,51 @@ impl Batch for Insert {
                 .collect())
         })
     }
+}
+
+/// Binds `row`'s values to the insert, in [`insert_sql`]'s order.
+fn bind_row<'q>(
+    query: sqlx::query::Query<'q, Any, sqlx::any::AnyArguments<'q>>,
+    row: &'q NewRow,
+) -> Result<sqlx::query::Query<'q, Any, sqlx::any::AnyArguments<'q>>, sqlx::Error> {
+    let new = &row.membership;
+    let any_clock = i64::from(row.condition == ClockCondition::Any);
+    Ok(query
+        .bind(new.merchant_id)
+        .bind(row.customer_key.as_str())
+        .bind(new.membership_key.as_str())
+        .bind(new.order_id.as_str())
+        .bind(new.order_description.as_deref())
+        .bind(new.subscription_name.as_str())
+        .bind(new.metadata.as_deref())
+        .bind(new.webhook_url.as_str())
+        .bind(new.end_date.map(to_micros))
+        .bind(new.currency.as_str())
+        .bind(new.total_amount)
+        .bind(new.price_per_unit)
+        .bind(new.quantity)
+        .bind(new.cycle.interval_type.as_str())
+        .bind(i64::from(new.cycle.interval_count))
+        .bind(queue_json(&new.charge_emitter_queue)?)
+        .bind(to_micros(row.at.expires_at))
+        .bind(to_micros(row.at.now))
+        .bind(any_clock)
+        .bind(rates_json(&new.tax_rates)?)
+        .bind(new.price_key.as_deref())
+        .bind(new.trial_days.map(i64::from))
+        .bind(discount_json(new.discount.as_ref())?))
+}
+
+/// [`insert`] in the caller's transaction (a membership created with something else the
+/// transaction writes, such as a coupon's redemption), unshared.
+pub async fn insert_in(tx: &mut Tx, row: &NewRow) -> Result<Option<Membership>, sqlx::Error> {
+    let query = bind_row(sqlx::query(INSERT.get(1, insert_sql)), row)?;
+    let Some(returned) = query.fetch_optional(&mut **tx).await? else {
+        return Ok(None);
+    };
+    let mut membership = decode(&returned)?;
+    membership.customer_key.clone_from(&row.customer_key);
+    Ok(Some(membership))
 }
 
 /// Stores a new Incomplete membership of the merchant's customer `customer_key`, in one
@@ -246,7 +266,7 @@ pub async fn insert(
 }
 
 /// The membership of the merchant's customer `customer_key` with this order id, if any.
-async fn by_order<'c, E: Executor<'c, Database = Any>>(
+pub async fn by_order<'c, E: Executor<'c, Database = Any>>(
     executor: E,
     merchant_id: i64,
     customer_key: &str,

@@ -14,7 +14,10 @@ pub mod list;
 mod with_invoices;
 
 pub use claims::{any_due, claim_due, claim_due_renewals};
-pub use create::{create_or_get, insert, ClockCondition, CreatedAt, Insert, NewMembership, NewRow};
+pub use create::{
+    by_order, create_or_get, insert, insert_in, ClockCondition, CreatedAt, Insert, NewMembership,
+    NewRow,
+};
 pub use with_invoices::{get_with_invoices, WithInvoicesByKey};
 
 use chrono::{DateTime, Utc};
