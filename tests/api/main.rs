@@ -46,6 +46,7 @@ mod pauses;
 mod payloads;
 mod paynow;
 mod plan_memberships;
+mod plan_year;
 mod pool;
 mod price_parts;
 mod process;
