@@ -88,7 +88,10 @@ pub(super) fn tax_label(t: &BTreeMap<String, String>, tax: &InvoiceTax) -> Strin
 }
 
 /// `Discount (SPRING20)`: a coupon's discount line, named by its code when known.
-pub(super) fn discount_label(t: &BTreeMap<String, String>, coupon: Option<&AppliedCoupon>) -> String {
+pub(super) fn discount_label(
+    t: &BTreeMap<String, String>,
+    coupon: Option<&AppliedCoupon>,
+) -> String {
     match coupon {
         Some(coupon) => format!("{} ({})", text(t, "discount"), coupon.code),
         None => text(t, "discount"),

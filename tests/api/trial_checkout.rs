@@ -98,7 +98,9 @@ backend_test!(
         assert!(text.contains("Free trial of"), "{text}");
         assert_eq!(shown(text, "trial-days"), "14 days free");
         assert_eq!(shown(text, "due-today"), "€0.00");
-        assert!(text.contains("data-testid=\"after-trial\"><dt>After the trial</dt><dd>€29.97</dd>"));
+        assert!(
+            text.contains("data-testid=\"after-trial\"><dt>After the trial</dt><dd>€29.97</dd>")
+        );
         assert_eq!(
             shown(text, "trial-terms"),
             "Free trial until 24 Jan 2027, then €29.97 per month."
@@ -134,8 +136,14 @@ backend_test!(
 
         let done = visitor.get(&url).await;
         assert_eq!(done.status, StatusCode::OK);
-        assert!(done.text.contains("Your free trial has started"), "{}", done.text);
-        assert!(!done.text.contains("Payment received") && !done.text.contains("Payment successful"));
+        assert!(
+            done.text.contains("Your free trial has started"),
+            "{}",
+            done.text
+        );
+        assert!(
+            !done.text.contains("Payment received") && !done.text.contains("Payment successful")
+        );
         assert_eq!(shown(&done.text, "trial-end"), "24 Jan 2027");
         assert_eq!(shown(&done.text, "first-charge"), "€29.97 · 24 Jan 2027");
         // A second post finds the trial started and charges nothing either.
@@ -173,7 +181,9 @@ backend_test!(
             "{}",
             page.text
         );
-        assert!(page.text.contains("<dt>After the trial</dt><dd>€23.98</dd>"));
+        assert!(page
+            .text
+            .contains("<dt>After the trial</dt><dd>€23.98</dd>"));
         assert_eq!(shown(&page.text, "due-today"), "€0.00");
         assert_eq!(
             shown(&page.text, "trial-terms"),
@@ -189,14 +199,22 @@ backend_test!(
             shown(&challenge.text, "challenge-text"),
             "Your bank asks you to confirm this card before it is saved for the payments after your free trial."
         );
-        assert_eq!(server.membership(&token, &key).await["status"], "Incomplete");
+        assert_eq!(
+            server.membership(&token, &key).await["status"],
+            "Incomplete"
+        );
         let confirmed = visitor
             .post(
                 &format!("{url}/confirm"),
                 &[("csrfToken", &challenge.csrf()), ("action", "confirm")],
             )
             .await;
-        assert_eq!(confirmed.location.as_deref(), Some(RETURN), "{}", confirmed.text);
+        assert_eq!(
+            confirmed.location.as_deref(),
+            Some(RETURN),
+            "{}",
+            confirmed.text
+        );
         let m = server.membership(&token, &key).await;
         assert_eq!(m["status"], "Trialing");
         assert_eq!(m["discount"]["code"], "SPRING20");

@@ -145,8 +145,9 @@ pub async fn pause(
     match pause::pause(&state, staff.merchant.id, &key, resume_at).await {
         Ok(paused) => {
             let told = match paused.state.resume_at {
-                Some(at) => text(t, "dash_paused_until")
-                    .replace("{date}", &display_time(at, i18n::lang(t))),
+                Some(at) => {
+                    text(t, "dash_paused_until").replace("{date}", &display_time(at, i18n::lang(t)))
+                }
                 None => text(t, "dash_paused"),
             };
             outcome_page(&state, &staff, t, &key, StatusCode::OK, "done", told.into())
@@ -265,7 +266,9 @@ mod tests {
     use super::*;
 
     fn at(text: &str) -> DateTime<Utc> {
-        DateTime::parse_from_rfc3339(text).unwrap().with_timezone(&Utc)
+        DateTime::parse_from_rfc3339(text)
+            .unwrap()
+            .with_timezone(&Utc)
     }
 
     #[test]
@@ -285,9 +288,18 @@ mod tests {
         for typed in ["2027-6-15 08:30", "15.06.2027 08:30", "2027-06-15", "soon"] {
             assert_eq!(read(typed), Err(form.to_string()), "{typed}");
         }
-        assert_eq!(read("2027-04-10 23:59"), Err("must be in the future".into()));
-        assert_eq!(read("2027-04-11 00:00"), Err("must be in the future".into()));
-        assert!(read("2127-04-11 00:01").is_err(), "more than 100 years ahead");
+        assert_eq!(
+            read("2027-04-10 23:59"),
+            Err("must be in the future".into())
+        );
+        assert_eq!(
+            read("2027-04-11 00:00"),
+            Err("must be in the future".into())
+        );
+        assert!(
+            read("2127-04-11 00:01").is_err(),
+            "more than 100 years ahead"
+        );
         assert_eq!(input_value(at("2027-06-15T08:30:59Z")), "2027-06-15T08:30");
     }
 }

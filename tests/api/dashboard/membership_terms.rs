@@ -163,7 +163,9 @@ backend_test!(
             .await;
         assert_eq!(again.status, StatusCode::CONFLICT);
         assert_eq!(outcome(&again), Some("refused"));
-        assert!(again.text.contains("the membership has no scheduled change"));
+        assert!(again
+            .text
+            .contains("the membership has no scheduled change"));
     }
 );
 
@@ -216,7 +218,9 @@ backend_test!(
         };
         let mrr = line("data-testid=\"mrr\" data-currency=\"EUR\"");
         assert!(mrr.contains("€30.00"), "the Active one alone: {mrr}");
-        assert!(page.text.contains("Memberships in a free trial or paused bring in nothing yet"));
+        assert!(page
+            .text
+            .contains("Memberships in a free trial or paused bring in nothing yet"));
         for (status, label) in [
             ("Trialing", "Free trial"),
             ("Paused", "Paused"),

@@ -37,35 +37,56 @@ backend_test!(
         let page_path = format!("/dashboard/memberships/{key}");
         let path = format!("{page_path}/pause");
         let page = browser.get(&page_path, &cookie).await;
-        assert!(page.text.contains(&format!("href=\"{path}\"")), "{}", page.text);
+        assert!(
+            page.text.contains(&format!("href=\"{path}\"")),
+            "{}",
+            page.text
+        );
         assert!(!page.text.contains("data-testid=\"resume-link\""));
 
         let form = browser.get(&path, &cookie).await;
         assert_eq!(form.status, StatusCode::OK, "{}", form.text);
         assert!(form.text.contains("Pause this membership?"));
-        assert!(form.text.contains("name=\"resumeAt\" type=\"datetime-local\""));
+        assert!(form
+            .text
+            .contains("name=\"resumeAt\" type=\"datetime-local\""));
         assert!(form.text.contains(&format!("action=\"{path}\"")));
         let csrf = form.csrf();
         let post = |resume_at: &'static str, csrf: String| {
             let (browser, cookie, path) = (&browser, &cookie, &path);
             async move {
                 browser
-                    .post(path, cookie, &[("csrfToken", &csrf), ("resumeAt", resume_at)])
+                    .post(
+                        path,
+                        cookie,
+                        &[("csrfToken", &csrf), ("resumeAt", resume_at)],
+                    )
                     .await
             }
         };
         let forged = post("2027-06-15 00:00", "0".repeat(64)).await;
         assert_eq!(forged.status, StatusCode::FORBIDDEN);
         for (typed, why) in [
-            ("15.06.2027", "must be a date and time in UTC: YYYY-MM-DD HH:MM"),
-            ("2027-13-01 00:00", "must be a date and time in UTC: YYYY-MM-DD HH:MM"),
+            (
+                "15.06.2027",
+                "must be a date and time in UTC: YYYY-MM-DD HH:MM",
+            ),
+            (
+                "2027-13-01 00:00",
+                "must be a date and time in UTC: YYYY-MM-DD HH:MM",
+            ),
             ("2027-04-10 23:59", "must be in the future"),
-            ("2200-01-01T00:00", "must be at most 100 years in the future"),
+            (
+                "2200-01-01T00:00",
+                "must be at most 100 years in the future",
+            ),
         ] {
             let refused = post(typed, csrf.clone()).await;
             assert_eq!(refused.status, StatusCode::BAD_REQUEST, "{typed}");
             assert!(
-                refused.text.contains(&format!("data-testid=\"resumeAt-error\">{why}<")),
+                refused
+                    .text
+                    .contains(&format!("data-testid=\"resumeAt-error\">{why}<")),
                 "{typed}: {}",
                 refused.text
             );
@@ -98,7 +119,11 @@ backend_test!(
         // A Paused membership's date: filled in, changed (a datetime-local value), cleared.
         let form = browser.get(&path, &cookie).await;
         assert!(form.text.contains("Change the resume date?"));
-        assert!(form.text.contains("value=\"2027-06-15T08:30\""), "{}", form.text);
+        assert!(
+            form.text.contains("value=\"2027-06-15T08:30\""),
+            "{}",
+            form.text
+        );
         let moved = post("2027-07-01T00:00", csrf.clone()).await;
         assert_eq!(outcome(&moved), Some("done"), "{}", moved.text);
         assert_eq!(
@@ -195,7 +220,11 @@ backend_test!(
             format!("{base}/resume"),
             format!("{base}/pending-update"),
         ] {
-            assert_eq!(browser.get(&path, &mine).await.status, StatusCode::OK, "{path}");
+            assert_eq!(
+                browser.get(&path, &mine).await.status,
+                StatusCode::OK,
+                "{path}"
+            );
             let page = browser.get(&path, &theirs).await;
             assert_eq!(page.status, StatusCode::NOT_FOUND, "{path}");
             let posted = browser
