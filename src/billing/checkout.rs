@@ -4,6 +4,7 @@
 
 use chrono::{DateTime, Duration, Utc};
 use recur_domain::card::CardNumber;
+use recur_domain::coupon::AppliedCoupon;
 use recur_domain::status::MembershipStatus;
 use recur_domain::tax::InvoiceTax;
 
@@ -122,12 +123,14 @@ pub enum Purpose {
 /// What a checkout collects now.
 #[derive(Debug, Clone)]
 pub struct DueNow {
-    /// First payment or pay-now.
+    /// First payment, pay-now or trial start.
     pub purpose: Purpose,
     /// Before credit, minor units.
     pub subtotal: i64,
     /// A coupon's discount, minor units.
     pub discount: i64,
+    /// The coupon the discount comes from, when there is one.
+    pub coupon: Option<AppliedCoupon>,
     /// Each tax of the invoice (DESIGN §14), in the membership's order.
     pub taxes: Vec<InvoiceTax>,
     /// EU rates were skipped: the customer accounts for the VAT.
@@ -160,6 +163,7 @@ pub async fn due_now(
                 purpose: Purpose::TrialStart,
                 subtotal: plan.subtotal,
                 discount: plan.discount,
+                coupon: plan.coupon,
                 taxes: plan.taxes,
                 reverse_charge: plan.reverse_charge,
                 credit_applied: 0,
@@ -175,6 +179,7 @@ pub async fn due_now(
                 purpose: Purpose::FirstPayment,
                 subtotal: plan.subtotal,
                 discount: plan.discount,
+                coupon: plan.coupon,
                 taxes: plan.taxes,
                 reverse_charge: plan.reverse_charge,
                 credit_applied: plan.credit_applied,
@@ -189,6 +194,7 @@ pub async fn due_now(
                 purpose: Purpose::PayNow,
                 subtotal: invoice.subtotal,
                 discount: invoice.discount,
+                coupon: invoice.coupon,
                 taxes: invoice.taxes,
                 reverse_charge: invoice.reverse_charge,
                 credit_applied: invoice.credit_applied,

@@ -1,8 +1,10 @@
 //! The hosted checkout behind a checkout session's link, `/checkout/{token}`: what is bought and
 //! charged today, the card form (and the customer's saved card, paid with one button), the
-//! identity-confirmation step some cards ask for, and the confirmation. Paying twice (double click, reload, two tabs) never charges twice: the payment
-//! runs under the membership's lock, and a membership with nothing left to pay shows the
-//! confirmation instead of charging.
+//! identity-confirmation step some cards ask for, and the confirmation. A membership with a
+//! free trial is not charged: the page says so, collects the card for the first charge at the
+//! trial's end and starts the trial. Paying twice (double click, reload, two tabs) never charges
+//! twice: the payment runs under the membership's lock, and a membership with nothing left to pay
+//! shows the confirmation instead of charging.
 
 use std::collections::BTreeMap;
 
@@ -15,14 +17,14 @@ use recur_domain::status::MembershipStatus;
 
 use super::form::{decline_message, CardForm, CardFormState, PageForm, TokenForm};
 use super::format::{display_date, interval_phrase};
-use super::invoice_view::tax_label;
+use super::invoice_view::{discount_label, tax_label};
 use super::render::{allow_form_redirect, page, see_other, with_status, Framing};
 use super::session::{self, EnteredCard, PageSession};
 use super::{csrf, expired};
 use crate::api::client_address::ClientAddress;
 use crate::api::problem::ApiError;
 use crate::billing::checkout::{self, DueNow, Purpose};
-use crate::billing::{lifecycle, BillingError};
+use crate::billing::{lifecycle, taxation, BillingError};
 use crate::i18n;
 use crate::ids;
 use crate::state::AppState;
@@ -71,7 +73,7 @@ pub async fn show(
     }
     match checkout::due_now(&state, &checkout.membership, checkout.page.now).await? {
         Some(due) => form_page(&state, t, &checkout, &due, CardFormState::default()).await,
-        None => outcome_page(&state, t, &checkout),
+        None => outcome_page(&state, t, &checkout).await,
     }
 }
 
@@ -182,7 +184,8 @@ pub async fn confirm(
     charge(&state, t, &checkout, &due, method.id, client).await
 }
 
-/// Pays with the card `method_id`, for the customer at `client`, and shows where that leads.
+/// Pays with the card `method_id` (a trial start saves it and starts the trial), for the
+/// customer at `client`, and shows where that leads.
 async fn charge(
     state: &AppState,
     t: &BTreeMap<String, String>,
@@ -227,13 +230,15 @@ async fn charge(
     }
 }
 
-/// The plan, what is due today and when the next charge falls.
+/// The plan, what is due today and when the next charge falls; for a trial start, the trial's
+/// days and end and the first charge after it, with its breakdown (nothing is due today).
 fn summary(t: &BTreeMap<String, String>, checkout: &Checkout, due: Option<&DueNow>) -> Value {
     let m = &checkout.membership;
     let lang = i18n::lang(t);
     let currency = m.currency();
     let money = |minor: i64| display_amount(minor, currency, lang);
     let price = m.state.price;
+    let trial = due.filter(|d| d.purpose == Purpose::TrialStart);
     context! {
         subscription_name => m.subscription_name,
         description => m.order_description,
@@ -245,6 +250,10 @@ fn summary(t: &BTreeMap<String, String>, checkout: &Checkout, due: Option<&DueNo
         },
         due_today => due.map(|d| money(d.amount)),
         subtotal => due.map(|d| money(d.subtotal)),
+        discount => due.filter(|d| d.discount > 0).map(|d| context! {
+            label => discount_label(t, d.coupon.as_ref()),
+            amount => money(-d.discount),
+        }),
         taxes => due.map(|d| d.taxes.iter().map(|tax| context! {
             label => tax_label(t, tax),
             amount => money(tax.amount),
@@ -252,6 +261,11 @@ fn summary(t: &BTreeMap<String, String>, checkout: &Checkout, due: Option<&DueNo
         reverse_charge => due.filter(|d| d.reverse_charge).map(|_| t.get("reverse_charge")),
         credit => due.filter(|d| d.credit_applied > 0).map(|d| money(-d.credit_applied)),
         next_charge => due.and_then(|d| d.next_charge).map(|at| display_date(at, lang)),
+        trial => trial.map(|d| context! {
+            days => m.state.trial_days,
+            until => d.next_charge.map(|at| display_date(at, lang)),
+            first_charge => d.first_charge.map(money),
+        }),
         pay_now => due.map(|d| d.purpose == Purpose::PayNow),
         canceled => m.state.status == MembershipStatus::Canceled,
         email => checkout.page.customer.fields.email,
@@ -324,8 +338,9 @@ async fn challenge_page(
 }
 
 /// The page of a checkout with nothing (left) to pay: paid (the membership Active, or this
-/// checkout paid an invoice of a Canceled one), in progress, or no longer payable.
-fn outcome_page(
+/// checkout paid an invoice of a Canceled one), its trial started (Trialing: when the trial ends
+/// and what the first charge will be), in progress, or no longer payable.
+async fn outcome_page(
     state: &AppState,
     t: &BTreeMap<String, String>,
     checkout: &Checkout,
@@ -334,6 +349,20 @@ fn outcome_page(
     let lang = i18n::lang(t);
     let active = m.state.status == MembershipStatus::Active;
     let paid = active || checkout.page.session.completed_at.is_some();
+    let trial = match m.state.status {
+        MembershipStatus::Trialing => {
+            let taxation = taxation::of(state.store.pool(), m).await?;
+            let first_charge = m
+                .state
+                .next_renewal(&m.subscription_name, &taxation)
+                .map(|(_, plan)| display_amount(plan.amount_due, m.currency(), lang));
+            Some(context! {
+                until => m.state.trial_end.map(|at| display_date(at, lang)),
+                first_charge => first_charge,
+            })
+        }
+        _ => None,
+    };
     page(
         state,
         StatusCode::OK,
@@ -341,6 +370,7 @@ fn outcome_page(
         context! {
             t => t,
             plan => summary(t, checkout, None),
+            trial => trial,
             paid => paid,
             active => active,
             status => m.state.status.as_str(),

@@ -3,6 +3,7 @@
 
 use std::collections::BTreeMap;
 
+use recur_domain::coupon::AppliedCoupon;
 use recur_domain::invoice::CREDIT_LINE;
 use recur_domain::money::{display_amount, Currency};
 use recur_domain::tax::InvoiceTax;
@@ -83,6 +84,17 @@ pub(super) fn tax_label(t: &BTreeMap<String, String>, tax: &InvoiceTax) -> Strin
         format!("{} {label}", text(t, "tax_included"))
     } else {
         label
+    }
+}
+
+/// `Discount (SPRING20)`: a coupon's discount line, named by its code when known.
+pub(super) fn discount_label(
+    t: &BTreeMap<String, String>,
+    coupon: Option<&AppliedCoupon>,
+) -> String {
+    match coupon {
+        Some(coupon) => format!("{} ({})", text(t, "discount"), coupon.code),
+        None => text(t, "discount"),
     }
 }
 
@@ -172,10 +184,7 @@ pub fn invoice_view(
             .collect(),
         subtotal: money(invoice.subtotal),
         discount: (invoice.discount != 0).then(|| LineView {
-            description: match &invoice.coupon {
-                Some(coupon) => format!("{} ({})", text(t, "discount"), coupon.code),
-                None => text(t, "discount"),
-            },
+            description: discount_label(t, invoice.coupon.as_ref()),
             amount: money(-invoice.discount),
         }),
         taxes: invoice

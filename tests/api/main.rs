@@ -67,6 +67,7 @@ mod ssrf;
 mod tax_invoices;
 mod tax_rates;
 mod tls;
+mod trial_checkout;
 mod trials;
 mod webhook_endpoints;
 mod webhooks;

@@ -253,3 +253,91 @@ async fn the_checkout_wears_the_merchants_display_name_and_colour() {
     browser.screenshot("checkout-branded").await;
     browser.close().await;
 }
+
+/// A free trial started in the browser, through the identity check: the page says nothing is
+/// due today and when the first charge falls, the button starts the trial, nothing is charged
+/// and the membership is Trialing; the confirmation names the trial's end and the first
+/// charge. On both databases; the SQLite run saves the screenshots.
+mod free_trial {
+    use super::*;
+    use crate::backend_matrix;
+
+    /// Saves a screenshot of the SQLite run (the PostgreSQL run's page is the same).
+    async fn screenshot(backend: Backend, browser: &Browser, name: &str) {
+        if backend == Backend::Sqlite {
+            browser.screenshot(name).await;
+        }
+    }
+
+    backend_matrix!(starts_a_trial_without_a_charge, |backend| async move {
+        let server = TestServer::start(backend).await;
+        let token = server.token().await;
+        server.advance(&token, "2027-01-10T09:00:00Z").await;
+        let customer = server.create_customer(&token, "trial@example.com").await;
+        let mut body = server.membership_body(&customer, "order-trial");
+        body["trialDays"] = json!(14);
+        let membership = server.create_membership(&token, body).await["membershipKey"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        let reply = server
+            .call(
+                Method::POST,
+                "/api/subscriptions/v1/checkout/session",
+                Some(&token),
+                Some(json!({"customerKey": customer, "membershipKey": membership,
+                            "returnToWebsiteLink": RETURN})),
+            )
+            .await;
+        assert_eq!(reply.status, 201, "{}", reply.body);
+        let url = reply.body["checkoutRedirectUrl"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        let browser = Browser::start(DESKTOP).await;
+        browser.open(&url).await;
+        assert_eq!(
+            browser.text("[data-testid=trial-days]").await,
+            "14 days free"
+        );
+        assert_eq!(browser.text("[data-testid=due-today]").await, "€0.00");
+        assert_eq!(
+            browser.text("[data-testid=trial-terms]").await,
+            "Free trial until 24 Jan 2027, then €29.97 per month."
+        );
+        assert_eq!(
+            browser.text("[data-testid=submit]").await,
+            "Start free trial"
+        );
+        screenshot(backend, &browser, "checkout-trial").await;
+        enter_card(&browser, "4000000000003220").await;
+        browser.click("[data-testid=submit]").await;
+        browser.wait_for("#challenge-heading").await;
+        assert!(browser
+            .text("[data-testid=challenge-text]")
+            .await
+            .contains("confirm this card"));
+        screenshot(backend, &browser, "checkout-trial-challenge").await;
+        browser.click("button[value=confirm]").await;
+        browser.wait_for_url(RETURN).await;
+        assert_eq!(status(&server, &token, &membership).await, "Trialing");
+        let charges = server
+            .count(
+                "SELECT COUNT(*) FROM charges c JOIN memberships m ON m.id = c.membership_id \
+                 WHERE m.membership_key = $1",
+                &membership,
+            )
+            .await;
+        assert_eq!(charges, 0, "nothing charged");
+
+        browser.open(&url).await;
+        assert_eq!(browser.text("h1").await, "Your free trial has started");
+        assert_eq!(browser.text("[data-testid=trial-end]").await, "24 Jan 2027");
+        assert_eq!(
+            browser.text("[data-testid=first-charge]").await,
+            "€29.97 · 24 Jan 2027"
+        );
+        screenshot(backend, &browser, "checkout-trial-started").await;
+        browser.close().await;
+    });
+}

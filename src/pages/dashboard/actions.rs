@@ -18,7 +18,7 @@ use recur_domain::money::{display_amount, Currency};
 use rust_decimal::Decimal;
 use serde::Deserialize;
 
-use super::confirm::{self, Confirm, Outcome};
+use super::confirm::{self, Confirm, Field, Outcome};
 use super::staff;
 use crate::api::problem::ApiError;
 use crate::billing::refunds::{self, RefundAsk};
@@ -34,24 +34,27 @@ use crate::store::memberships::{self, Membership};
 use crate::store::refunds::RefundStatus;
 
 /// An action's form as posted: its token and, for a refund, the amount (blank: all that is
-/// left).
+/// left), for a pause the resume date (blank: until resumed).
 #[derive(Debug, Deserialize)]
 pub struct ActionForm {
     /// The session's form token.
     #[serde(rename = "csrfToken", default)]
-    csrf_token: String,
+    pub(super) csrf_token: String,
     /// The refund's amount in the invoice's currency, as typed.
     #[serde(default)]
-    amount: String,
+    pub(super) amount: String,
+    /// The pause's resume date, UTC, as typed.
+    #[serde(rename = "resumeAt", default)]
+    pub(super) resume_at: String,
 }
 
 /// The membership page of `key`.
-fn membership_url(key: &str) -> String {
+pub(super) fn membership_url(key: &str) -> String {
     format!("/dashboard/memberships/{key}")
 }
 
 /// The confirmation page of an action on membership `key`.
-fn confirm_page(
+pub(super) fn confirm_page(
     state: &AppState,
     staff: &staff::Staff,
     t: &BTreeMap<String, String>,
@@ -63,7 +66,7 @@ fn confirm_page(
 
 /// The page that tells an action's `outcome` (`done`, `declined` or `refused`) with `text`,
 /// answered with `status`.
-fn outcome_page(
+pub(super) fn outcome_page(
     state: &AppState,
     staff: &staff::Staff,
     t: &BTreeMap<String, String>,
@@ -86,7 +89,7 @@ fn outcome_page(
 
 /// The outcome page of an action that failed on the membership's state or at the processor; a
 /// failure of the service itself stays an error.
-fn refused(
+pub(super) fn refused(
     state: &AppState,
     staff: &staff::Staff,
     t: &BTreeMap<String, String>,
@@ -131,7 +134,7 @@ fn refused(
 
 /// The session and strings of a dashboard request, and the merchant's membership `key`: `Err`
 /// holds the page to answer instead (the login redirect, or the 404 page).
-async fn membership_of(
+pub(super) async fn membership_of(
     state: &AppState,
     headers: &HeaderMap,
     key: &str,
@@ -148,7 +151,7 @@ async fn membership_of(
 }
 
 /// The 403 page unless the form carries the session's token and comes from this site.
-fn forged(
+pub(super) fn forged(
     state: &AppState,
     staff: &staff::Staff,
     t: &BTreeMap<String, String>,
@@ -179,7 +182,7 @@ pub async fn confirm_cancel(
         text: "dash_cancel_text",
         button: "dash_cancel_button",
         action: format!("{}/cancel", membership_url(&key)),
-        amount: None,
+        field: None,
     };
     confirm_page(&state, &staff, t, &key, confirm)
 }
@@ -252,7 +255,7 @@ fn refund_form(
             membership_url(key),
             invoice.invoice_key
         ),
-        amount: Some((left, typed, error)),
+        field: Some(Field::Amount { left, typed, error }),
     };
     confirm_page(state, staff, t, key, confirm)
 }
@@ -356,7 +359,7 @@ pub async fn confirm_resend(
         text: "dash_resend_text",
         button: "dash_resend_button",
         action: format!("{}/events/{action_id}/resend", membership_url(&key)),
-        amount: None,
+        field: None,
     };
     confirm_page(&state, &staff, t, &key, confirm)
 }

@@ -194,7 +194,7 @@ pub async fn confirm_revoke(
         text: "dash_revoke_text",
         button: "dash_revoke_button",
         action: format!("{PAGE}/{key_id}/revoke"),
-        amount: None,
+        field: None,
     };
     confirm::page(&state, &staff, t, PAGE, confirm)
 }

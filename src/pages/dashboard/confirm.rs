@@ -25,8 +25,29 @@ pub struct Confirm<'a> {
     pub button: &'a str,
     /// Where the form posts.
     pub action: String,
-    /// The amount field of a refund: `(what is left, the amount typed, its error)`.
-    pub amount: Option<(String, String, Option<String>)>,
+    /// The form's field, when it has one.
+    pub field: Option<Field>,
+}
+
+/// The one field a confirmation form may carry, with what was typed in it and why that was
+/// refused.
+pub enum Field {
+    /// A refund's amount (`amount`; blank: all that is left).
+    Amount {
+        /// What is left to refund.
+        left: String,
+        /// The amount typed.
+        typed: String,
+        /// Why it was refused.
+        error: Option<String>,
+    },
+    /// A pause's resume date (`resumeAt`, UTC; blank: until resumed).
+    ResumeAt {
+        /// The date typed (or the current one).
+        typed: String,
+        /// Why it was refused.
+        error: Option<String>,
+    },
 }
 
 /// The confirmation page `confirm`, with a link back to `back`.
@@ -49,9 +70,18 @@ pub fn page(
             button => t.get(confirm.button),
             action => confirm.action,
             back => back,
-            amount => confirm.amount.map(|(left, typed, error)| context! {
-                left => left, value => typed, error => error,
-            }),
+            amount => match &confirm.field {
+                Some(Field::Amount { left, typed, error }) => Some(context! {
+                    left => left, value => typed, error => error,
+                }),
+                _ => None,
+            },
+            resume_at => match &confirm.field {
+                Some(Field::ResumeAt { typed, error }) => Some(context! {
+                    value => typed, error => error,
+                }),
+                _ => None,
+            },
         },
     )
 }

@@ -1,13 +1,20 @@
-//! A membership's page in the dashboard: plan, status, periods and next billing, its customer,
-//! its invoices (newest first, a page at a time, as `GET /invoices?membershipKey=` lists them)
-//! and the timeline of its webhook events, each with every attempt to deliver it to the
-//! membership's `webhookUrl` and to each of the merchant's webhook endpoints that took it. The page offers the actions of [`super::actions`] and, while the
-//! "payment failed" e-mail's pay-now link is open, that link to copy.
+//! A membership's page in the dashboard: plan, status, periods and next billing, its trial,
+//! coupon, scheduled change and resume date, its customer, its invoices (newest first, a page at
+//! a time, as `GET /invoices?membershipKey=` lists them) and the timeline of its webhook events,
+//! each with every attempt to deliver it to the membership's `webhookUrl` and to each of the
+//! merchant's webhook endpoints that took it. The page offers the actions of [`super::actions`]
+//! and [`super::pauses`] and, while the "payment failed" e-mail's pay-now link is open, that link
+//! to copy.
+
+use std::collections::BTreeMap;
 
 use axum::extract::{Path, RawQuery, State};
 use axum::http::HeaderMap;
 use axum::response::Response;
-use minijinja::context;
+use minijinja::{context, Value};
+use recur_domain::coupon::CouponOff;
+use recur_domain::money::display_amount;
+use recur_domain::status::MembershipStatus;
 
 use super::customers::{invoice_rows, membership_row};
 use super::staff::Staff;
@@ -17,10 +24,11 @@ use crate::api::pagination::{ListQuery, PageParams};
 use crate::api::problem::ApiError;
 use crate::i18n;
 use crate::links;
-use crate::pages::format::{display_date, display_time};
+use crate::pages::format::{display_date, display_time, interval_phrase};
 use crate::pages::{notice, session};
 use crate::state::AppState;
-use crate::store::{checkout_sessions, customers, endpoint_deliveries, events, memberships};
+use crate::store::memberships::{self, Membership};
+use crate::store::{checkout_sessions, customers, endpoint_deliveries, events};
 
 /// The newest events the timeline shows.
 pub const EVENTS_SHOWN: i64 = 50;
@@ -120,6 +128,9 @@ pub async fn show(
             membership => membership_row(t, lang, &m),
             order_id => m.order_id,
             cancelable => m.state.status.can_cancel() && !m.state.status.is_terminal(),
+            pausable => m.state.status == MembershipStatus::Active,
+            paused => m.state.status == MembershipStatus::Paused,
+            terms => terms(t, lang, &m),
             pay_now_url => pay_now_url,
             next_billing => m.state.next_billing_date().map(|at| display_date(at, lang)),
             canceled => m.state.canceled_at.map(|at| display_date(at, lang)),
@@ -139,4 +150,59 @@ pub async fn show(
             events_shown => EVENTS_SHOWN,
         },
     )
+}
+
+/// What a membership's terms hold beyond its plan: its free trial (days, and its end once
+/// started), its coupon (code, what it takes off, for how many more invoices), the change
+/// scheduled for its next period (price, units, cycle, when it applies) and, while Paused, when
+/// it resumes.
+fn terms(t: &BTreeMap<String, String>, lang: &str, m: &Membership) -> Value {
+    let currency = m.currency();
+    let money = |minor: i64| display_amount(minor, currency, lang);
+    let text = |key: &str| t.get(key).cloned().unwrap_or_default();
+    let trial = m.state.trial_days.map(|days| match m.state.trial_end {
+        Some(end) => text("dash_trial_until")
+            .replace("{n}", &days.to_string())
+            .replace("{date}", &display_date(end, lang)),
+        None => text("dash_trial_not_started").replace("{n}", &days.to_string()),
+    });
+    let coupon = m.state.discount.as_ref().map(|d| {
+        let off = match d.coupon.off {
+            CouponOff::PercentOff(p) => format!("{} %", p.normalize()),
+            CouponOff::AmountOff(amount) => money(amount),
+        };
+        context! {
+            code => d.coupon.code,
+            off => text("dash_coupon_off").replace("{off}", &off),
+            duration => match d.cycles_left {
+                None => text("dash_coupon_forever"),
+                Some(1) => text("dash_coupon_cycle_one"),
+                Some(n) => text("dash_coupon_cycles").replace("{n}", &n.to_string()),
+            },
+        }
+    });
+    let scheduled = m.state.scheduled.as_ref().map(|change| {
+        let price = change.price;
+        let when = match m.state.scheduled_change_at() {
+            Some(at) => text("dash_scheduled_from").replace("{date}", &display_date(at, lang)),
+            None => text("dash_scheduled_on_resume"),
+        };
+        context! {
+            amount => money(price.total),
+            interval => interval_phrase(t, change.cycle.interval_type, change.cycle.interval_count),
+            units => match (price.units(), price.unit_price()) {
+                (Some(units), Some(unit)) if units != 1 || price.quantity.is_some() => {
+                    Some(format!("{units} × {}", money(unit)))
+                }
+                _ => None,
+            },
+            price_id => change.price_key,
+            when => when,
+        }
+    });
+    let resumes = (m.state.status == MembershipStatus::Paused).then(|| match m.state.resume_at {
+        Some(at) => display_time(at, lang),
+        None => text("dash_resumes_by_hand"),
+    });
+    context! { trial, coupon, scheduled, resumes }
 }

@@ -14,6 +14,7 @@ pub mod lists;
 pub mod login;
 pub mod memberships;
 pub mod overview;
+pub mod pauses;
 pub mod sandbox;
 pub mod settings;
 pub mod staff;
@@ -105,6 +106,18 @@ pub fn routes() -> Router<AppState> {
         .route(
             "/dashboard/memberships/{membership_key}/cancel",
             get(actions::confirm_cancel).post(actions::cancel),
+        )
+        .route(
+            "/dashboard/memberships/{membership_key}/pause",
+            get(pauses::confirm_pause).post(pauses::pause),
+        )
+        .route(
+            "/dashboard/memberships/{membership_key}/resume",
+            get(pauses::confirm_resume).post(pauses::resume),
+        )
+        .route(
+            "/dashboard/memberships/{membership_key}/pending-update",
+            get(pauses::confirm_drop_change).post(pauses::drop_change),
         )
         .route(
             "/dashboard/memberships/{membership_key}/invoices/{invoice_key}/refund",

@@ -199,7 +199,7 @@ async fn confirm_action(
         text: &text,
         button: &button,
         action: format!("{}/{action}", page_of(id)),
-        amount: None,
+        field: None,
     };
     confirm::page(state, &staff, t, &page_of(id), confirm)
 }

@@ -42,7 +42,7 @@ async fn paid(
 }
 
 /// The outcome a page tells (`done`, `declined`, `refused`), if it is an outcome page.
-fn outcome(page: &Answer) -> Option<&str> {
+pub(super) fn outcome(page: &Answer) -> Option<&str> {
     let at = page.text.find("data-outcome=\"")? + 14;
     page.text[at..].split('"').next()
 }

@@ -1,14 +1,18 @@
 //! The merchant dashboard (DESIGN §13, issue 30): login with the merchant's credentials under
 //! the `/auth` limiter, the session cookie and its idle time-out, logout and CSRF here; the
 //! customer search and its cursors, the customer and membership pages and tenant isolation in
-//! [`pages`]; the membership page's actions and pay-now link in [`actions`]; the API keys,
-//! settings and webhook endpoints pages in [`api_keys`], [`settings`] and [`webhooks`].
+//! [`pages`]; the membership page's actions and pay-now link in [`actions`], its trial, coupon
+//! and scheduled change (and Trialing and Paused in the overview) in [`membership_terms`], pause
+//! and resume in [`pauses`]; the API keys, settings and webhook endpoints pages in
+//! [`api_keys`], [`settings`] and [`webhooks`].
 
 mod actions;
 mod api_keys;
 mod invoices;
+mod membership_terms;
 mod overview;
 mod pages;
+mod pauses;
 mod settings;
 mod webhooks;
 
