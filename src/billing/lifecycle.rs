@@ -13,6 +13,7 @@ use super::followups::{save, Followups};
 use super::invoicing::{issue, new_invoice};
 use super::{credit_notes, numbering, BillingError};
 use crate::delivery::credits::Credited;
+use crate::processor::Verification;
 use crate::services::Services;
 use crate::store::charges::{self, Charge, ChargeKind, NewCharge, PagePayment};
 use crate::store::invoices::{self, Invoice, InvoiceKind};
@@ -287,8 +288,9 @@ async fn pay(
 }
 
 /// Starts the trial of an Incomplete membership with `trialDays` in `tx` (holding its lock):
-/// the card is saved as the customer's payment method and nothing is charged; Trialing until
-/// the trial ends.
+/// the card, once the processor has verified it, is saved as the customer's payment method and
+/// nothing is charged; Trialing until the trial ends. A refused card is a decline that changes
+/// nothing.
 async fn start_trial(
     state: &Services,
     mut tx: Tx,
@@ -297,15 +299,26 @@ async fn start_trial(
     at: DateTime<Utc>,
 ) -> Result<Membership, BillingError> {
     let card = match with {
-        PayWith::Card(card, _) => Some(card),
-        PayWith::SavedCard => payment_methods::current(&mut *tx, m.merchant_id, m.customer_id)
+        PayWith::Card(id, _) => payment_methods::get_many(&mut *tx, &[(m.merchant_id, id)])
             .await?
-            .map(|card| card.id),
+            .remove(&id),
+        PayWith::SavedCard => {
+            payment_methods::current(&mut *tx, m.merchant_id, m.customer_id).await?
+        }
     }
     .ok_or_else(|| {
         BillingError::Conflict("the customer has no payment method; attach a card first".into())
     })?;
-    payment_methods::attach_many(&mut tx, &[(m.merchant_id, card)], at).await?;
+    // Nothing is charged, so the issuer is asked whether the card can be charged later, as
+    // when a customer replaces their card.
+    let verified = state
+        .processor
+        .verify(m.merchant_id, &card.processor_token)
+        .await?;
+    if let Verification::Refused { code, reason } = verified {
+        return Err(BillingError::Declined { code, reason });
+    }
+    payment_methods::attach_many(&mut tx, &[(m.merchant_id, card.id)], at).await?;
     let changed = m.state.trial_started(at);
     save(&mut tx, &mut m, at).await?;
     Followups::status_change(changed)

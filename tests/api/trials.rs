@@ -163,6 +163,33 @@ backend_test!(
     }
 );
 
+backend_test!(
+    a_card_the_issuer_refuses_starts_no_trial,
+    |server: TestServer| async move {
+        let token = server.token().await;
+        let mut body = body_for(&server, &token, "t5@example.com", "order-t5").await;
+        body["trialDays"] = json!(14);
+        let customer = body["customerKey"].as_str().unwrap().to_string();
+        server
+            .attach_card(&token, &customer, "4000000000000002")
+            .await;
+        let created = server.create_membership(&token, body).await;
+        let refused = server.pay(&token, &key(&created)).await;
+        let reason = refused.problem(402)["payment"][0]
+            .as_str()
+            .unwrap()
+            .to_string();
+        assert!(reason.contains("declined"), "{reason}");
+        let m = server.membership(&token, &key(&created)).await;
+        assert_eq!(m["status"], "Incomplete");
+        assert_eq!(m["trialEnd"], Value::Null);
+        assert_eq!(
+            actions(&server.events("order-t5").await),
+            Vec::<String>::new()
+        );
+    }
+);
+
 backend_test!(trial_days_are_checked, |server: TestServer| async move {
     let token = server.token().await;
     let mut body = body_for(&server, &token, "t4@example.com", "order-t4").await;
