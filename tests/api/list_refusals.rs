@@ -85,7 +85,7 @@ backend_test!(
         let reply = get(
             &server,
             &token,
-            "/memberships?limit=0&status=Paused&customerKey=",
+            "/memberships?limit=0&status=Frozen&customerKey=",
         )
         .await;
         let errors = reply.problem(400);
