@@ -62,6 +62,9 @@ backend_test!(
                 ["active"],
                 "{change}"
             );
+            // Optional, but never null: `null` is refused.
+            assert_eq!(properties["active"]["type"], "boolean", "{change}");
+            assert!(schemas[change]["required"].is_null(), "{change}");
         }
         let price = &schemas["CreatePriceRequest"];
         assert_eq!(
