@@ -155,3 +155,66 @@ pub async fn endpoint_attempts(
             .expect("analyze");
     }
 }
+
+/// Stores `count` active products of `merchant_id`, keyed `prod_bench{n}`.
+pub async fn products(store: &Store, merchant_id: i64, count: i64, now: i64) {
+    let sql = format!(
+        "INSERT INTO products (merchant_id, product_key, name, description, active, created_at, \
+         updated_at) SELECT $1, 'prod_bench' || n, 'Product ' || n, NULL, 1, $2, $2 FROM ({}) seq",
+        series(store.backend(), 3)
+    );
+    sqlx::query(&sql)
+        .bind(merchant_id)
+        .bind(now)
+        .bind(count)
+        .execute(store.pool())
+        .await
+        .expect("seed products");
+    analyze(store, "products").await;
+}
+
+/// Stores `count` active monthly EUR prices of `merchant_id`, one of each of its oldest `count`
+/// products keyed `prod_bench…` ([`products`]).
+pub async fn prices(store: &Store, merchant_id: i64, count: i64, now: i64) {
+    sqlx::query(
+        "INSERT INTO prices (merchant_id, product_id, price_key, currency, unit_amount, \
+         interval_type, interval_count, trial_days, active, created_at) \
+         SELECT merchant_id, id, 'price_' || product_key, 'EUR', 999, 'Monthly', 1, NULL, 1, $2 \
+         FROM (SELECT merchant_id, id, product_key FROM products \
+         WHERE merchant_id = $1 AND product_key LIKE 'prod_bench%' ORDER BY id LIMIT $3) p",
+    )
+    .bind(merchant_id)
+    .bind(now)
+    .bind(count)
+    .execute(store.pool())
+    .await
+    .expect("seed prices");
+    analyze(store, "prices").await;
+}
+
+/// Stores `count` active coupons of `merchant_id`, 10 % off once, coded `BENCH{n}`.
+pub async fn coupons(store: &Store, merchant_id: i64, count: i64, now: i64) {
+    let sql = format!(
+        "INSERT INTO coupons (merchant_id, coupon_key, code, percent_off, duration, active, \
+         created_at) SELECT $1, 'cpn_bench' || n, 'BENCH' || n, '10', 'once', 1, $2 FROM ({}) seq",
+        series(store.backend(), 3)
+    );
+    sqlx::query(&sql)
+        .bind(merchant_id)
+        .bind(now)
+        .bind(count)
+        .execute(store.pool())
+        .await
+        .expect("seed coupons");
+    analyze(store, "coupons").await;
+}
+
+/// `ANALYZE table` on PostgreSQL, after a bulk insert (SQLite is never analysed).
+async fn analyze(store: &Store, table: &str) {
+    if store.backend() == Backend::Postgres {
+        sqlx::query(&format!("ANALYZE {table}"))
+            .execute(store.pool())
+            .await
+            .expect("analyze");
+    }
+}

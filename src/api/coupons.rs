@@ -74,7 +74,7 @@ pub struct CreateCouponRequest {
 pub struct UpdateCouponRequest {
     /// `false` archives the coupon (it can no longer be redeemed), `true` restores it.
     #[serde(default)]
-    #[schema(value_type = Option<bool>)]
+    #[schema(value_type = bool, required = false)]
     pub active: Field<bool>,
     #[serde(default)]
     #[schema(ignore)]

@@ -63,7 +63,7 @@ pub struct CreatePriceRequest {
 pub struct UpdatePriceRequest {
     /// `false` archives the price (it sells no new membership), `true` restores it.
     #[serde(default)]
-    #[schema(value_type = Option<bool>)]
+    #[schema(value_type = bool, required = false)]
     pub active: Field<bool>,
     #[serde(default)]
     #[schema(ignore)]

@@ -44,7 +44,7 @@ pub struct CreateProductRequest {
 pub struct UpdateProductRequest {
     /// A new name.
     #[serde(default)]
-    #[schema(value_type = Option<String>, min_length = 1, max_length = 250)]
+    #[schema(value_type = String, required = false, min_length = 1, max_length = 250)]
     pub name: Field<String>,
     /// A new description; `null` removes it.
     #[serde(default)]
@@ -52,7 +52,7 @@ pub struct UpdateProductRequest {
     pub description: Field<String>,
     /// `false` archives the product (it takes no new price), `true` restores it.
     #[serde(default)]
-    #[schema(value_type = Option<bool>)]
+    #[schema(value_type = bool, required = false)]
     pub active: Field<bool>,
 }
 

@@ -13,6 +13,7 @@ mod cashier;
 mod cashier_frame;
 mod cashier_orders;
 mod catalog;
+mod catalog_spec;
 mod checkout;
 mod cli;
 mod coalescing;
