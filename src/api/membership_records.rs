@@ -6,7 +6,6 @@ use recur_domain::calendar::BillingCycle;
 use recur_domain::coupon::{AppliedCoupon, CouponOff, Discount};
 use recur_domain::money::{format_amount, Currency};
 use recur_domain::price::Price;
-use recur_domain::status::MembershipStatus;
 use recur_domain::time::format_utc;
 use serde::Serialize;
 use utoipa::ToSchema;
@@ -420,17 +419,11 @@ impl MembershipRecord {
                 .as_ref()
                 .map(|d| DiscountRecord::new(d, currency)),
             resume_at: m.state.resume_at.map(format_utc),
-            pending_update: m.state.scheduled.as_ref().map(|change| {
-                let effective_at = match m.state.status {
-                    MembershipStatus::Paused => m.state.resume_at,
-                    _ => m.state.current_period.map(|p| p.end),
-                };
-                PendingUpdateRecord {
-                    pricing_info: pricing_info(change.price, currency),
-                    billing_cycle: billing_cycle(change.cycle),
-                    price_id: change.price_key.clone(),
-                    effective_at: effective_at.map(format_utc),
-                }
+            pending_update: m.state.scheduled.as_ref().map(|change| PendingUpdateRecord {
+                pricing_info: pricing_info(change.price, currency),
+                billing_cycle: billing_cycle(change.cycle),
+                price_id: change.price_key.clone(),
+                effective_at: m.state.scheduled_change_at().map(format_utc),
             }),
             invoices: invoices
                 .iter()

@@ -105,6 +105,17 @@ impl MembershipState {
         )
     }
 
+    /// When the change scheduled for the next period applies (`pendingUpdate.effectiveAt`): at
+    /// the end of the current period, or for a Paused membership at its `resumeAt` (none while
+    /// it is paused until resumed). `None` without a scheduled change.
+    pub fn scheduled_change_at(&self) -> Option<DateTime<Utc>> {
+        self.scheduled.as_ref()?;
+        match self.status {
+            MembershipStatus::Paused => self.resume_at,
+            _ => self.current_period.map(|p| p.end),
+        }
+    }
+
     /// When the next renewal would charge if the membership paid what it owes at `at`: for an
     /// Incomplete one, the end of the first period, starting `at` (of its trial, when it has
     /// one); for a PastDue or Unpaid one, the end of its current period if that is still ahead.
