@@ -419,12 +419,16 @@ impl MembershipRecord {
                 .as_ref()
                 .map(|d| DiscountRecord::new(d, currency)),
             resume_at: m.state.resume_at.map(format_utc),
-            pending_update: m.state.scheduled.as_ref().map(|change| PendingUpdateRecord {
-                pricing_info: pricing_info(change.price, currency),
-                billing_cycle: billing_cycle(change.cycle),
-                price_id: change.price_key.clone(),
-                effective_at: m.state.scheduled_change_at().map(format_utc),
-            }),
+            pending_update: m
+                .state
+                .scheduled
+                .as_ref()
+                .map(|change| PendingUpdateRecord {
+                    pricing_info: pricing_info(change.price, currency),
+                    billing_cycle: billing_cycle(change.cycle),
+                    price_id: change.price_key.clone(),
+                    effective_at: m.state.scheduled_change_at().map(format_utc),
+                }),
             invoices: invoices
                 .iter()
                 .map(|invoice| MembershipInvoiceRecord {

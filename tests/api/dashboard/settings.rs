@@ -36,9 +36,15 @@ backend_test!(
         assert_eq!(form.status, StatusCode::OK, "{}", form.text);
         assert!(form.text.contains("placeholder=\"INV\""));
         // The portal's plan change is a choice, showing its default while unset.
-        assert!(form.text.contains("<select id=\"portalPlanChange\" name=\"portalPlanChange\""));
-        assert!(form.text.contains("<option value=\"now\" selected>At once, prorated</option>"));
-        assert!(form.text.contains("<option value=\"nextPeriod\">At the next renewal</option>"));
+        assert!(form
+            .text
+            .contains("<select id=\"portalPlanChange\" name=\"portalPlanChange\""));
+        assert!(form
+            .text
+            .contains("<option value=\"now\" selected>At once, prorated</option>"));
+        assert!(form
+            .text
+            .contains("<option value=\"nextPeriod\">At the next renewal</option>"));
         let csrf = form.csrf();
         let fields = |color: &'static str, email: &'static str| {
             vec![
@@ -133,7 +139,10 @@ backend_test!(
         assert!(refused
             .text
             .contains("data-testid=\"error-portalPlanChange\">must be now or nextPeriod<"));
-        assert_eq!(api_settings(&server).await["portalPlanChange"], "nextPeriod");
+        assert_eq!(
+            api_settings(&server).await["portalPlanChange"],
+            "nextPeriod"
+        );
     }
 );
 
