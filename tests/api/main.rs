@@ -47,6 +47,7 @@ mod payloads;
 mod paynow;
 mod plan_memberships;
 mod pool;
+mod portal_switch;
 mod price_parts;
 mod process;
 mod processor;
