@@ -323,6 +323,23 @@ backend_test!(
         assert!(portal
             .text
             .contains("<p>Changes to €60.00 per month on 1 May 2027.</p>"));
+        let offered = |price: &str| portal.text.contains(&format!("data-price=\"{price}\""));
+        assert!(
+            !offered(&team.pro),
+            "the scheduled price is not offered again"
+        );
+        assert!(offered(&team.yearly));
+        // The same confirmation posted again schedules nothing more.
+        let again = visitor
+            .post(
+                &team.switch_url(&team.pro),
+                &[
+                    ("csrfToken", &confirm.csrf()),
+                    ("quote", &hidden(&confirm, "quote")),
+                ],
+            )
+            .await;
+        assert_eq!(again.location, team.back(&server, "scheduled"));
         server.advance(&team.token, "2027-05-01T00:00:00Z").await;
         let m = server.membership(&team.token, &team.key).await;
         assert_eq!(m["priceId"], team.pro.as_str());
@@ -348,6 +365,10 @@ backend_test!(
         assert!(page
             .text
             .contains("<p>Changes to €300.00 per year on 1 May 2027.</p>"));
+        // Switches apply now here: the scheduled price may still be chosen, to apply now.
+        assert!(page
+            .text
+            .contains(&format!("data-price=\"{}\"", team.yearly)));
         let url = format!(
             "{}/memberships/{}/pending-change/drop",
             team.portal, team.key

@@ -69,7 +69,8 @@ fn switchable(portal: &PageSession, m: &Membership) -> bool {
 /// The prices `m` may switch to, oldest first: the other active prices of its price's product
 /// (when the product is active) in its currency, whose per-period total for its quantity fits
 /// and whose terms differ from its own (a price billing the same on the same cycle changes
-/// nothing the customer pays).
+/// nothing the customer pays). When switches wait for the renewal, the price already scheduled
+/// for it is not offered again.
 pub(super) async fn offers(
     state: &AppState,
     portal: &PageSession,
@@ -85,10 +86,12 @@ pub(super) async fn offers(
     };
     let quantity = m.state.price.quantity.unwrap_or(1);
     let currency = m.currency();
+    let scheduled = scheduled_key(portal, m);
     let siblings = prices::active_of_product(pool, m.merchant_id, current.product_id).await?;
     Ok(siblings
         .into_iter()
         .filter(|p| p.price_key != current_key && p.currency == m.currency)
+        .filter(|p| Some(p.price_key.as_str()) != scheduled)
         .filter_map(|price| {
             let new = m
                 .state
@@ -100,6 +103,14 @@ pub(super) async fn offers(
             differs.then_some(Offer { price, new })
         })
         .collect())
+}
+
+/// The catalog price scheduled for `m`'s renewal when the portal's switches wait for it too.
+fn scheduled_key<'m>(portal: &PageSession, m: &'m Membership) -> Option<&'m str> {
+    let change = m.state.scheduled.as_ref()?;
+    (portal.plan_change == PortalPlanChange::NextPeriod)
+        .then_some(change.price_key.as_deref())
+        .flatten()
 }
 
 /// An offer as the portal lists it under its membership.
@@ -246,8 +257,7 @@ async fn choose(
     if m.price_key.as_deref() == Some(price_id) {
         return Ok(Choice::Portal("switched"));
     }
-    let scheduled = m.state.scheduled.as_ref();
-    if scheduled.and_then(|c| c.price_key.as_deref()) == Some(price_id) {
+    if scheduled_key(portal, m) == Some(price_id) {
         return Ok(Choice::Portal("scheduled"));
     }
     if m.price_key.is_none() {
