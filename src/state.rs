@@ -161,6 +161,10 @@ fn templates() -> minijinja::Environment<'static> {
             "portal_cancel.html",
             include_str!("../templates/portal_cancel.html"),
         ),
+        (
+            "portal_switch.html",
+            include_str!("../templates/portal_switch.html"),
+        ),
         ("invoice.html", include_str!("../templates/invoice.html")),
         (
             "dashboard/frame.html",

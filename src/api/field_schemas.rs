@@ -145,6 +145,31 @@ impl PartialSchema for InvoicePrefix {
 
 impl ToSchema for InvoicePrefix {}
 
+/// `portalPlanChange`: when the portal's price switch applies, in any letter case.
+pub struct PlanChange;
+
+impl PlanChange {
+    /// The accepted words.
+    fn words() -> [&'static str; 2] {
+        rules_settings::PortalPlanChange::ALL.map(|value| value.as_str())
+    }
+}
+
+impl PartialSchema for PlanChange {
+    fn schema() -> RefOr<Schema> {
+        string()
+            .description(Some(
+                "now (at once, prorated) or nextPeriod (at the next renewal, without \
+                 proration); in any letter case, answered as written here.",
+            ))
+            .pattern(Some(any_case_words(&Self::words())))
+            .examples(["nextPeriod"])
+            .into()
+    }
+}
+
+impl ToSchema for PlanChange {}
+
 /// `quantity`: an integer from 1 to [`rules_membership::MAX_QUANTITY`].
 pub struct Quantity;
 
@@ -482,6 +507,8 @@ mod tests {
         let intervals = Regex::new(&any_case_words(&names)).expect("a valid pattern");
         let durations = Regex::new(&any_case_words(&["once", "repeating", "forever"]))
             .expect("a valid pattern");
+        let plan_changes =
+            Regex::new(&any_case_words(&PlanChange::words())).expect("a valid pattern");
         for text in [
             "Monthly",
             "monthly",
@@ -501,10 +528,21 @@ mod tests {
             "Forever",
             "twice",
             "onces",
+            "now",
+            "NOW",
+            "nextPeriod",
+            "nextperiod",
+            "next period",
+            "nowadays",
         ] {
             assert_eq!(
                 intervals.is_match(text),
                 IntervalType::parse(text).is_ok(),
+                "{text}"
+            );
+            assert_eq!(
+                plan_changes.is_match(text),
+                rules_settings::PortalPlanChange::parse(text).is_ok(),
                 "{text}"
             );
             let cycles = (text.eq_ignore_ascii_case("repeating")).then_some(1);

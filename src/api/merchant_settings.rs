@@ -1,6 +1,7 @@
 //! The merchant's settings (DESIGN §13): `GET` and `PUT /merchant/settings`. A `PUT` merges:
 //! a field left out keeps its value, `null` unsets it, a value replaces it; the answer is the
-//! whole settings. Hosted pages, customer e-mails and (with issue 31) invoices use them.
+//! whole settings. Hosted pages, customer e-mails and (with issue 31) invoices use them; the
+//! portal's price switch follows `portalPlanChange`.
 
 use axum::extract::State;
 use axum::Json;
@@ -13,14 +14,15 @@ use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 use super::extract::{AuthMerchant, JsonBody};
-use super::field_schemas::{BrandColor, CountryCode, HttpsUrl, InvoicePrefix};
+use super::field_schemas::{BrandColor, CountryCode, HttpsUrl, InvoicePrefix, PlanChange};
 use super::input::Field;
 use super::problem::{ApiError, Problem};
 use crate::state::AppState;
 use crate::store::merchant_settings::{self, Change, Named, Patch};
 
 /// Body of `PUT /merchant/settings`: every field optional. Left out: unchanged; `null`: unset
-/// (`displayName` and `invoicePrefix` then show their defaults); a value: checked and set.
+/// (`displayName`, `invoicePrefix` and `portalPlanChange` then show their defaults); a value:
+/// checked and set.
 /// Fields the API does not know are ignored, as in every body.
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
@@ -65,10 +67,15 @@ pub struct SettingsUpdate {
     #[serde(default)]
     #[schema(value_type = Option<InvoicePrefix>)]
     pub invoice_prefix: Field<String>,
+    /// When a price switch a customer makes in the portal applies: `now` (prorated, DESIGN §4)
+    /// or `nextPeriod` (at the next renewal, without proration). Unset, `now`.
+    #[serde(default)]
+    #[schema(value_type = Option<PlanChange>)]
+    pub portal_plan_change: Field<String>,
 }
 
-/// A merchant's settings, with the defaults in place of unset `displayName` and
-/// `invoicePrefix`; other unset fields are `null`.
+/// A merchant's settings, with the defaults in place of unset `displayName`, `invoicePrefix`
+/// and `portalPlanChange`; other unset fields are `null`.
 #[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct SettingsRecord {
@@ -90,6 +97,9 @@ pub struct SettingsRecord {
     pub logo_url: Option<String>,
     /// Invoice number prefix: `INV` until one is set.
     pub invoice_prefix: String,
+    /// When a price switch in the portal applies: `now` until one is set.
+    #[schema(pattern = "^(now|nextPeriod)$", example = "now")]
+    pub portal_plan_change: String,
     /// When the settings were last changed (UTC); `null` before the first change.
     pub updated_at: Option<String>,
 }
@@ -101,6 +111,7 @@ impl From<Named> for SettingsRecord {
         Self {
             display_name,
             invoice_prefix: s.invoice_prefix().to_string(),
+            portal_plan_change: s.portal_plan_change().as_str().to_string(),
             legal_name: s.legal_name,
             address: s.address,
             country: s.country,
@@ -120,7 +131,7 @@ impl From<Named> for SettingsRecord {
     tag = "merchant",
     security(("bearer" = [])),
     responses(
-        (status = 200, description = "The settings, defaults in place of unset displayName and invoicePrefix", body = SettingsRecord),
+        (status = 200, description = "The settings, defaults in place of unset displayName, invoicePrefix and portalPlanChange", body = SettingsRecord),
         (status = 401, description = "Missing or invalid bearer token or API key", body = Problem, content_type = "application/problem+json"),
     )
 )]
@@ -199,6 +210,12 @@ pub fn validate(body: SettingsUpdate) -> Result<Patch, ApiError> {
             "invoicePrefix",
             e,
             rules::invoice_prefix,
+        ),
+        portal_plan_change: change(
+            body.portal_plan_change,
+            "portalPlanChange",
+            e,
+            rules::portal_plan_change,
         ),
     };
     if errors.is_empty() {

@@ -68,6 +68,14 @@ pub fn router(state: &AppState) -> Router<AppState> {
             get(portal::cancel_page).post(portal::cancel),
         )
         .route("/portal/{token}/memberships/{key}/pay", post(portal::pay))
+        .route(
+            "/portal/{token}/memberships/{key}/switch/{price_id}",
+            get(portal::switch::page).post(portal::switch::confirm),
+        )
+        .route(
+            "/portal/{token}/memberships/{key}/pending-change/drop",
+            post(portal::switch::drop_pending),
+        )
         .route("/documents/invoices/{key}/pdf", get(documents::invoice))
         .route(
             "/documents/credit-notes/{key}/pdf",

@@ -1,7 +1,7 @@
 //! Finding the checkout or portal session behind a page's link, and what every page of it needs:
-//! the merchant and its brand, the customer, the merchant's time and the visitor's language; and the card a
-//! customer enters on such a page (or their saved card), through the identity-confirmation step
-//! when the card asks for one.
+//! the merchant and its brand (and how its portal switches prices), the customer, the merchant's
+//! time and the visitor's language; and the card a customer enters on such a page (or their
+//! saved card), through the identity-confirmation step when the card asks for one.
 
 use std::collections::BTreeMap;
 
@@ -14,9 +14,11 @@ use crate::billing::checkout;
 use crate::state::AppState;
 use crate::store::checkout_sessions::{self, CheckoutSession, SessionKind};
 use crate::store::customers::{self, Customer};
+use crate::store::merchant_settings;
 use crate::store::merchants::{self, Merchant};
 use crate::store::payment_methods::{self, PaymentMethod};
 use recur_domain::card_entry::CheckedCard;
+use recur_domain::settings::PortalPlanChange;
 
 /// An open session and its surroundings.
 pub struct PageSession {
@@ -26,6 +28,8 @@ pub struct PageSession {
     pub merchant: Merchant,
     /// How the merchant's pages look.
     pub brand: Brand,
+    /// When a price switch in the portal applies (the merchant's `portalPlanChange`).
+    pub plan_change: PortalPlanChange,
     /// Its customer.
     pub customer: Customer,
     /// The merchant's current time (its test clock for a sandbox merchant that has one).
@@ -56,11 +60,14 @@ pub async fn open(
     let customer = customers::by_id(state.store.pool(), session.merchant_id, session.customer_id)
         .await?
         .ok_or(ApiError::NotFound)?;
-    let brand = Brand::load(state, &merchant).await?;
+    let settings = merchant_settings::get(state.store.pool(), merchant.id).await?;
+    let plan_change = settings.portal_plan_change();
+    let brand = Brand::new(&merchant, settings);
     Ok(Some(PageSession {
         session,
         merchant,
         brand,
+        plan_change,
         customer,
         now,
     }))

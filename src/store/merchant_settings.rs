@@ -1,11 +1,11 @@
-//! The `merchant_settings` table: a merchant's display name, legal details, support e-mail and
-//! branding (DESIGN §13), one row per merchant, written by its first update. A merchant without
+//! The `merchant_settings` table: a merchant's display name, legal details, support e-mail,
+//! branding and how the portal switches prices (DESIGN §13), one row per merchant, written by its first update. A merchant without
 //! a row has every field unset.
 
 use std::sync::LazyLock;
 
 use chrono::{DateTime, Utc};
-use recur_domain::settings::DEFAULT_INVOICE_PREFIX;
+use recur_domain::settings::{PortalPlanChange, DEFAULT_INVOICE_PREFIX};
 use sqlx::{Any, Executor, Row};
 
 use super::{from_micros, to_micros, Tx};
@@ -31,6 +31,9 @@ pub struct Settings {
     pub logo_url: Option<String>,
     /// Invoice numbers' prefix; unset: [`DEFAULT_INVOICE_PREFIX`] ([`Settings::invoice_prefix`]).
     pub invoice_prefix: Option<String>,
+    /// When a price switch in the portal applies, `now` or `nextPeriod`; unset: `now`
+    /// ([`Settings::portal_plan_change`]).
+    pub portal_plan_change: Option<String>,
     /// When they were last changed; `None` before the first change.
     pub updated_at: Option<DateTime<Utc>>,
 }
@@ -69,6 +72,15 @@ impl Settings {
         self.invoice_prefix
             .as_deref()
             .unwrap_or(DEFAULT_INVOICE_PREFIX)
+    }
+
+    /// When a price switch in the portal applies: the merchant's choice, or
+    /// [`PortalPlanChange::Now`] (stored values were checked on the way in).
+    pub fn portal_plan_change(&self) -> PortalPlanChange {
+        self.portal_plan_change
+            .as_deref()
+            .and_then(|value| PortalPlanChange::parse(value).ok())
+            .unwrap_or_default()
     }
 }
 
@@ -121,11 +133,13 @@ pub struct Patch {
     pub logo_url: Change,
     /// `invoice_prefix`.
     pub invoice_prefix: Change,
+    /// `portal_plan_change`.
+    pub portal_plan_change: Change,
 }
 
 impl Patch {
     /// The changes in the order of [`FIELDS`].
-    fn changes(&self) -> [&Change; 9] {
+    fn changes(&self) -> [&Change; 10] {
         [
             &self.display_name,
             &self.legal_name,
@@ -136,6 +150,7 @@ impl Patch {
             &self.brand_color,
             &self.logo_url,
             &self.invoice_prefix,
+            &self.portal_plan_change,
         ]
     }
 
@@ -146,7 +161,7 @@ impl Patch {
 }
 
 /// The settings columns, in the order of [`Settings`] and [`Patch::changes`].
-const FIELDS: [&str; 9] = [
+const FIELDS: [&str; 10] = [
     "display_name",
     "legal_name",
     "address",
@@ -156,9 +171,11 @@ const FIELDS: [&str; 9] = [
     "brand_color",
     "logo_url",
     "invoice_prefix",
+    "portal_plan_change",
 ];
 
 type SettingsRow = (
+    Option<String>,
     Option<String>,
     Option<String>,
     Option<String>,
@@ -182,6 +199,7 @@ fn from_row(row: SettingsRow) -> Settings {
         brand,
         logo,
         prefix,
+        plan_change,
         at,
     ) = row;
     Settings {
@@ -194,6 +212,7 @@ fn from_row(row: SettingsRow) -> Settings {
         brand_color: brand,
         logo_url: logo,
         invoice_prefix: prefix,
+        portal_plan_change: plan_change,
         updated_at: at.map(from_micros),
     }
 }
@@ -255,7 +274,8 @@ pub async fn with_name<'c, E: Executor<'c, Database = Any>>(
         text(7)?,
         text(8)?,
         text(9)?,
-        row.try_get(10)?,
+        text(10)?,
+        row.try_get(11)?,
     ));
     Ok(Some(Named {
         merchant_name: row.try_get(0)?,
@@ -272,7 +292,8 @@ pub async fn update(
     patch: &Patch,
     now: DateTime<Utc>,
 ) -> Result<(), sqlx::Error> {
-    // $1 merchant, $2..$10 the values, $11 the time, $12..$20 whether each field changes.
+    // $1 merchant, then one value per field, the time, and one flag per field (whether it
+    // changes): $2..$11, $12, $13..$22.
     static SQL: LazyLock<String> = LazyLock::new(|| {
         let values: Vec<String> = (2..=FIELDS.len() + 2).map(|n| format!("${n}")).collect();
         let updates: Vec<String> = FIELDS

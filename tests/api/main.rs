@@ -49,6 +49,7 @@ mod paynow;
 mod plan_memberships;
 mod plan_year;
 mod pool;
+mod portal_switch;
 mod price_parts;
 mod process;
 mod processor;

@@ -1,4 +1,5 @@
-//! Merchant settings (DESIGN §13): `GET|PUT /merchant/settings` with their defaults, a merging
+//! Merchant settings (DESIGN §13): `GET|PUT /merchant/settings` with their defaults (the
+//! merchant's name, `INV`, `portalPlanChange` `now`), a merging
 //! `PUT` (left out: unchanged, `null`: unset), every field's rule, a read key held to reading,
 //! tenant isolation; and what uses them: the hosted pages (display name, logo, accent colour)
 //! and the customer e-mails (display name, Reply-To and contact line).
@@ -39,7 +40,7 @@ fn defaults(name: &str) -> Value {
     json!({
         "displayName": name, "legalName": null, "address": null, "country": null,
         "taxId": null, "supportEmail": null, "brandColor": null, "logoUrl": null,
-        "invoicePrefix": "INV", "updatedAt": null
+        "invoicePrefix": "INV", "portalPlanChange": "now", "updatedAt": null
     })
 }
 
@@ -54,7 +55,8 @@ fn full() -> Value {
         "supportEmail": "help@acme.example",
         "brandColor": "#0b6e4f",
         "logoUrl": "https://CDN.acme.example/logo.png",
-        "invoicePrefix": "acme-eu"
+        "invoicePrefix": "acme-eu",
+        "portalPlanChange": "NEXTperiod"
     })
 }
 
@@ -70,6 +72,7 @@ fn full_answered(updated_at: &Value) -> Value {
         "brandColor": "#0B6E4F",
         "logoUrl": "https://cdn.acme.example/logo.png",
         "invoicePrefix": "ACME-EU",
+        "portalPlanChange": "nextPeriod",
         "updatedAt": updated_at
     })
 }
@@ -120,15 +123,18 @@ backend_test!(
         expected["taxId"] = Value::Null;
         expected["legalName"] = "Acme Roasters AG".into();
         assert_eq!(merged, expected);
-        // Unset, the display name and the prefix show their defaults again.
+        // Unset, the display name, the prefix and the portal's plan change show their defaults
+        // again.
         let cleared = set(
             &server,
             &token,
-            json!({"displayName": null, "invoicePrefix": null, "logoUrl": null}),
+            json!({"displayName": null, "invoicePrefix": null, "logoUrl": null,
+                   "portalPlanChange": null}),
         )
         .await;
         assert_eq!(cleared["displayName"], "Test Merchant");
         assert_eq!(cleared["invoicePrefix"], "INV");
+        assert_eq!(cleared["portalPlanChange"], "now");
         assert_eq!(cleared["logoUrl"], Value::Null);
         assert_eq!(cleared["legalName"], "Acme Roasters AG");
         assert_eq!(cleared["brandColor"], "#0B6E4F");
@@ -152,7 +158,8 @@ backend_test!(
                 "supportEmail": "help@acme",
                 "brandColor": "#0b6e4",
                 "logoUrl": "http://cdn.acme.example/logo.png",
-                "invoicePrefix": "INV-"
+                "invoicePrefix": "INV-",
+                "portalPlanChange": "atRenewal"
             }),
         )
         .await;
@@ -168,6 +175,7 @@ backend_test!(
                 "invoicePrefix",
                 "legalName",
                 "logoUrl",
+                "portalPlanChange",
                 "supportEmail",
                 "taxId"
             ]
@@ -224,6 +232,16 @@ backend_test!(
                 json!({"invoicePrefix": "INV_1"}),
                 "invoicePrefix",
                 "1 to 12",
+            ),
+            (
+                json!({"portalPlanChange": "later"}),
+                "portalPlanChange",
+                "must be now or nextPeriod",
+            ),
+            (
+                json!({"portalPlanChange": true}),
+                "portalPlanChange",
+                "must be a string",
             ),
         ] {
             let reply = put(&server, &token, body.clone()).await;
@@ -343,6 +361,10 @@ backend_test!(
         assert_eq!(
             schemas["InvoicePrefix"]["pattern"],
             recur_domain::settings::INVOICE_PREFIX_PATTERN
+        );
+        assert_eq!(
+            schemas["PlanChange"]["pattern"],
+            "^(?:[Nn][Oo][Ww]|[Nn][Ee][Xx][Tt][Pp][Ee][Rr][Ii][Oo][Dd])$"
         );
         assert_eq!(
             spec::keys(&schemas["SettingsRecord"]["properties"]),

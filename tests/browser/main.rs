@@ -11,3 +11,4 @@ mod merchant_site;
 mod cashier;
 mod checkout;
 mod dashboard;
+mod portal_switch;

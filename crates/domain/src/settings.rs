@@ -98,6 +98,43 @@ pub fn invoice_prefix(input: &str) -> Result<String, String> {
     }
 }
 
+/// When a price switch a customer makes in the portal applies (`portalPlanChange`): at once,
+/// prorated (DESIGN §4), or at the next renewal, without proration.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum PortalPlanChange {
+    /// At once, prorated (the default).
+    #[default]
+    Now,
+    /// At the next renewal (the change is scheduled, as `"effective": "nextPeriod"` does).
+    NextPeriod,
+}
+
+impl PortalPlanChange {
+    /// Every value, in the order the dashboard offers them.
+    pub const ALL: [PortalPlanChange; 2] = [PortalPlanChange::Now, PortalPlanChange::NextPeriod];
+
+    /// The name as the API answers it and the store keeps it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PortalPlanChange::Now => "now",
+            PortalPlanChange::NextPeriod => "nextPeriod",
+        }
+    }
+
+    /// `now` or `nextPeriod`, in any letter case (as `effective` on a membership update).
+    pub fn parse(input: &str) -> Result<Self, String> {
+        Self::ALL
+            .into_iter()
+            .find(|value| value.as_str().eq_ignore_ascii_case(input))
+            .ok_or_else(|| "must be now or nextPeriod".into())
+    }
+}
+
+/// `portalPlanChange`: [`PortalPlanChange::parse`], returned in its normal form.
+pub fn portal_plan_change(input: &str) -> Result<String, String> {
+    PortalPlanChange::parse(input).map(|value| value.as_str().to_string())
+}
+
 /// The pages' ink (`--ink` of the stylesheet): text on light backgrounds.
 pub const INK: &str = "#14213d";
 
@@ -223,6 +260,19 @@ mod tests {
         }
         assert!(invoice_prefix(&"A".repeat(MAX_INVOICE_PREFIX_CHARS + 1)).is_err());
         assert!(invoice_prefix(DEFAULT_INVOICE_PREFIX).is_ok());
+    }
+
+    #[test]
+    fn portal_plan_changes_are_now_or_next_period() {
+        assert_eq!(portal_plan_change("now").unwrap(), "now");
+        assert_eq!(portal_plan_change("NEXTPERIOD").unwrap(), "nextPeriod");
+        assert_eq!(PortalPlanChange::default(), PortalPlanChange::Now);
+        for value in PortalPlanChange::ALL {
+            assert_eq!(PortalPlanChange::parse(value.as_str()), Ok(value));
+        }
+        for bad in ["", "later", "next_period", "now ", "renewal"] {
+            assert!(portal_plan_change(bad).is_err(), "{bad}");
+        }
     }
 
     #[test]

@@ -1,7 +1,8 @@
 //! The settings page: the merchant's settings form, checked and saved by the code of
 //! `PUT /merchant/settings` ([`crate::api::merchant_settings`]): the same rules and the same
 //! upsert. Every field is posted: a blank one unsets the setting (`null` in the API), so the
-//! defaults show again (the merchant's name, `INV`). Each field's error is shown beside it.
+//! defaults show again (the merchant's name, `INV`). `portalPlanChange` is a choice of its
+//! values, showing the default (`now`) when unset. Each field's error is shown beside it.
 
 use std::collections::BTreeMap;
 
@@ -9,6 +10,7 @@ use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
 use minijinja::{context, Value};
+use recur_domain::settings::PortalPlanChange;
 use serde::Deserialize;
 
 use super::staff::Staff;
@@ -48,12 +50,16 @@ pub struct SettingsForm {
     logo_url: String,
     #[serde(default)]
     invoice_prefix: String,
+    #[serde(default)]
+    portal_plan_change: String,
 }
 
 impl SettingsForm {
-    /// The form filled with the stored `settings` (unset ones blank).
+    /// The form filled with the stored `settings` (unset ones blank, but for the choice of
+    /// `portalPlanChange`, which shows its default).
     fn of(settings: Settings) -> Self {
         Self {
+            portal_plan_change: settings.portal_plan_change().as_str().to_string(),
             csrf_token: String::new(),
             display_name: settings.display_name.unwrap_or_default(),
             legal_name: settings.legal_name.unwrap_or_default(),
@@ -68,7 +74,7 @@ impl SettingsForm {
     }
 
     /// The fields in the form's order: `(JSON name, value)`.
-    fn fields(&self) -> [(&'static str, &str); 9] {
+    fn fields(&self) -> [(&'static str, &str); 10] {
         [
             ("displayName", &self.display_name),
             ("legalName", &self.legal_name),
@@ -79,6 +85,7 @@ impl SettingsForm {
             ("brandColor", &self.brand_color),
             ("logoUrl", &self.logo_url),
             ("invoicePrefix", &self.invoice_prefix),
+            ("portalPlanChange", &self.portal_plan_change),
         ]
     }
 
@@ -101,6 +108,7 @@ impl SettingsForm {
             brand_color: field(&self.brand_color),
             logo_url: field(&self.logo_url),
             invoice_prefix: field(&self.invoice_prefix),
+            portal_plan_change: field(&self.portal_plan_change),
         }
     }
 }
@@ -119,11 +127,13 @@ fn settings_page(
         .fields()
         .into_iter()
         .map(|(name, value)| {
+            let options = (name == "portalPlanChange").then(|| plan_change_options(t, value));
             context! {
                 name => name,
                 label => t.get(&format!("settings_{name}")),
                 value => value,
                 multiline => name == "address",
+                options => options,
                 error => errors.get(name).map(|messages| messages.join("; ")),
             }
         })
@@ -136,6 +146,21 @@ fn settings_page(
         "settings",
         context! { fields => fields, saved => saved, merchant_name => staff.merchant.name },
     )
+}
+
+/// The choices of `portalPlanChange`, the one matching `value` selected.
+fn plan_change_options(t: &BTreeMap<String, String>, value: &str) -> Vec<Value> {
+    PortalPlanChange::ALL
+        .into_iter()
+        .map(|choice| {
+            let name = choice.as_str();
+            context! {
+                value => name,
+                label => t.get(&format!("settings_portalPlanChange_{name}")),
+                selected => name == value,
+            }
+        })
+        .collect()
 }
 
 /// `GET /dashboard/settings`.

@@ -35,6 +35,16 @@ backend_test!(
         let form = browser.get(PAGE, &cookie).await;
         assert_eq!(form.status, StatusCode::OK, "{}", form.text);
         assert!(form.text.contains("placeholder=\"INV\""));
+        // The portal's plan change is a choice, showing its default while unset.
+        assert!(form
+            .text
+            .contains("<select id=\"portalPlanChange\" name=\"portalPlanChange\""));
+        assert!(form
+            .text
+            .contains("<option value=\"now\" selected>At once, prorated</option>"));
+        assert!(form
+            .text
+            .contains("<option value=\"nextPeriod\">At the next renewal</option>"));
         let csrf = form.csrf();
         let fields = |color: &'static str, email: &'static str| {
             vec![
@@ -47,6 +57,7 @@ backend_test!(
                 ("brandColor", color),
                 ("logoUrl", ""),
                 ("invoicePrefix", "ACME"),
+                ("portalPlanChange", "nextPeriod"),
             ]
         };
 
@@ -68,6 +79,7 @@ backend_test!(
         assert!(page.text.contains("data-testid=\"error-brandColor\""));
         assert!(page.text.contains("#RRGGBB (six hexadecimal digits)"));
         assert!(page.text.contains("data-testid=\"error-supportEmail\""));
+        assert!(!page.text.contains("data-testid=\"error-portalPlanChange\""));
         assert!(!page.text.contains("data-testid=\"error-legalName\""));
         assert!(
             page.text.contains("value=\"Acme Coffee GmbH\""),
@@ -92,6 +104,10 @@ backend_test!(
         assert_eq!(settings["address"], "Main Street 1\n10115 Berlin");
         assert_eq!(settings["invoicePrefix"], "ACME");
         assert_eq!(settings["logoUrl"], Value::Null);
+        assert_eq!(settings["portalPlanChange"], "nextPeriod");
+        assert!(saved
+            .text
+            .contains("<option value=\"nextPeriod\" selected>At the next renewal</option>"));
         assert!(saved
             .text
             .contains("data-testid=\"merchant-name\">Acme Coffee<"));
@@ -109,6 +125,24 @@ backend_test!(
         assert_eq!(settings["invoicePrefix"], "INV");
         assert_eq!(settings["displayName"], "Test Merchant");
         assert_eq!(settings["legalName"], "Acme Coffee GmbH");
+        assert_eq!(settings["portalPlanChange"], "nextPeriod");
+
+        // A value the choice does not offer is refused beside it; nothing is saved.
+        let mut odd = good.clone();
+        for field in odd.iter_mut() {
+            if field.0 == "portalPlanChange" {
+                field.1 = "whenever";
+            }
+        }
+        let refused = browser.post(PAGE, &cookie, &odd).await;
+        assert_eq!(refused.status, StatusCode::BAD_REQUEST);
+        assert!(refused
+            .text
+            .contains("data-testid=\"error-portalPlanChange\">must be now or nextPeriod<"));
+        assert_eq!(
+            api_settings(&server).await["portalPlanChange"],
+            "nextPeriod"
+        );
     }
 );
 

@@ -1,7 +1,10 @@
 //! The customer portal behind a portal session's link, `/portal/{token}`: the customer's
 //! memberships with plan, price, status and next billing date; their invoices, each as an HTML
 //! page and a PDF; replacing the card; cancelling a membership (after a confirmation, at once,
-//! as the spec says); paying what is overdue; and the way back to the merchant.
+//! as the spec says); paying what is overdue; switching to another price of the product
+//! ([`switch`]); and the way back to the merchant.
+
+pub mod switch;
 
 use std::collections::BTreeMap;
 
@@ -40,7 +43,7 @@ const INVOICES_SHOWN: i64 = 24;
 /// `?done=` after an action, for the confirmation banner.
 #[derive(Debug, Deserialize)]
 pub struct Done {
-    /// `card` or `canceled`.
+    /// `card`, `canceled`, `switched`, `scheduled`, `dropped` or `changed`.
     pub done: Option<String>,
 }
 
@@ -90,13 +93,18 @@ pub async fn show(
     let mut cards = Vec::new();
     for m in &list {
         let invoices = invoices::recent(state.store.pool(), m.id, INVOICES_SHOWN).await?;
-        cards.push(membership_card(t, lang, &token, m, &invoices));
+        let offers = switch::offers(&state, &portal, m).await?;
+        cards.push(membership_card(t, lang, &token, m, &invoices, &offers));
     }
     let card =
         payment_methods::current(state.store.pool(), merchant_id, portal.customer.id).await?;
     let banner = match done.done.as_deref() {
         Some("card") => t.get("portal_card_updated"),
         Some("canceled") => t.get("portal_canceled"),
+        Some("switched") => t.get("portal_switched"),
+        Some("scheduled") => t.get("portal_switch_scheduled"),
+        Some("dropped") => t.get("portal_pending_dropped"),
+        Some("changed") => t.get("portal_switch_changed"),
         _ => None,
     };
     page(
@@ -125,6 +133,7 @@ fn membership_card(
     token: &str,
     m: &Membership,
     invoices: &[Invoice],
+    offers: &[switch::Offer],
 ) -> minijinja::Value {
     let currency = m.currency();
     let money = |minor: i64| display_amount(minor, currency, lang);
@@ -143,6 +152,8 @@ fn membership_card(
         can_pay => m.state.status.pays_open_invoice() && invoices.iter().any(|i| i.status == InvoiceStatus::Open),
         cancel_url => format!("/portal/{token}/memberships/{}/cancel", m.membership_key),
         pay_url => format!("/portal/{token}/memberships/{}/pay", m.membership_key),
+        offers => offers.iter().map(|o| switch::offer_view(t, lang, token, m, o)).collect::<Vec<_>>(),
+        pending => switch::pending_view(t, lang, token, m),
         invoices => invoices.iter().map(|i| {
             let status = i.status.as_str();
             context! {

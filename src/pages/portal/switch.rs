@@ -1,0 +1,582 @@
+//! The portal's price switch (DESIGN §15): a membership made from a catalog price, Active or
+//! Trialing, may move to another active price of the same product in its currency, for its
+//! quantity. A confirmation page says what happens before anything does: with the merchant's
+//! `portalPlanChange` at `now`, the prorated amount charged (or credited) now, computed by the
+//! domain's proration exactly as the update will; with `nextPeriod`, the renewal from which the
+//! new price applies, nothing charged now. Its form pins that figure: a confirmation whose
+//! figure no longer holds (time went by, the credit changed) shows the page again instead of
+//! charging something else. A change scheduled for the next period is shown on the portal and
+//! can be dropped.
+
+use std::collections::BTreeMap;
+
+use axum::extract::{Path, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Redirect, Response};
+use chrono::{DateTime, Utc};
+use minijinja::{context, Value};
+use recur_domain::membership::{Proration, ScheduledChange};
+use recur_domain::money::display_amount;
+use recur_domain::price::Price;
+use recur_domain::settings::PortalPlanChange;
+use recur_domain::status::MembershipStatus;
+use serde::Deserialize;
+
+use super::{customers_membership, load, posted};
+use crate::api::problem::ApiError;
+use crate::billing::update::{self, Changes, Effective};
+use crate::billing::{taxation, BillingError};
+use crate::i18n;
+use crate::pages::csrf;
+use crate::pages::form::{decline_message, PageForm, TokenForm};
+use crate::pages::format::{display_date, interval_phrase};
+use crate::pages::notice;
+use crate::pages::render::{page as render, with_status, Framing};
+use crate::pages::session::{self, PageSession};
+use crate::state::AppState;
+use crate::store::memberships::Membership;
+use crate::store::payment_methods::{self, PaymentMethod};
+use crate::store::prices::{self, CatalogPrice};
+
+/// A catalog price a membership may switch to.
+pub(super) struct Offer {
+    /// The price: active, of the membership's product (active too), in its currency.
+    price: CatalogPrice,
+    /// The membership's price once switched: the offer's unit amount × the membership's
+    /// quantity.
+    new: Price,
+}
+
+impl Offer {
+    fn quantity(&self) -> i64 {
+        self.new.quantity.unwrap_or(1)
+    }
+}
+
+/// Whether a membership may switch price in the portal: made from a catalog price, Active or
+/// Trialing (PastDue and Unpaid pay what is overdue first; a Paused one has no running period),
+/// and, when switches wait for the next renewal, renewing at all (an `endDate` may stop it).
+fn switchable(portal: &PageSession, m: &Membership) -> bool {
+    let status = matches!(
+        m.state.status,
+        MembershipStatus::Active | MembershipStatus::Trialing
+    );
+    let renews =
+        portal.plan_change == PortalPlanChange::Now || m.state.next_billing_date().is_some();
+    m.price_key.is_some() && status && renews
+}
+
+/// The prices `m` may switch to, oldest first: the other active prices of its price's product
+/// (when the product is active) in its currency, whose per-period total for its quantity fits
+/// and whose terms differ from its own (a price billing the same on the same cycle changes
+/// nothing the customer pays). When switches wait for the renewal, the price already scheduled
+/// for it is not offered again.
+pub(super) async fn offers(
+    state: &AppState,
+    portal: &PageSession,
+    m: &Membership,
+) -> Result<Vec<Offer>, ApiError> {
+    let Some(current_key) = m.price_key.as_deref().filter(|_| switchable(portal, m)) else {
+        return Ok(Vec::new());
+    };
+    let pool = state.store.pool();
+    let current = prices::by_key(pool, m.merchant_id, current_key).await?;
+    let Some(current) = current.filter(|p| p.product_active) else {
+        return Ok(Vec::new());
+    };
+    let quantity = m.state.price.quantity.unwrap_or(1);
+    let currency = m.currency();
+    let scheduled = scheduled_key(portal, m);
+    let siblings = prices::active_of_product(pool, m.merchant_id, current.product_id).await?;
+    Ok(siblings
+        .into_iter()
+        .filter(|p| p.price_key != current_key && p.currency == m.currency)
+        .filter(|p| Some(p.price_key.as_str()) != scheduled)
+        .filter_map(|price| {
+            let new = m
+                .state
+                .price
+                .updated(Some(price.unit_amount), Some(quantity), currency)
+                .ok()?;
+            let differs =
+                new.per_period() != m.state.price.per_period() || price.cycle != m.state.cycle;
+            differs.then_some(Offer { price, new })
+        })
+        .collect())
+}
+
+/// The catalog price scheduled for `m`'s renewal when the portal's switches wait for it too.
+fn scheduled_key<'m>(portal: &PageSession, m: &'m Membership) -> Option<&'m str> {
+    let change = m.state.scheduled.as_ref()?;
+    (portal.plan_change == PortalPlanChange::NextPeriod)
+        .then_some(change.price_key.as_deref())
+        .flatten()
+}
+
+/// An offer as the portal lists it under its membership.
+pub(super) fn offer_view(
+    t: &BTreeMap<String, String>,
+    lang: &str,
+    token: &str,
+    m: &Membership,
+    offer: &Offer,
+) -> Value {
+    let money = |minor: i64| display_amount(minor, m.currency(), lang);
+    let cycle = offer.price.cycle;
+    context! {
+        price_id => offer.price.price_key,
+        unit => money(offer.price.unit_amount),
+        interval => interval_phrase(t, cycle.interval_type, cycle.interval_count),
+        quantity => offer.quantity(),
+        total => money(offer.new.per_period()),
+        url => format!("/portal/{token}/memberships/{}/switch/{}", m.membership_key, offer.price.price_key),
+    }
+}
+
+/// The change scheduled for `m`'s next period, as the portal shows it ("Changes to … on …")
+/// with the form that drops it; `None` when nothing is scheduled.
+pub(super) fn pending_view(
+    t: &BTreeMap<String, String>,
+    lang: &str,
+    token: &str,
+    m: &Membership,
+) -> Option<Value> {
+    let change = m.state.scheduled.as_ref()?;
+    if m.state.status.is_terminal() {
+        return None;
+    }
+    let interval = interval_phrase(t, change.cycle.interval_type, change.cycle.interval_count);
+    let text = match m.state.scheduled_change_at() {
+        Some(at) => t
+            .get("switch_pending")?
+            .replace("{date}", &display_date(at, lang)),
+        None => t.get("switch_pending_undated")?.clone(),
+    };
+    let text = text
+        .replace(
+            "{price}",
+            &display_amount(change.price.per_period(), m.currency(), lang),
+        )
+        .replace("{interval}", &interval);
+    Some(context! {
+        text => text,
+        drop_url => format!("/portal/{token}/memberships/{}/pending-change/drop", m.membership_key),
+    })
+}
+
+/// What a switch does.
+enum Effect {
+    /// At once, prorated: the domain's proration of the change.
+    Prorated(Box<Proration>),
+    /// At once, with nothing of the current period paid at the old terms (a trial): nothing
+    /// charged now.
+    Unprorated,
+    /// At the next renewal, on this date; nothing charged now.
+    Scheduled(DateTime<Utc>),
+}
+
+impl Effect {
+    /// When the update applies it.
+    fn effective(&self) -> Effective {
+        match self {
+            Effect::Scheduled(_) => Effective::NextPeriod,
+            Effect::Prorated(_) | Effect::Unprorated => Effective::Now,
+        }
+    }
+
+    /// What the confirmation's form carries, and what the post must still find: the figures
+    /// the customer saw.
+    fn pin(&self) -> String {
+        match self {
+            Effect::Prorated(p) => format!("now:{}:{}", p.plan.total, p.plan.amount_due),
+            Effect::Unprorated => "now:0:0".into(),
+            Effect::Scheduled(at) => format!("nextPeriod:{}", at.timestamp()),
+        }
+    }
+
+    /// What the card is charged now.
+    fn charged(&self) -> i64 {
+        match self {
+            Effect::Prorated(p) => p.plan.amount_due,
+            Effect::Unprorated | Effect::Scheduled(_) => 0,
+        }
+    }
+}
+
+/// What switching `m` to `offer` does at `portal.now`, under the merchant's setting.
+async fn effect(
+    state: &AppState,
+    portal: &PageSession,
+    m: &Membership,
+    offer: &Offer,
+) -> Result<Effect, ApiError> {
+    if portal.plan_change == PortalPlanChange::NextPeriod {
+        let mut after = m.state.clone();
+        after.schedule_change(ScheduledChange {
+            price: offer.new,
+            cycle: offer.price.cycle,
+            price_key: Some(offer.price.price_key.clone()),
+        });
+        // An Active or Trialing membership is in a period, whose end the change waits for.
+        let at = after
+            .scheduled_change_at()
+            .ok_or_else(|| ApiError::Conflict("the membership is in no period".into()))?;
+        return Ok(Effect::Scheduled(at));
+    }
+    // The rates billed until now, as the update prorates with them.
+    let taxation = taxation::of(state.store.pool(), m).await?;
+    let proration = m
+        .state
+        .proration(
+            &m.subscription_name,
+            offer.new,
+            offer.price.cycle,
+            portal.now,
+            &taxation,
+        )
+        .map_err(|_| ApiError::Conflict("the new billing cycle is out of range".into()))?;
+    Ok(proration.map_or(Effect::Unprorated, |p| Effect::Prorated(Box::new(p))))
+}
+
+/// What the customer chose, once checked against the membership.
+enum Choice {
+    /// One of the membership's offers.
+    Offer(Offer),
+    /// Nothing to switch to (any more): back to the portal, whose banner (`?done=`) says why.
+    Portal(&'static str),
+    /// Not a price this membership may switch to: a 404 page.
+    Refused,
+}
+
+async fn choose(
+    state: &AppState,
+    portal: &PageSession,
+    m: &Membership,
+    price_id: &str,
+) -> Result<Choice, ApiError> {
+    if m.price_key.as_deref() == Some(price_id) {
+        return Ok(Choice::Portal("switched"));
+    }
+    if scheduled_key(portal, m) == Some(price_id) {
+        return Ok(Choice::Portal("scheduled"));
+    }
+    if m.price_key.is_none() {
+        return Ok(Choice::Refused);
+    }
+    if !switchable(portal, m) {
+        return Ok(Choice::Portal("changed"));
+    }
+    let offers = offers(state, portal, m).await?;
+    Ok(offers
+        .into_iter()
+        .find(|o| o.price.price_key == price_id)
+        .map_or(Choice::Refused, Choice::Offer))
+}
+
+/// Back to the portal, with the banner of `done`.
+fn back(token: &str, done: &str) -> Response {
+    Redirect::to(&format!("/portal/{token}?done={done}")).into_response()
+}
+
+/// A switch being confirmed: the membership, the offer and what switching does.
+struct Switch<'a> {
+    token: &'a str,
+    portal: &'a PageSession,
+    m: &'a Membership,
+    offer: Offer,
+    effect: Effect,
+    /// The card a charge goes to.
+    card: Option<PaymentMethod>,
+}
+
+impl<'a> Switch<'a> {
+    async fn new(
+        state: &AppState,
+        token: &'a str,
+        portal: &'a PageSession,
+        m: &'a Membership,
+        offer: Offer,
+    ) -> Result<Self, ApiError> {
+        let effect = effect(state, portal, m, &offer).await?;
+        let card =
+            payment_methods::current(state.store.pool(), portal.merchant.id, portal.customer.id)
+                .await?;
+        Ok(Self {
+            token,
+            portal,
+            m,
+            offer,
+            effect,
+            card,
+        })
+    }
+
+    /// The confirmation page, with `message` (a decline, a figure that moved) above the form.
+    fn page(
+        &self,
+        state: &AppState,
+        t: &BTreeMap<String, String>,
+        message: Option<String>,
+    ) -> Result<Response, ApiError> {
+        let lang = i18n::lang(t);
+        let (m, offer, token) = (self.m, &self.offer, self.token);
+        let money = |minor: i64| display_amount(minor, m.currency(), lang);
+        let phrase = |c: recur_domain::calendar::BillingCycle| {
+            interval_phrase(t, c.interval_type, c.interval_count)
+        };
+        let text = |key: &str| t.get(key).cloned().unwrap_or_default();
+        let new_price = format!(
+            "{} {}",
+            money(offer.new.per_period()),
+            phrase(offer.price.cycle)
+        );
+        let mut facts = vec![
+            fact(
+                t,
+                "switch_current",
+                "current-price",
+                format!(
+                    "{} {}",
+                    money(m.state.price.per_period()),
+                    phrase(m.state.cycle)
+                ),
+            ),
+            fact(t, "switch_new", "new-price", new_price.clone()),
+        ];
+        let starts = match &self.effect {
+            Effect::Scheduled(at) => display_date(*at, lang),
+            Effect::Prorated(_) | Effect::Unprorated => text("switch_starts_now"),
+        };
+        facts.push(fact(t, "switch_starts", "switch-starts", starts));
+        let (explanation, next_billing) = match &self.effect {
+            Effect::Prorated(p) => {
+                if p.plan.total < 0 {
+                    facts.push(fact(
+                        t,
+                        "switch_credited_now",
+                        "due-now",
+                        money(-p.plan.total),
+                    ));
+                } else {
+                    facts.push(fact(
+                        t,
+                        "switch_charged_now",
+                        "due-now",
+                        money(p.plan.total),
+                    ));
+                }
+                if p.plan.credit_applied > 0 {
+                    facts.push(fact(
+                        t,
+                        "switch_from_credit",
+                        "from-credit",
+                        money(p.plan.credit_applied),
+                    ));
+                    facts.push(fact(
+                        t,
+                        "switch_to_card",
+                        "to-card",
+                        money(p.plan.amount_due),
+                    ));
+                }
+                let key = match p.new_period {
+                    Some(_) => "switch_text_new_period",
+                    None if p.plan.total < 0 => "switch_text_credit",
+                    None => "switch_text_prorated",
+                };
+                (key, p.new_period.map(|p| p.end))
+            }
+            Effect::Unprorated => {
+                facts.push(fact(
+                    t,
+                    "switch_charged_now",
+                    "due-now",
+                    text("switch_nothing"),
+                ));
+                ("switch_text_now", None)
+            }
+            Effect::Scheduled(_) => {
+                facts.push(fact(
+                    t,
+                    "switch_charged_now",
+                    "due-now",
+                    text("switch_nothing"),
+                ));
+                ("switch_text_scheduled", None)
+            }
+        };
+        let next_billing = match self.effect {
+            Effect::Scheduled(_) => None,
+            _ => next_billing.or_else(|| m.state.next_billing_date()),
+        };
+        if let Some(at) = next_billing {
+            facts.push(fact(
+                t,
+                "next_billing",
+                "next-billing",
+                display_date(at, lang),
+            ));
+        }
+        let charges = self.effect.charged() > 0;
+        render(
+            state,
+            StatusCode::OK,
+            "portal_switch.html",
+            context! {
+                t => t,
+                name => m.subscription_name,
+                new_price => new_price,
+                facts => facts,
+                explanation => text(explanation),
+                message => message,
+                card => self.card.as_ref().filter(|_| charges).map(|c| context! { brand => c.brand, last4 => c.last4 }),
+                no_card => charges && self.card.is_none(),
+                card_url => format!("/portal/{token}/payment-method"),
+                action => format!("/portal/{token}/memberships/{}/switch/{}", m.membership_key, offer.price.price_key),
+                quote => self.effect.pin(),
+                back_url => format!("/portal/{token}"),
+                csrf_token => csrf::form_token(&state.keys, token),
+            },
+            Some(&self.portal.brand),
+            Framing::Deny,
+        )
+    }
+
+    /// The update that makes the switch: the offer's unit amount and cycle, the membership's
+    /// quantity, the price's key, applied as the merchant's setting says.
+    fn changes(&self) -> Changes {
+        let cycle = self.offer.price.cycle;
+        Changes {
+            price_per_unit: Some(self.offer.price.unit_amount),
+            quantity: Some(self.offer.quantity()),
+            interval_type: Some(cycle.interval_type),
+            interval_count: Some(cycle.interval_count),
+            price_key: Some(self.offer.price.price_key.clone()),
+            effective: self.effect.effective(),
+            ..Changes::default()
+        }
+    }
+}
+
+/// One line of the confirmation's facts: the label's string, a test id, the value.
+fn fact(t: &BTreeMap<String, String>, label: &str, id: &str, value: String) -> Value {
+    context! { label => t.get(label), id => id, value => value }
+}
+
+/// `GET /portal/{token}/memberships/{key}/switch/{priceId}`: what switching to the price does,
+/// to confirm.
+pub async fn page(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    Path((token, key, price_id)): Path<(String, String, String)>,
+) -> Result<Response, ApiError> {
+    let t = session::strings(&state, &headers);
+    let portal = match load(&state, &headers, &token).await? {
+        Ok(portal) => portal,
+        Err(page) => return Ok(page),
+    };
+    let Some(m) = customers_membership(&state, &portal, &key).await? else {
+        return notice::not_found(&state, t);
+    };
+    match choose(&state, &portal, &m, &price_id).await? {
+        Choice::Offer(offer) => {
+            let switch = Switch::new(&state, &token, &portal, &m, offer).await?;
+            switch.page(&state, t, None)
+        }
+        Choice::Portal(_) => Ok(Redirect::to(&format!("/portal/{token}")).into_response()),
+        Choice::Refused => notice::not_found(&state, t),
+    }
+}
+
+/// The confirmation as posted.
+#[derive(Debug, Deserialize)]
+pub struct SwitchForm {
+    /// The page's form token.
+    #[serde(rename = "csrfToken", default)]
+    csrf_token: String,
+    /// The figures the page showed ([`Effect::pin`]).
+    #[serde(default)]
+    quote: String,
+}
+
+/// `POST /portal/{token}/memberships/{key}/switch/{priceId}`: makes the switch the page showed,
+/// then back to the portal. A declined proration charge shows the page again (402, nothing
+/// changed); so do figures that moved since (409) and a payment in flight (409).
+pub async fn confirm(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    Path((token, key, price_id)): Path<(String, String, String)>,
+    PageForm(form): PageForm<SwitchForm>,
+) -> Result<Response, ApiError> {
+    let t = session::strings(&state, &headers);
+    let portal = match posted(&state, t, &headers, &token, &form.csrf_token).await? {
+        Ok(portal) => portal,
+        Err(page) => return Ok(page),
+    };
+    let Some(m) = customers_membership(&state, &portal, &key).await? else {
+        return notice::not_found(&state, t);
+    };
+    let offer = match choose(&state, &portal, &m, &price_id).await? {
+        Choice::Offer(offer) => offer,
+        Choice::Portal(done) => return Ok(back(&token, done)),
+        Choice::Refused => return notice::not_found(&state, t),
+    };
+    let switch = Switch::new(&state, &token, &portal, &m, offer).await?;
+    let again = |key: &str, status: StatusCode| {
+        switch
+            .page(&state, t, t.get(key).cloned())
+            .map(|r| with_status(r, status))
+    };
+    if switch.effect.pin() != form.quote {
+        return again("switch_quote_changed", StatusCode::CONFLICT);
+    }
+    if switch.effect.charged() > 0 && switch.card.is_none() {
+        return again("switch_no_card", StatusCode::PAYMENT_REQUIRED);
+    }
+    match update::update(
+        &state,
+        portal.merchant.id,
+        &m.membership_key,
+        switch.changes(),
+    )
+    .await
+    {
+        Ok(_) => Ok(back(
+            &token,
+            match switch.effect {
+                Effect::Scheduled(_) => "scheduled",
+                Effect::Prorated(_) | Effect::Unprorated => "switched",
+            },
+        )),
+        Err(BillingError::Declined { code, .. }) => switch
+            .page(&state, t, Some(decline_message(t, &code)))
+            .map(|r| with_status(r, StatusCode::PAYMENT_REQUIRED)),
+        Err(BillingError::PaymentInProgress) => again("switch_in_progress", StatusCode::CONFLICT),
+        // Canceled, paused or changed by the merchant since the page was read.
+        Err(BillingError::Conflict(_)) => Ok(back(&token, "changed")),
+        Err(other) => Err(other.into()),
+    }
+}
+
+/// `POST /portal/{token}/memberships/{key}/pending-change/drop`: drops the change scheduled for
+/// the next period (the current terms stay), then back to the portal.
+pub async fn drop_pending(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    Path((token, key)): Path<(String, String)>,
+    PageForm(form): PageForm<TokenForm>,
+) -> Result<Response, ApiError> {
+    let t = session::strings(&state, &headers);
+    let portal = match posted(&state, t, &headers, &token, &form.csrf_token).await? {
+        Ok(portal) => portal,
+        Err(page) => return Ok(page),
+    };
+    let Some(m) = customers_membership(&state, &portal, &key).await? else {
+        return notice::not_found(&state, t);
+    };
+    if m.state.scheduled.is_none() || m.state.status.is_terminal() {
+        return Ok(Redirect::to(&format!("/portal/{token}")).into_response());
+    }
+    update::cancel_scheduled(&state, portal.merchant.id, &m.membership_key).await?;
+    Ok(back(&token, "dropped"))
+}
