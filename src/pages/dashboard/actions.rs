@@ -171,20 +171,37 @@ pub async fn confirm_cancel(
     headers: HeaderMap,
     Path(key): Path<String>,
 ) -> Result<Response, ApiError> {
-    let (staff, _) = match membership_of(&state, &headers, &key).await? {
+    confirm_action(&state, &headers, &key, "cancel", "cancel").await
+}
+
+/// The confirmation page of the action `name` (strings `dash_{name}_title`, `_text` and
+/// `_button`) on the merchant's membership `key`, whose form posts to the membership's `path`.
+pub(super) async fn confirm_action(
+    state: &AppState,
+    headers: &HeaderMap,
+    key: &str,
+    name: &str,
+    path: &str,
+) -> Result<Response, ApiError> {
+    let (staff, _) = match membership_of(state, headers, key).await? {
         Ok(found) => found,
         Err(page) => return Ok(page),
     };
-    let t = session::strings(&state, &headers);
+    let t = session::strings(state, headers);
+    let (title, text, button) = (
+        format!("dash_{name}_title"),
+        format!("dash_{name}_text"),
+        format!("dash_{name}_button"),
+    );
     let confirm = Confirm {
         nav: "customers",
-        title: "dash_cancel_title",
-        text: "dash_cancel_text",
-        button: "dash_cancel_button",
-        action: format!("{}/cancel", membership_url(&key)),
+        title: &title,
+        text: &text,
+        button: &button,
+        action: format!("{}/{path}", membership_url(key)),
         field: None,
     };
-    confirm_page(&state, &staff, t, &key, confirm)
+    confirm_page(state, &staff, t, key, confirm)
 }
 
 /// `POST /dashboard/memberships/{key}/cancel`: cancels the membership now.

@@ -18,7 +18,8 @@ use recur_domain::membership::{self as rules, parse_end_date};
 use recur_domain::status::MembershipStatus;
 
 use super::actions::{
-    confirm_page, forged, membership_of, membership_url, outcome_page, refused, ActionForm,
+    confirm_action, confirm_page, forged, membership_of, membership_url, outcome_page, refused,
+    ActionForm,
 };
 use super::confirm::{Confirm, Field};
 use super::staff::Staff;
@@ -164,20 +165,7 @@ pub async fn confirm_resume(
     headers: HeaderMap,
     Path(key): Path<String>,
 ) -> Result<Response, ApiError> {
-    let (staff, _) = match membership_of(&state, &headers, &key).await? {
-        Ok(found) => found,
-        Err(page) => return Ok(page),
-    };
-    let t = session::strings(&state, &headers);
-    let confirm = Confirm {
-        nav: "customers",
-        title: "dash_resume_title",
-        text: "dash_resume_text",
-        button: "dash_resume_button",
-        action: format!("{}/resume", membership_url(&key)),
-        field: None,
-    };
-    confirm_page(&state, &staff, t, &key, confirm)
+    confirm_action(&state, &headers, &key, "resume", "resume").await
 }
 
 /// `POST /dashboard/memberships/{key}/resume`: resumes a Paused membership now; its new period
@@ -214,20 +202,7 @@ pub async fn confirm_drop_change(
     headers: HeaderMap,
     Path(key): Path<String>,
 ) -> Result<Response, ApiError> {
-    let (staff, _) = match membership_of(&state, &headers, &key).await? {
-        Ok(found) => found,
-        Err(page) => return Ok(page),
-    };
-    let t = session::strings(&state, &headers);
-    let confirm = Confirm {
-        nav: "customers",
-        title: "dash_drop_change_title",
-        text: "dash_drop_change_text",
-        button: "dash_drop_change_button",
-        action: format!("{}/pending-update", membership_url(&key)),
-        field: None,
-    };
-    confirm_page(&state, &staff, t, &key, confirm)
+    confirm_action(&state, &headers, &key, "drop_change", "pending-update").await
 }
 
 /// `POST /dashboard/memberships/{key}/pending-update`: drops the scheduled change; the current
