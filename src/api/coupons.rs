@@ -19,7 +19,7 @@ use super::extract::{AuthMerchant, JsonBody};
 use super::field_schemas::{
     CouponCode, CouponDurationName, CurrencyCode, DurationInCycles, MaxRedemptions,
 };
-use super::input::{optional_flag, required_text, Field};
+use super::input::{optional_flag, refuse_given, required_text, Field};
 use super::membership_fields::{amount, currency};
 use super::pagination::{ListQuery, ListScope, Page, PageParams};
 use super::problem::{ApiError, Problem};
@@ -360,20 +360,16 @@ pub async fn update_coupon(
     let mut errors = FieldErrors::new();
     let active = optional_flag(body.active, "active", &mut errors);
     let terms = [
-        ("code", &body.code),
-        ("percentOff", &body.percent_off),
-        ("amountOff", &body.amount_off),
-        ("currency", &body.currency),
-        ("duration", &body.duration),
-        ("durationInCycles", &body.duration_in_cycles),
-        ("maxRedemptions", &body.max_redemptions),
-        ("expiresAt", &body.expires_at),
+        ("code", body.code.is_given()),
+        ("percentOff", body.percent_off.is_given()),
+        ("amountOff", body.amount_off.is_given()),
+        ("currency", body.currency.is_given()),
+        ("duration", body.duration.is_given()),
+        ("durationInCycles", body.duration_in_cycles.is_given()),
+        ("maxRedemptions", body.max_redemptions.is_given()),
+        ("expiresAt", body.expires_at.is_given()),
     ];
-    for (path, field) in terms {
-        if !matches!(field, Field::Absent) {
-            errors.add(path, TERMS_ARE_FIXED);
-        }
-    }
+    refuse_given(&terms, TERMS_ARE_FIXED, &mut errors);
     if !errors.is_empty() {
         return Err(ApiError::Validation(errors));
     }

@@ -44,6 +44,11 @@ fn type_message(serde_message: &str) -> String {
 }
 
 impl<T> Field<T> {
+    /// Whether the body names the field (with any value, `null` included).
+    pub fn is_given(&self) -> bool {
+        !matches!(self, Field::Absent)
+    }
+
     /// The value, or a "required" / type message under `path`.
     pub fn required(self, path: &str, errors: &mut FieldErrors) -> Option<T> {
         match self {
@@ -69,6 +74,14 @@ impl<T> Field<T> {
                 None
             }
         }
+    }
+}
+
+/// Refuses with `message`, under its path, each of the fields the body names (`given`: each
+/// path and [`Field::is_given`]).
+pub fn refuse_given(given: &[(&str, bool)], message: &str, errors: &mut FieldErrors) {
+    for (path, _) in given.iter().filter(|(_, given)| *given) {
+        errors.add(*path, message);
     }
 }
 

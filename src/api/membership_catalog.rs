@@ -38,7 +38,7 @@ pub async fn catalog_terms(
         .optional("priceId", errors)
         .and_then(|key| errors.check("priceId", prefixed(&key, "price_")))
     else {
-        if !matches!(quantity, Field::Absent) {
+        if quantity.is_given() {
             errors.add(
                 "quantity",
                 "is only allowed with priceId (pricingInfo.quantity otherwise)",

@@ -155,17 +155,11 @@ pub async fn update_membership(
             .map(Some),
     };
     let catalog_fields = [
-        (
-            "pricePerUnit",
-            !matches!(body.price_per_unit, Field::Absent),
-        ),
-        ("intervalType", !matches!(body.interval_type, Field::Absent)),
-        (
-            "intervalCount",
-            !matches!(body.interval_count, Field::Absent),
-        ),
+        ("pricePerUnit", body.price_per_unit.is_given()),
+        ("intervalType", body.interval_type.is_given()),
+        ("intervalCount", body.interval_count.is_given()),
     ];
-    let price_given = !matches!(body.price_id, Field::Absent);
+    let price_given = body.price_id.is_given();
     for (field, given) in catalog_fields {
         if given && price_given {
             errors.add(field, "cannot be given with priceId: the price sets it");

@@ -150,11 +150,8 @@ pub async fn create_membership(
     let mut errors = FieldErrors::new();
     let rate_ids = std::mem::take(&mut body.tax_rate_ids);
     let price_id = std::mem::take(&mut body.price_id);
-    let catalog_given = !matches!(price_id, Field::Absent);
-    if catalog_given
-        && !(matches!(body.pricing_info, Field::Absent)
-            && matches!(body.billing_cycle, Field::Absent))
-    {
+    let catalog_given = price_id.is_given();
+    if catalog_given && !(!body.pricing_info.is_given() && !body.billing_cycle.is_given()) {
         errors.add(
             "priceId",
             "cannot be given with pricingInfo or billingCycle: the price sets them",

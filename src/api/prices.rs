@@ -17,7 +17,7 @@ use utoipa::{IntoParams, ToSchema};
 
 use super::extract::{AuthMerchant, JsonBody};
 use super::field_schemas::{CurrencyCode, IntervalCount, IntervalTypeName, TrialDays};
-use super::input::{optional_flag, required_text, Field};
+use super::input::{optional_flag, refuse_given, required_text, Field};
 use super::membership_fields::{amount, currency, interval_count};
 use super::pagination::{flag, text, Given, ListQuery, ListScope, Page, PageParams};
 use super::problem::{ApiError, Problem};
@@ -325,18 +325,14 @@ pub async fn update_price(
     let mut errors = FieldErrors::new();
     let active = optional_flag(body.active, "active", &mut errors);
     let terms = [
-        ("productId", &body.product_id),
-        ("currency", &body.currency),
-        ("unitAmount", &body.unit_amount),
-        ("intervalType", &body.interval_type),
-        ("intervalCount", &body.interval_count),
-        ("trialDays", &body.trial_days),
+        ("productId", body.product_id.is_given()),
+        ("currency", body.currency.is_given()),
+        ("unitAmount", body.unit_amount.is_given()),
+        ("intervalType", body.interval_type.is_given()),
+        ("intervalCount", body.interval_count.is_given()),
+        ("trialDays", body.trial_days.is_given()),
     ];
-    for (path, field) in terms {
-        if !matches!(field, Field::Absent) {
-            errors.add(path, TERMS_ARE_FIXED);
-        }
-    }
+    refuse_given(&terms, TERMS_ARE_FIXED, &mut errors);
     if !errors.is_empty() {
         return Err(ApiError::Validation(errors));
     }
