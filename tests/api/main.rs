@@ -51,6 +51,7 @@ mod pool;
 mod price_parts;
 mod process;
 mod processor;
+mod promotion_codes;
 mod proration;
 mod proxies;
 mod races;
