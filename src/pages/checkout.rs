@@ -382,8 +382,9 @@ fn summary(t: &BTreeMap<String, String>, checkout: &Checkout, due: Option<&DueNo
 }
 
 /// The card form, with a one-button payment by the customer's saved card when they have one,
-/// and the promotion code field (`promo`) of a first payment or trial start. Its policy lets the form's answer redirect to the merchant's return link (browsers apply
-/// `form-action` to redirects too).
+/// and the promotion code field (`promo`) of a first payment or trial start. Its policy lets the
+/// form's answer redirect to the merchant's return link (browsers apply `form-action` to
+/// redirects too).
 async fn form_page(
     state: &AppState,
     t: &BTreeMap<String, String>,

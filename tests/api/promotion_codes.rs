@@ -14,6 +14,12 @@ use crate::harness::TestServer;
 use crate::trial_checkout::{checkout_of, shown, RETURN};
 use crate::visitor::{Page, Visitor};
 
+/// What a code that is no code is told, in English and German.
+const MALFORMED: &str =
+    "Enter the code as given: letters, digits, hyphens or underscores, at most 40 characters.";
+const MALFORMED_DE: &str =
+    "Geben Sie den Code wie erhalten ein: Buchstaben, Ziffern, Binde- oder Unterstriche, höchstens 40 Zeichen.";
+
 /// Creates a coupon (expects 201).
 async fn coupon(server: &TestServer, token: &str, body: Value) {
     let reply = send(server, Method::POST, "/coupons", token, Some(body)).await;
@@ -170,17 +176,34 @@ backend_test!(
 
         let visitor = Visitor::new();
         let cases = [
-            ("NOPE", "This code is not valid.", "Dieser Code ist ungültig."),
-            ("gone", "This code is no longer valid.", "Dieser Code ist nicht mehr gültig."),
-            ("OLD", "This code has expired.", "Dieser Code ist abgelaufen."),
-            ("OnlyOne", "This code has been used up.", "Dieser Code ist bereits aufgebraucht."),
-            ("DOLLARS", "This code is for another currency.", "Dieser Code gilt für eine andere Währung."),
-            ("", "Enter the code as given: letters, digits, hyphens or underscores, at most 40 characters.",
-                "Geben Sie den Code wie erhalten ein: Buchstaben, Ziffern, Binde- oder Unterstriche, höchstens 40 Zeichen."),
-            ("two words", "Enter the code as given: letters, digits, hyphens or underscores, at most 40 characters.",
-                "Geben Sie den Code wie erhalten ein: Buchstaben, Ziffern, Binde- oder Unterstriche, höchstens 40 Zeichen."),
-            (&"A".repeat(41), "Enter the code as given: letters, digits, hyphens or underscores, at most 40 characters.",
-                "Geben Sie den Code wie erhalten ein: Buchstaben, Ziffern, Binde- oder Unterstriche, höchstens 40 Zeichen."),
+            (
+                "NOPE",
+                "This code is not valid.",
+                "Dieser Code ist ungültig.",
+            ),
+            (
+                "gone",
+                "This code is no longer valid.",
+                "Dieser Code ist nicht mehr gültig.",
+            ),
+            (
+                "OLD",
+                "This code has expired.",
+                "Dieser Code ist abgelaufen.",
+            ),
+            (
+                "OnlyOne",
+                "This code has been used up.",
+                "Dieser Code ist bereits aufgebraucht.",
+            ),
+            (
+                "DOLLARS",
+                "This code is for another currency.",
+                "Dieser Code gilt für eine andere Währung.",
+            ),
+            ("", MALFORMED, MALFORMED_DE),
+            ("two words", MALFORMED, MALFORMED_DE),
+            (&"A".repeat(41), MALFORMED, MALFORMED_DE),
         ];
         let csrf = visitor.get(&url).await.csrf();
         for (code, english, german) in cases {

@@ -99,9 +99,8 @@ mod tests {
         }
         assert!(matches!(time(" ", "form"), Field::Absent));
         assert!(matches!(time("soon", "form"), Field::Invalid(m) if m == "form"));
-        assert!(
-            matches!(time("2027-06-15 08:30", "form"), Field::Present(t) if t == "2027-06-15T08:30:00")
-        );
+        let typed = time("2027-06-15 08:30", "form");
+        assert!(matches!(typed, Field::Present(t) if t == "2027-06-15T08:30:00"));
     }
 
     #[test]

@@ -132,7 +132,13 @@ backend_test!(
         // Refusals, beside their fields; the values typed are kept and nothing is created.
         let cases: [Refusal; 7] = [
             (
-                &[("code", "BOTH"), ("percentOff", "10"), ("amountOff", "1.00"), ("currency", "EUR"), ("duration", "once")],
+                &[
+                    ("code", "BOTH"),
+                    ("percentOff", "10"),
+                    ("amountOff", "1.00"),
+                    ("currency", "EUR"),
+                    ("duration", "once"),
+                ],
                 "error-amountOff",
                 "give percentOff or amountOff, not both",
             ),
