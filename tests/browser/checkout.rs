@@ -80,7 +80,7 @@ async fn paying_with_the_success_card_lands_on_the_return_link() {
         "the number is grouped as it is typed"
     );
     browser.screenshot("checkout-filled").await;
-    browser.click("button[type=submit]").await;
+    browser.click("[data-testid=submit]").await;
     browser.wait_for_url(RETURN).await;
     assert_eq!(status(&server, &token, &membership).await, "Active");
     let record = server.membership(&token, &membership).await;
@@ -107,7 +107,7 @@ async fn a_declined_card_lets_the_customer_try_again() {
 
     // A mistyped number is caught in the page, before anything is sent.
     enter_card(&browser, "4242424242424241").await;
-    browser.click("button[type=submit]").await;
+    browser.click("[data-testid=submit]").await;
     assert!(browser.visible("#cardNumber-error").await);
     assert_eq!(
         browser.text("#cardNumber-error").await,
@@ -116,7 +116,7 @@ async fn a_declined_card_lets_the_customer_try_again() {
     assert_eq!(browser.url().await, url, "nothing was sent");
 
     enter_card(&browser, "4000000000000002").await;
-    browser.click("button[type=submit]").await;
+    browser.click("[data-testid=submit]").await;
     browser.wait_for("[data-testid=form-message]").await;
     assert_eq!(
         browser.text("[data-testid=form-message]").await,
@@ -126,7 +126,7 @@ async fn a_declined_card_lets_the_customer_try_again() {
     assert_eq!(status(&server, &token, &membership).await, "Incomplete");
 
     enter_card(&browser, "4242424242424242").await;
-    browser.click("button[type=submit]").await;
+    browser.click("[data-testid=submit]").await;
     browser.wait_for_url(RETURN).await;
     assert_eq!(status(&server, &token, &membership).await, "Active");
     browser.close().await;
@@ -139,7 +139,7 @@ async fn the_challenge_card_shows_the_identity_check() {
     let browser = Browser::start(DESKTOP).await;
     browser.open(&url).await;
     enter_card(&browser, "4000000000003220").await;
-    browser.click("button[type=submit]").await;
+    browser.click("[data-testid=submit]").await;
     browser.wait_for("#challenge-heading").await;
     assert_eq!(browser.text("#challenge-heading").await, "Confirm it's you");
     browser.screenshot("checkout-challenge").await;
