@@ -1,7 +1,8 @@
 """Fuzzes the hosted pages' forms, which /openapi.json does not describe (scripts/fuzz-pages).
 
 Opens real checkout and cashier sessions through the API, reads each page as a browser would
-(its form's action, hidden fields, CSRF token and payment methods) and posts it back, either
+(one of its forms, chosen at random: its action, hidden fields, CSRF token, payment methods and
+promotion code field) and posts it back, either
 valid with one field replaced by an odd value or with many fields odd. It follows the pages
 the posts lead to (identity challenges included) and posts their forms too. Every answer must be
 below 500; the run fails otherwise. Deterministic for a given seed.
@@ -30,6 +31,10 @@ ODD_VALUES = ["", " ", "0", "-1", "1e309", "NaN", "9" * 40, "12/34", "13/99", "0
 VISITS = 4
 CARD_FIELDS = {"cardNumber": "4242424242424242", "expiry": "12/34", "cvc": "123",
                "holder": "Ada Lovelace"}
+# The promotion code field of a checkout: the merchant's coupon (created in main), in any
+# letter case, an unknown code and a blank one.
+PROMO_CODES = ["PAGES10", "pages10", "NOPE", ""]
+FORM = re.compile(r'<form[^>]*action="([^"]*)"[^>]*>(.*?)</form>', re.S)
 
 
 class Fuzzer:
@@ -57,25 +62,29 @@ class Fuzzer:
                                  f"{response.text[:300]}")
 
     def page_form(self, url):
-        """GETs a page; returns (action URL, fields a browser would post, radio choices)."""
+        """GETs a page; returns (action URL, fields a browser would post, radio choices, names
+        of the other inputs) of one of its forms."""
         response = requests.get(url, allow_redirects=False, timeout=30)
         self.record("GET", url, response)
-        match = re.search(r'<form[^>]*action="([^"]*)"', response.text)
-        if response.status_code != 200 or not match:
+        forms = FORM.findall(response.text)
+        if response.status_code != 200 or not forms:
             return None
-        action = urljoin(url, html.unescape(match.group(1)))
+        action, body = self.random.choice(forms)
+        action = urljoin(url, html.unescape(action))
         hidden = {html.unescape(name): html.unescape(value) for name, value in re.findall(
-            r'<input type="hidden" name="([^"]*)" value="([^"]*)"', response.text)}
-        radios = re.findall(r'<input type="radio" name="processorId" value="([^"]*)"',
-                            response.text)
-        return action, hidden, radios
+            r'<input type="hidden" name="([^"]*)" value="([^"]*)"', body)}
+        radios = re.findall(r'<input type="radio" name="processorId" value="([^"]*)"', body)
+        inputs = set(re.findall(r'<input id="[^"]*" name="([^"]*)"', body))
+        return action, hidden, radios, inputs
 
     def post_page(self, url, depth=0):
         found = self.page_form(url)
         if found is None:
             return
-        action, form, radios = found
-        if "csrfToken" in form or radios:
+        action, form, radios, inputs = found
+        if "code" in inputs:
+            form["code"] = self.random.choice(PROMO_CODES)
+        elif "csrfToken" in form or radios:
             form.update(CARD_FIELDS)
             form["cardNumber"] = self.random.choice(TEST_CARDS)
             form["amount"] = self.random.choice(["10", "49.90", "12,5"])
@@ -106,6 +115,9 @@ def main():
     token = requests.post(f"{api}/auth", json={"userName": user, "password": password},
                           timeout=30).json()["accessToken"]
     bearer = {"Authorization": f"Bearer {token}"}
+    requests.post(f"{api}/coupons", headers=bearer, timeout=30, json={
+        "code": "PAGES10", "percentOff": "10", "duration": "forever",
+    }).raise_for_status()
     customer = requests.post(f"{api}/customer", headers=bearer, timeout=30, json={
         "processorKey": processor_key, "firstName": "Page", "lastName": "Fuzz",
         "email": "pages@example.com", "phone": "+4915112345678", "countryCode": "DE",
@@ -117,6 +129,7 @@ def main():
             "productInfo": {"orderId": f"pages-{number}"},
             "pricingInfo": {"currency": "EUR", "totalAmount": "9.99"},
             "billingCycle": {"intervalType": "Monthly"},
+            **({"trialDays": 14} if number % 3 == 2 else {}),
         }).json()["membershipKey"]
         checkout = requests.post(f"{api}/checkout/session", headers=bearer, timeout=30, json={
             "customerKey": customer, "membershipKey": membership,

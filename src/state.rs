@@ -207,6 +207,22 @@ fn templates() -> minijinja::Environment<'static> {
             include_str!("../templates/dashboard/outcome.html"),
         ),
         (
+            "dashboard/catalog.html",
+            include_str!("../templates/dashboard/catalog.html"),
+        ),
+        (
+            "dashboard/catalog_product.html",
+            include_str!("../templates/dashboard/catalog_product.html"),
+        ),
+        (
+            "dashboard/prices_table.html",
+            include_str!("../templates/dashboard/prices_table.html"),
+        ),
+        (
+            "dashboard/coupons.html",
+            include_str!("../templates/dashboard/coupons.html"),
+        ),
+        (
             "dashboard/api_keys.html",
             include_str!("../templates/dashboard/api_keys.html"),
         ),

@@ -242,7 +242,19 @@ pub async fn create_coupon(
     auth: AuthMerchant,
     JsonBody(body): JsonBody<CreateCouponRequest>,
 ) -> Result<(StatusCode, Json<CouponRecord>), ApiError> {
-    let now = state.merchant_now(auth.merchant_id).await?;
+    let coupon = create(&state, auth.merchant_id, body).await?;
+    Ok((StatusCode::CREATED, Json(coupon.into())))
+}
+
+/// Creates the coupon `body` describes for the merchant, active: every failing field (400), or
+/// a code the merchant already has (409 on `code`). `POST /coupons` and the dashboard's coupons
+/// page.
+pub async fn create(
+    state: &AppState,
+    merchant_id: i64,
+    body: CreateCouponRequest,
+) -> Result<Coupon, ApiError> {
+    let now = state.merchant_now(merchant_id).await?;
     let mut errors = FieldErrors::new();
     let code = required_text(body.code, "code", &mut errors, rules::code);
     let off = off(
@@ -274,14 +286,14 @@ pub async fn create_coupon(
         max_redemptions,
         expires_at,
     };
-    let coupon = coupons::insert(state.store.writer(), auth.merchant_id, &new, now)
+    let coupon = coupons::insert(state.store.writer(), merchant_id, &new, now)
         .await?
         .ok_or_else(|| {
             let mut errors = FieldErrors::new();
             errors.add("code", "is the code of another coupon of this merchant");
             ApiError::FieldConflict(errors)
         })?;
-    Ok((StatusCode::CREATED, Json(coupon.into())))
+    Ok(coupon)
 }
 
 /// Lists the merchant's coupons, archived ones too, newest first, a page at a time.
@@ -302,14 +314,24 @@ pub async fn list_coupons(
     auth: AuthMerchant,
     ListQuery(page): ListQuery<PageParams>,
 ) -> Result<Json<Page<CouponRecord>>, ApiError> {
-    let scope = ListScope::new("coupons", auth.merchant_id, &[]);
-    let ask = page.read(&state.keys, scope, FieldErrors::new())?;
-    let rows = coupons::page(state.store.pool(), auth.merchant_id, ask.window()).await?;
-    let (rows, next) = ask.cut(rows, |c| c.id);
+    let (rows, next) = coupon_page(&state, auth.merchant_id, page).await?;
     Ok(Json(Page::new(
         rows.into_iter().map(CouponRecord::from).collect(),
         next,
     )))
+}
+
+/// The page of the merchant's coupons that `page` asks for, and the cursor of the next:
+/// `GET /coupons` and the dashboard's coupons page.
+pub async fn coupon_page(
+    state: &AppState,
+    merchant_id: i64,
+    page: PageParams,
+) -> Result<(Vec<Coupon>, Option<String>), ApiError> {
+    let scope = ListScope::new("coupons", merchant_id, &[]);
+    let ask = page.read(&state.keys, scope, FieldErrors::new())?;
+    let rows = coupons::page(state.store.pool(), merchant_id, ask.window()).await?;
+    Ok(ask.cut(rows, |c| c.id))
 }
 
 /// One coupon.
@@ -373,14 +395,26 @@ pub async fn update_coupon(
     if !errors.is_empty() {
         return Err(ApiError::Validation(errors));
     }
-    let merchant_id = auth.merchant_id;
     let coupon = match active {
-        None => coupons::by_key(state.store.pool(), merchant_id, &key).await?,
-        Some(active) => {
-            coupons::set_active(state.store.writer(), merchant_id, &key, active).await?
-        }
+        None => coupons::by_key(state.store.pool(), auth.merchant_id, &key)
+            .await?
+            .ok_or(ApiError::NotFound)?,
+        Some(active) => set_active(&state, auth.merchant_id, &key, active).await?,
     };
-    Ok(Json(coupon.ok_or(ApiError::NotFound)?.into()))
+    Ok(Json(coupon.into()))
+}
+
+/// Archives (`false`) or restores the merchant's coupon `key`: the coupon as changed, or not
+/// found. `PATCH /coupons/{couponId}` and the dashboard's coupons page.
+pub async fn set_active(
+    state: &AppState,
+    merchant_id: i64,
+    key: &str,
+    active: bool,
+) -> Result<Coupon, ApiError> {
+    coupons::set_active(state.store.writer(), merchant_id, key, active)
+        .await?
+        .ok_or(ApiError::NotFound)
 }
 
 /// Why a change of a coupon's term is refused.

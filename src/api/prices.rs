@@ -144,6 +144,16 @@ pub struct PriceFilters {
     active: Field<Given>,
 }
 
+impl PriceFilters {
+    /// The prices of the product `product_key`, archived ones too.
+    pub fn of_product(product_key: &str) -> Self {
+        Self {
+            product_id: Field::Present(Given(product_key.to_string())),
+            active: Field::Absent,
+        }
+    }
+}
+
 /// `intervalType` and `intervalCount` (default 1) as a cycle of at most three years; a count
 /// the type does not allow is reported under `intervalCount`.
 fn cycle(
@@ -192,6 +202,17 @@ pub async fn create_price(
     auth: AuthMerchant,
     JsonBody(body): JsonBody<CreatePriceRequest>,
 ) -> Result<(StatusCode, Json<PriceRecord>), ApiError> {
+    let price = create(&state, auth.merchant_id, body).await?;
+    Ok((StatusCode::CREATED, Json(price.into())))
+}
+
+/// Creates the price `body` describes for an active product of the merchant, active, or lists
+/// every failing field: `POST /prices` and the dashboard's catalog page.
+pub async fn create(
+    state: &AppState,
+    merchant_id: i64,
+    body: CreatePriceRequest,
+) -> Result<CatalogPrice, ApiError> {
     let mut errors = FieldErrors::new();
     let product_key = body.product_id.required("productId", &mut errors);
     let currency = currency(body.currency, "currency", &mut errors);
@@ -204,7 +225,6 @@ pub async fn create_price(
     let Some(product_key) = product_key else {
         return Err(ApiError::Validation(errors));
     };
-    let merchant_id = auth.merchant_id;
     let (Some(currency), Some(unit_amount), Some(cycle), true) =
         (currency, unit_amount, cycle, errors.is_empty())
     else {
@@ -229,7 +249,7 @@ pub async fn create_price(
     let product = usable(product).map_err(|refusal| ApiError::invalid("productId", refusal))?;
     let price = prices::insert(&mut tx, merchant_id, &product, &new, now).await?;
     tx.commit().await?;
-    Ok((StatusCode::CREATED, Json(price.into())))
+    Ok(price)
 }
 
 /// Lists the merchant's prices, archived ones too unless `active` says otherwise, newest
@@ -252,6 +272,21 @@ pub async fn list_prices(
     ListQuery(page): ListQuery<PageParams>,
     ListQuery(filters): ListQuery<PriceFilters>,
 ) -> Result<Json<Page<PriceRecord>>, ApiError> {
+    let (rows, next) = price_page(&state, auth.merchant_id, page, filters).await?;
+    Ok(Json(Page::new(
+        rows.into_iter().map(PriceRecord::from).collect(),
+        next,
+    )))
+}
+
+/// The page of the merchant's prices that `page` and `filters` ask for, and the cursor of the
+/// next: `GET /prices` and a product's page in the dashboard.
+pub async fn price_page(
+    state: &AppState,
+    merchant_id: i64,
+    page: PageParams,
+    filters: PriceFilters,
+) -> Result<(Vec<CatalogPrice>, Option<String>), ApiError> {
     let mut errors = FieldErrors::new();
     let filter = Filter {
         product_key: text(filters.product_id, "productId", &mut errors),
@@ -259,7 +294,7 @@ pub async fn list_prices(
     };
     let scope = ListScope::new(
         "prices",
-        auth.merchant_id,
+        merchant_id,
         &[
             ("productId", filter.product_key.as_deref()),
             (
@@ -269,12 +304,8 @@ pub async fn list_prices(
         ],
     );
     let ask = page.read(&state.keys, scope, errors)?;
-    let rows = prices::page(state.store.pool(), auth.merchant_id, &filter, ask.window()).await?;
-    let (rows, next) = ask.cut(rows, |p| p.id);
-    Ok(Json(Page::new(
-        rows.into_iter().map(PriceRecord::from).collect(),
-        next,
-    )))
+    let rows = prices::page(state.store.pool(), merchant_id, &filter, ask.window()).await?;
+    Ok(ask.cut(rows, |p| p.id))
 }
 
 /// One price.
@@ -336,20 +367,30 @@ pub async fn update_price(
     if !errors.is_empty() {
         return Err(ApiError::Validation(errors));
     }
-    let merchant_id = auth.merchant_id;
     let price = match active {
-        None => prices::by_key(state.store.pool(), merchant_id, &key).await?,
-        Some(active) => {
-            let mut tx = state.store.begin().await?;
-            if !prices::set_active(&mut tx, merchant_id, &key, active).await? {
-                return Err(ApiError::NotFound);
-            }
-            let price = prices::by_key(&mut *tx, merchant_id, &key).await?;
-            tx.commit().await?;
-            price
-        }
+        None => prices::by_key(state.store.pool(), auth.merchant_id, &key)
+            .await?
+            .ok_or(ApiError::NotFound)?,
+        Some(active) => set_active(&state, auth.merchant_id, &key, active).await?,
     };
-    Ok(Json(price.ok_or(ApiError::NotFound)?.into()))
+    Ok(Json(price.into()))
+}
+
+/// Archives (`false`) or restores the merchant's price `key`: the price as changed, or not
+/// found. `PATCH /prices/{priceId}` and the dashboard's catalog page.
+pub async fn set_active(
+    state: &AppState,
+    merchant_id: i64,
+    key: &str,
+    active: bool,
+) -> Result<CatalogPrice, ApiError> {
+    let mut tx = state.store.begin().await?;
+    if !prices::set_active(&mut tx, merchant_id, key, active).await? {
+        return Err(ApiError::NotFound);
+    }
+    let price = prices::by_key(&mut *tx, merchant_id, key).await?;
+    tx.commit().await?;
+    price.ok_or(ApiError::NotFound)
 }
 
 /// Why a change of a price's term is refused.

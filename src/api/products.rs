@@ -130,6 +130,17 @@ pub async fn create_product(
     auth: AuthMerchant,
     JsonBody(body): JsonBody<CreateProductRequest>,
 ) -> Result<(StatusCode, Json<ProductRecord>), ApiError> {
+    let product = create(&state, auth.merchant_id, body).await?;
+    Ok((StatusCode::CREATED, Json(product.into())))
+}
+
+/// Creates the product `body` describes for the merchant, active, or lists every failing field:
+/// `POST /products` and the dashboard's catalog page.
+pub async fn create(
+    state: &AppState,
+    merchant_id: i64,
+    body: CreateProductRequest,
+) -> Result<Product, ApiError> {
     let mut errors = FieldErrors::new();
     let name = required_text(body.name, "name", &mut errors, name_rule);
     let description = optional_text(
@@ -141,17 +152,17 @@ pub async fn create_product(
     let Some(name) = name.filter(|_| errors.is_empty()) else {
         return Err(ApiError::Validation(errors));
     };
-    let now = state.merchant_now(auth.merchant_id).await?;
+    let now = state.merchant_now(merchant_id).await?;
     let product = products::insert(
         state.store.writer(),
-        auth.merchant_id,
+        merchant_id,
         &ids::product_key(),
         &name,
         description.as_deref(),
         now,
     )
     .await?;
-    Ok((StatusCode::CREATED, Json(product.into())))
+    Ok(product)
 }
 
 /// Lists the merchant's products, archived ones too unless `active` says otherwise, newest
@@ -174,17 +185,28 @@ pub async fn list_products(
     ListQuery(page): ListQuery<PageParams>,
     ListQuery(filters): ListQuery<ProductFilters>,
 ) -> Result<Json<Page<ProductRecord>>, ApiError> {
-    let mut errors = FieldErrors::new();
-    let active = flag(filters.active, "active", &mut errors);
-    let active_name = active.map(|a| if a { "true" } else { "false" });
-    let scope = ListScope::new("products", auth.merchant_id, &[("active", active_name)]);
-    let ask = page.read(&state.keys, scope, errors)?;
-    let rows = products::page(state.store.pool(), auth.merchant_id, active, ask.window()).await?;
-    let (rows, next) = ask.cut(rows, |p| p.id);
+    let (rows, next) = product_page(&state, auth.merchant_id, page, filters).await?;
     Ok(Json(Page::new(
         rows.into_iter().map(ProductRecord::from).collect(),
         next,
     )))
+}
+
+/// The page of the merchant's products that `page` and `filters` ask for, and the cursor of the
+/// next: `GET /products` and the dashboard's catalog page.
+pub async fn product_page(
+    state: &AppState,
+    merchant_id: i64,
+    page: PageParams,
+    filters: ProductFilters,
+) -> Result<(Vec<Product>, Option<String>), ApiError> {
+    let mut errors = FieldErrors::new();
+    let active = flag(filters.active, "active", &mut errors);
+    let active_name = active.map(|a| if a { "true" } else { "false" });
+    let scope = ListScope::new("products", merchant_id, &[("active", active_name)]);
+    let ask = page.read(&state.keys, scope, errors)?;
+    let rows = products::page(state.store.pool(), merchant_id, active, ask.window()).await?;
+    Ok(ask.cut(rows, |p| p.id))
 }
 
 /// One product.
@@ -232,6 +254,19 @@ pub async fn update_product(
     Path(key): Path<String>,
     JsonBody(body): JsonBody<UpdateProductRequest>,
 ) -> Result<Json<ProductRecord>, ApiError> {
+    let product = update(&state, auth.merchant_id, &key, body).await?;
+    Ok(Json(product.into()))
+}
+
+/// Applies the change `body` to the merchant's product `key`: the product as changed, every
+/// failing field, or not found. `PATCH /products/{productId}` and the dashboard's archive and
+/// restore.
+pub async fn update(
+    state: &AppState,
+    merchant_id: i64,
+    key: &str,
+    body: UpdateProductRequest,
+) -> Result<Product, ApiError> {
     let mut errors = FieldErrors::new();
     let mut changes = Changes::default();
     if !matches!(body.name, Field::Absent) {
@@ -249,9 +284,8 @@ pub async fn update_product(
     if !errors.is_empty() {
         return Err(ApiError::Validation(errors));
     }
-    let now = state.merchant_now(auth.merchant_id).await?;
-    let product = products::update(state.store.writer(), auth.merchant_id, &key, &changes, now)
+    let now = state.merchant_now(merchant_id).await?;
+    products::update(state.store.writer(), merchant_id, key, &changes, now)
         .await?
-        .ok_or(ApiError::NotFound)?;
-    Ok(Json(product.into()))
+        .ok_or(ApiError::NotFound)
 }

@@ -2,7 +2,8 @@
 //! charged today, the card form (and the customer's saved card, paid with one button), the
 //! identity-confirmation step some cards ask for, and the confirmation. A membership with a
 //! free trial is not charged: the page says so, collects the card for the first charge at the
-//! trial's end and starts the trial. Paying twice (double click, reload, two tabs) never charges
+//! trial's end and starts the trial. A first payment or trial start without a coupon takes a
+//! promotion code, a form of its own. Paying twice (double click, reload, two tabs) never charges
 //! twice: the payment runs under the membership's lock, and a membership with nothing left to pay
 //! shows the confirmation instead of charging.
 
@@ -12,8 +13,10 @@ use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Redirect, Response};
 use minijinja::{context, Value};
+use recur_domain::coupon;
 use recur_domain::money::display_amount;
 use recur_domain::status::MembershipStatus;
+use serde::Deserialize;
 
 use super::form::{decline_message, CardForm, CardFormState, PageForm, TokenForm};
 use super::format::{display_date, interval_phrase};
@@ -24,12 +27,13 @@ use super::{csrf, expired};
 use crate::api::client_address::ClientAddress;
 use crate::api::problem::ApiError;
 use crate::billing::checkout::{self, DueNow, Purpose};
-use crate::billing::{lifecycle, taxation, BillingError};
+use crate::billing::{coupons, lifecycle, taxation, BillingError};
 use crate::i18n;
 use crate::ids;
 use crate::state::AppState;
 use crate::store::charges::PagePayment;
 use crate::store::checkout_sessions::{self, SessionKind};
+use crate::store::coupons::Refusal;
 use crate::store::memberships::{self, Membership};
 use crate::store::merchants::Mode;
 use crate::store::payment_methods;
@@ -72,7 +76,10 @@ pub async fn show(
         return challenge_page(&state, t, &checkout).await;
     }
     match checkout::due_now(&state, &checkout.membership, checkout.page.now).await? {
-        Some(due) => form_page(&state, t, &checkout, &due, CardFormState::default()).await,
+        Some(due) => {
+            let card = CardFormState::default();
+            form_page(&state, t, &checkout, &due, card, PromoField::default()).await
+        }
         None => outcome_page(&state, t, &checkout).await,
     }
 }
@@ -99,6 +106,7 @@ pub async fn pay(
                 &checkout,
                 &due,
                 CardFormState::rejected(&form, errors),
+                PromoField::default(),
             )
             .await
             .map(|r| with_status(r, StatusCode::BAD_REQUEST));
@@ -177,11 +185,111 @@ pub async fn confirm(
     };
     if form.action != "confirm" {
         let failed = CardFormState::with_message(t.get("challenge_failed").cloned());
-        return form_page(&state, t, &checkout, &due, failed)
+        return form_page(&state, t, &checkout, &due, failed, PromoField::default())
             .await
             .map(|r| with_status(r, StatusCode::PAYMENT_REQUIRED));
     }
     charge(&state, t, &checkout, &due, method.id, client).await
+}
+
+/// The promotion code form as posted.
+#[derive(Debug, Deserialize)]
+pub struct CodeForm {
+    /// The page's form token.
+    #[serde(rename = "csrfToken", default)]
+    csrf_token: String,
+    /// The code as typed.
+    #[serde(default)]
+    code: String,
+}
+
+/// The promotion code field as the page shows it: the code typed and why it was refused.
+#[derive(Debug, Default)]
+struct PromoField {
+    typed: String,
+    error: Option<String>,
+}
+
+/// `POST /checkout/{token}/coupon`: redeems the promotion code typed for the membership's first
+/// payment or trial start ([`coupons::apply_at_checkout`]: an Incomplete membership without a
+/// coupon) and shows the page again with its discount (303). A code that is no code
+/// ([`coupon::code`]) or that the coupon rules refuse shows the page with the reason under the
+/// field (400) and counts nothing. A membership that has a coupon by now (the form posted twice),
+/// has been paid, or is paying, shows the page as it is.
+pub async fn apply_code(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    Path(token): Path<String>,
+    PageForm(form): PageForm<CodeForm>,
+) -> Result<Response, ApiError> {
+    let t = session::strings(&state, &headers);
+    let (checkout, due) = match payable_post(&state, t, &headers, &token, &form.csrf_token).await? {
+        Ok(accepted) => accepted,
+        Err(page) => return Ok(page),
+    };
+    if checkout.page.session.challenge_pending {
+        return Ok(see_page(&token));
+    }
+    let typed = form.code.trim();
+    if coupon::code(typed).is_err() {
+        return refused_code(&state, t, &checkout, &due, typed, "promo_malformed").await;
+    }
+    let merchant_id = checkout.page.merchant.id;
+    let key = &checkout.membership.membership_key;
+    match coupons::apply_at_checkout(&state, merchant_id, key, typed).await {
+        Ok(Ok(_)) => Ok(see_page(&token)),
+        Ok(Err(refusal)) => {
+            let why = refusal_text(refusal);
+            refused_code(&state, t, &checkout, &due, typed, why).await
+        }
+        Err(BillingError::Conflict(_) | BillingError::PaymentInProgress) => Ok(see_page(&token)),
+        Err(other) => Err(other.into()),
+    }
+}
+
+/// The page again with the promotion code `typed` and the string `why` under it (400).
+async fn refused_code(
+    state: &AppState,
+    t: &BTreeMap<String, String>,
+    checkout: &Checkout,
+    due: &DueNow,
+    typed: &str,
+    why: &str,
+) -> Result<Response, ApiError> {
+    let promo = PromoField {
+        typed: typed.to_string(),
+        error: t.get(why).cloned(),
+    };
+    form_page(state, t, checkout, due, CardFormState::default(), promo)
+        .await
+        .map(|r| with_status(r, StatusCode::BAD_REQUEST))
+}
+
+/// The string that tells a customer why their promotion code was refused.
+fn refusal_text(refusal: Refusal) -> &'static str {
+    match refusal {
+        Refusal::Unknown => "promo_unknown",
+        Refusal::Archived => "promo_archived",
+        Refusal::Expired => "promo_expired",
+        Refusal::Exhausted => "promo_exhausted",
+        Refusal::WrongCurrency => "promo_wrong_currency",
+    }
+}
+
+/// The promotion code of a first payment or trial start: the form while the membership has no
+/// coupon, the code once it has one; nothing on a pay-now page (its invoice is fixed).
+fn promotion(checkout: &Checkout, due: &DueNow, promo: PromoField) -> Option<Value> {
+    if due.purpose == Purpose::PayNow {
+        return None;
+    }
+    Some(match &checkout.membership.state.discount {
+        Some(discount) => context! { applied => discount.coupon.code },
+        None => context! {
+            action => format!("/checkout/{}/coupon", checkout.token),
+            value => promo.typed,
+            error => promo.error,
+        },
+    })
 }
 
 /// Pays with the card `method_id` (a trial start saves it and starts the trial), for the
@@ -218,7 +326,7 @@ async fn charge(
         }
         Err(BillingError::Declined { code, .. }) => {
             let declined = CardFormState::with_message(Some(decline_message(t, &code)));
-            form_page(state, t, checkout, due, declined)
+            form_page(state, t, checkout, due, declined, PromoField::default())
                 .await
                 .map(|r| with_status(r, StatusCode::PAYMENT_REQUIRED))
         }
@@ -273,15 +381,17 @@ fn summary(t: &BTreeMap<String, String>, checkout: &Checkout, due: Option<&DueNo
     }
 }
 
-/// The card form, with a one-button payment by the customer's saved card when they have one.
-/// Its policy lets the form's answer redirect to the merchant's return link (browsers apply
-/// `form-action` to redirects too).
+/// The card form, with a one-button payment by the customer's saved card when they have one,
+/// and the promotion code field (`promo`) of a first payment or trial start. Its policy lets the
+/// form's answer redirect to the merchant's return link (browsers apply `form-action` to
+/// redirects too).
 async fn form_page(
     state: &AppState,
     t: &BTreeMap<String, String>,
     checkout: &Checkout,
     due: &DueNow,
     form: CardFormState,
+    promo: PromoField,
 ) -> Result<Response, ApiError> {
     let saved = payment_methods::current(
         state.store.pool(),
@@ -296,6 +406,7 @@ async fn form_page(
         context! {
             t => t,
             plan => summary(t, checkout, Some(due)),
+            promo => promotion(checkout, due, promo),
             action => format!("/checkout/{}", checkout.token),
             saved_card => saved.map(|c| context! { brand => c.brand, last4 => c.last4 }),
             saved_action => format!("/checkout/{}/saved", checkout.token),

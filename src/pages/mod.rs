@@ -46,6 +46,7 @@ pub fn router(state: &AppState) -> Router<AppState> {
         .route("/checkout/{token}", get(checkout::show).post(checkout::pay))
         .route("/checkout/{token}/saved", post(checkout::pay_saved))
         .route("/checkout/{token}/confirm", post(checkout::confirm))
+        .route("/checkout/{token}/coupon", post(checkout::apply_code))
         .route("/portal/{token}", get(portal::show))
         .route(
             "/portal/{token}/invoices/{invoice_key}",

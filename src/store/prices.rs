@@ -186,6 +186,38 @@ pub async fn active_of_product<'c, E: Executor<'c, Database = Any>>(
     rows.iter().map(decode).collect()
 }
 
+/// The newest prices of each of the merchant's products `product_ids`, at most `each` a product
+/// (archived ones too), by product and newest first, in one statement: what the dashboard's
+/// catalog page shows under a page of products. Each product's are read off
+/// `prices_by_product`.
+pub async fn newest_of_products<'c, E: Executor<'c, Database = Any>>(
+    executor: E,
+    merchant_id: i64,
+    product_ids: &[i64],
+    each: i64,
+) -> Result<Vec<CatalogPrice>, sqlx::Error> {
+    if product_ids.is_empty() {
+        return Ok(Vec::new());
+    }
+    let placeholders: Vec<String> = (0..product_ids.len())
+        .map(|n| format!("${}", n + 3))
+        .collect();
+    let sql = format!(
+        "SELECT {COLUMNS} FROM (SELECT q.*, ROW_NUMBER() OVER \
+         (PARTITION BY q.product_id ORDER BY q.id DESC) AS nth FROM prices q \
+         WHERE q.merchant_id = $1 AND q.product_id IN ({})) r \
+         JOIN products p ON p.id = r.product_id AND p.merchant_id = r.merchant_id \
+         WHERE r.nth <= $2 ORDER BY r.product_id, r.id DESC",
+        placeholders.join(", ")
+    );
+    let mut query = sqlx::query(&sql).bind(merchant_id).bind(each);
+    for id in product_ids {
+        query = query.bind(*id);
+    }
+    let rows = query.fetch_all(executor).await?;
+    rows.iter().map(decode).collect()
+}
+
 /// A page of the merchant's prices that `filter` keeps, newest first ([`keyset`]).
 ///
 /// With a product, its prices are read off `prices_by_product` and `active` is tested on them

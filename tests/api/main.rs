@@ -53,6 +53,7 @@ mod portal_switch;
 mod price_parts;
 mod process;
 mod processor;
+mod promotion_codes;
 mod proration;
 mod proxies;
 mod races;

@@ -13,7 +13,7 @@ use crate::checkout::{charges, open, SESSIONS};
 use crate::harness::TestServer;
 use crate::visitor::Visitor;
 
-const RETURN: &str = "https://merchant.example/thanks";
+pub(crate) const RETURN: &str = "https://merchant.example/thanks";
 
 /// The coupon `SPRING20` on a membership: 20 % off the next three period invoices.
 pub(crate) fn spring20() -> Discount {
@@ -41,7 +41,7 @@ pub(crate) async fn give_discount(server: &TestServer, key: &str, discount: &Dis
 /// At test-clock time 2027-01-10 09:00, a customer `email` with an Incomplete membership (EUR
 /// 9.99 × 3 a month) of `trial_days`, and a checkout link for it: the membership's key and the
 /// link.
-async fn checkout_of(
+pub(crate) async fn checkout_of(
     server: &TestServer,
     token: &str,
     email: &str,
@@ -67,7 +67,7 @@ async fn checkout_of(
 }
 
 /// The text of the element `testid` on `page`, up to its first tag.
-fn shown<'a>(page: &'a str, testid: &str) -> &'a str {
+pub(crate) fn shown<'a>(page: &'a str, testid: &str) -> &'a str {
     let marker = format!("data-testid=\"{testid}\">");
     let at = page
         .find(&marker)

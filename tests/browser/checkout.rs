@@ -1,6 +1,6 @@
 //! The hosted checkout and the customer portal in Chromium: pay with the success card and land
-//! on the return link; the decline card; the identity check; the portal's invoices and
-//! cancellation. Screenshots of each page go to `<target>/screenshots/`.
+//! on the return link; the decline card; the identity check; a promotion code; the portal's
+//! invoices and cancellation. Screenshots of each page go to `<target>/screenshots/`.
 
 use reqwest::Method;
 use serde_json::{json, Value};
@@ -80,7 +80,7 @@ async fn paying_with_the_success_card_lands_on_the_return_link() {
         "the number is grouped as it is typed"
     );
     browser.screenshot("checkout-filled").await;
-    browser.click("button[type=submit]").await;
+    browser.click("[data-testid=submit]").await;
     browser.wait_for_url(RETURN).await;
     assert_eq!(status(&server, &token, &membership).await, "Active");
     let record = server.membership(&token, &membership).await;
@@ -107,7 +107,7 @@ async fn a_declined_card_lets_the_customer_try_again() {
 
     // A mistyped number is caught in the page, before anything is sent.
     enter_card(&browser, "4242424242424241").await;
-    browser.click("button[type=submit]").await;
+    browser.click("[data-testid=submit]").await;
     assert!(browser.visible("#cardNumber-error").await);
     assert_eq!(
         browser.text("#cardNumber-error").await,
@@ -116,7 +116,7 @@ async fn a_declined_card_lets_the_customer_try_again() {
     assert_eq!(browser.url().await, url, "nothing was sent");
 
     enter_card(&browser, "4000000000000002").await;
-    browser.click("button[type=submit]").await;
+    browser.click("[data-testid=submit]").await;
     browser.wait_for("[data-testid=form-message]").await;
     assert_eq!(
         browser.text("[data-testid=form-message]").await,
@@ -126,7 +126,7 @@ async fn a_declined_card_lets_the_customer_try_again() {
     assert_eq!(status(&server, &token, &membership).await, "Incomplete");
 
     enter_card(&browser, "4242424242424242").await;
-    browser.click("button[type=submit]").await;
+    browser.click("[data-testid=submit]").await;
     browser.wait_for_url(RETURN).await;
     assert_eq!(status(&server, &token, &membership).await, "Active");
     browser.close().await;
@@ -139,7 +139,7 @@ async fn the_challenge_card_shows_the_identity_check() {
     let browser = Browser::start(DESKTOP).await;
     browser.open(&url).await;
     enter_card(&browser, "4000000000003220").await;
-    browser.click("button[type=submit]").await;
+    browser.click("[data-testid=submit]").await;
     browser.wait_for("#challenge-heading").await;
     assert_eq!(browser.text("#challenge-heading").await, "Confirm it's you");
     browser.screenshot("checkout-challenge").await;
@@ -338,6 +338,70 @@ mod free_trial {
             "€29.97 · 24 Jan 2027"
         );
         screenshot(backend, &browser, "checkout-trial-started").await;
+        browser.close().await;
+    });
+}
+
+/// A promotion code applied on the checkout and paid: a code the merchant does not have is
+/// refused under the field, the coupon's code is applied (the discount line and the new amount
+/// due), and the card pays the discounted amount. On both databases; the SQLite run saves the
+/// screenshot.
+mod promotion_code {
+    use super::*;
+    use crate::backend_matrix;
+
+    backend_matrix!(is_applied_and_paid, |backend| async move {
+        let server = TestServer::start(backend).await;
+        let (token, membership, url) = checkout(&server, "promo@example.com", "order-promo").await;
+        let reply = server
+            .call(
+                Method::POST,
+                "/api/subscriptions/v1/coupons",
+                Some(&token),
+                Some(
+                    json!({"code": "SPRING20", "percentOff": "20", "duration": "repeating",
+                            "durationInCycles": 3}),
+                ),
+            )
+            .await;
+        assert_eq!(reply.status, 201, "{}", reply.body);
+        let browser = Browser::start(DESKTOP).await;
+        browser.open(&url).await;
+        assert_eq!(browser.text("[data-testid=due-today]").await, "€29.97");
+        browser.fill("#promo-code", "SPRNG20").await;
+        browser.click("[data-testid=promo-apply]").await;
+        browser.wait_for("[data-testid=promo-error]").await;
+        assert_eq!(
+            browser.text("[data-testid=promo-error]").await,
+            "This code is not valid."
+        );
+        if backend == Backend::Sqlite {
+            browser.screenshot("checkout-promotion-code-refused").await;
+        }
+        browser.fill("#promo-code", "spring20").await;
+        browser.click("[data-testid=promo-apply]").await;
+        browser.wait_for("[data-testid=promo-applied]").await;
+        assert_eq!(browser.url().await, url);
+        assert_eq!(
+            browser.text("[data-testid=promo-applied]").await,
+            "Promotion code SPRING20 applied"
+        );
+        assert_eq!(
+            browser.text("[data-testid=discount]").await,
+            "Discount (SPRING20)\n-€5.99"
+        );
+        assert_eq!(browser.text("[data-testid=due-today]").await, "€23.98");
+        assert_eq!(browser.text("[data-testid=submit]").await, "Pay €23.98");
+        if backend == Backend::Sqlite {
+            browser.screenshot("checkout-promotion-code").await;
+        }
+        enter_card(&browser, "4242424242424242").await;
+        browser.click("[data-testid=submit]").await;
+        browser.wait_for_url(RETURN).await;
+        let m = server.membership(&token, &membership).await;
+        assert_eq!(m["status"], "Active");
+        assert_eq!(m["invoices"][0]["discount"], "5.99");
+        assert_eq!(m["invoices"][0]["amountPaid"], "23.98");
         browser.close().await;
     });
 }

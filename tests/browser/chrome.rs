@@ -100,6 +100,17 @@ impl Browser {
         field.send_keys(text).await.unwrap();
     }
 
+    /// Chooses the option `value` of the `<select>` matching `css`.
+    pub async fn select(&self, css: &str, value: &str) {
+        self.client
+            .find(Locator::Css(css))
+            .await
+            .unwrap_or_else(|_| panic!("{css} on the page"))
+            .select_by_value(value)
+            .await
+            .unwrap_or_else(|e| panic!("{value} in {css}: {e}"));
+    }
+
     /// Clicks the first element matching `css`.
     pub async fn click(&self, css: &str) {
         self.client

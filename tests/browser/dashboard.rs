@@ -1,7 +1,8 @@
 //! The merchant dashboard in Chromium: log in with the merchant's credentials, search a
-//! customer, open their membership page and log out; refund and re-send from that page. Screenshots go to `<target>/screenshots/`.
+//! customer, open their membership page and log out; refund and re-send from that page; the
+//! catalog and the coupons. Screenshots go to `<target>/screenshots/`.
 
-use serde_json::json;
+use serde_json::{json, Value};
 
 use crate::chrome::{Browser, DESKTOP};
 use crate::harness::{Backend, TestServer};
@@ -164,5 +165,151 @@ async fn dashboard_actions_refund_and_resend() {
         "The event is scheduled to be sent again."
     );
     browser.screenshot("dashboard-resent").await;
+    browser.close().await;
+}
+
+/// Logs in on the login page the browser was sent to from `path`, and opens `path`.
+async fn log_in_at(browser: &Browser, server: &TestServer, path: &str) {
+    let page = format!("{}{path}", server.base_url);
+    browser.open(&page).await;
+    browser
+        .wait_for_url(&format!("{}/dashboard/login", server.base_url))
+        .await;
+    browser.fill("#userName", &server.merchant.user_name).await;
+    browser.fill("#password", &server.merchant.password).await;
+    browser.click("button[type=submit]").await;
+    browser
+        .wait_for_url(&format!("{}/dashboard/overview", server.base_url))
+        .await;
+    browser.open(&page).await;
+    browser.wait_for_url(&page).await;
+}
+
+/// `POST {API}{path}` with `body` (expects 201); the reply's body.
+async fn create(server: &TestServer, token: &str, path: &str, body: serde_json::Value) -> Value {
+    let reply = server
+        .call(
+            reqwest::Method::POST,
+            &format!("/api/subscriptions/v1{path}"),
+            Some(token),
+            Some(body),
+        )
+        .await;
+    assert_eq!(reply.status, 201, "{}", reply.body);
+    reply.body
+}
+
+/// The catalog and the coupons: a product created and given a price from the catalog, a
+/// coupon created and another archived from the coupons page. Screenshots of both pages.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dashboard_catalog_and_coupons() {
+    let server = TestServer::start(Backend::Sqlite).await;
+    let token = server.token().await;
+    server.advance(&token, "2031-01-01T09:00:00Z").await;
+    let starter = create(&server, &token, "/products", json!({"name": "Starter"})).await;
+    let starter = starter["productId"].as_str().unwrap().to_string();
+    for (amount, interval) in [("9.00", "Monthly"), ("90.00", "Annually")] {
+        let body = json!({"productId": starter, "currency": "EUR", "unitAmount": amount,
+            "intervalType": interval});
+        create(&server, &token, "/prices", body).await;
+    }
+
+    let browser = Browser::start(DESKTOP).await;
+    log_in_at(&browser, &server, "/dashboard/overview").await;
+    browser.click("[data-testid=nav-catalog]").await;
+    browser
+        .wait_for_url(&format!("{}/dashboard/catalog", server.base_url))
+        .await;
+    assert_eq!(browser.count("[data-testid=product]").await, 1);
+    browser.fill("#name", "Pro").await;
+    browser.fill("#description", "For teams of up to ten").await;
+    browser.click("[data-testid=create-product]").await;
+    browser.wait_for("[data-testid=new-price]").await;
+    assert_eq!(browser.text("h1[data-testid=product-name]").await, "Pro");
+    browser.fill("#unitAmount", "20.00").await;
+    browser.fill("#currency", "EUR").await;
+    browser.fill("#trialDays", "14").await;
+    browser.click("[data-testid=add-price]").await;
+    browser.wait_for("[data-testid=price]").await;
+    assert_eq!(browser.text("[data-testid=price-amount]").await, "€20.00");
+    assert_eq!(browser.text("[data-testid=price-trial]").await, "14 days");
+    browser.fill("#unitAmount", "200").await;
+    browser.fill("#currency", "EUR").await;
+    browser.select("#intervalType", "Annually").await;
+    browser.click("[data-testid=add-price]").await;
+    browser
+        .wait_for("[data-testid=price] + [data-testid=price]")
+        .await;
+    // The annual price is archived: it sells no new membership.
+    browser.click("[data-testid=price-toggle]").await;
+    browser.wait_for("[data-testid=outcome]").await;
+    assert!(browser
+        .text("[data-testid=outcome-text]")
+        .await
+        .starts_with("The price is archived"));
+    browser.click("[data-testid=back]").await;
+    browser.wait_for("[data-testid=price-archived]").await;
+    browser.click("[data-testid=back-to-catalog]").await;
+    browser
+        .wait_for("[data-testid=product] + [data-testid=product]")
+        .await;
+    assert_eq!(browser.count("[data-testid=price]").await, 4);
+    browser.screenshot("dashboard-catalog").await;
+
+    create(
+        &server,
+        &token,
+        "/coupons",
+        json!({"code": "WELCOME5", "amountOff": "5.00", "currency": "EUR", "duration": "once",
+            "expiresAt": "2031-03-31T23:59:59"}),
+    )
+    .await;
+    browser.click("[data-testid=nav-coupons]").await;
+    browser
+        .wait_for_url(&format!("{}/dashboard/coupons", server.base_url))
+        .await;
+    browser.fill("#code", "spring20").await;
+    browser.fill("#percentOff", "20").await;
+    browser.select("#duration", "repeating").await;
+    browser.fill("#durationInCycles", "3").await;
+    browser.fill("#maxRedemptions", "100").await;
+    browser.click("[data-testid=create-coupon]").await;
+    browser
+        .wait_for("[data-testid=coupon] + [data-testid=coupon]")
+        .await;
+    assert_eq!(browser.text("[data-testid=coupon-code]").await, "SPRING20");
+    assert_eq!(browser.text("[data-testid=coupon-off]").await, "20 %");
+    assert_eq!(
+        browser.text("[data-testid=coupon-duration]").await,
+        "3 invoices"
+    );
+    // A customer redeems it.
+    let ada = server.create_customer(&token, "ada@example.com").await;
+    let mut body = server.membership_body(&ada, "order-1");
+    body["couponCode"] = json!("SPRING20");
+    server.create_membership(&token, body).await;
+    create(
+        &server,
+        &token,
+        "/coupons",
+        json!({"code": "LAUNCH", "percentOff": "50", "duration": "forever", "maxRedemptions": 10}),
+    )
+    .await;
+    browser
+        .open(&format!("{}/dashboard/coupons", server.base_url))
+        .await;
+    // The newest, LAUNCH, is archived.
+    browser.click("[data-testid=coupon-toggle]").await;
+    browser.wait_for("[data-testid=outcome]").await;
+    browser.click("[data-testid=back]").await;
+    browser.wait_for("[data-testid=coupon-archived]").await;
+    assert_eq!(browser.count("[data-testid=coupon]").await, 3);
+    assert_eq!(
+        browser
+            .text("[data-testid=coupon] + [data-testid=coupon] [data-testid=coupon-redemptions]")
+            .await,
+        "1 / 100"
+    );
+    browser.screenshot("dashboard-coupons").await;
     browser.close().await;
 }

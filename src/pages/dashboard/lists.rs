@@ -132,20 +132,20 @@ pub async fn events(
 
 /// A list filtered by one status parameter: where it is, its template and navigation entry, the
 /// parameter, the statuses it takes and the prefix of their labels' strings.
-struct StatusFilter<'a> {
-    path: &'a str,
-    template: &'a str,
-    nav: &'a str,
-    param: &'a str,
-    names: &'a [&'a str],
-    label_prefix: &'a str,
+pub(super) struct StatusFilter<'a> {
+    pub(super) path: &'a str,
+    pub(super) template: &'a str,
+    pub(super) nav: &'a str,
+    pub(super) param: &'a str,
+    pub(super) names: &'a [&'a str],
+    pub(super) label_prefix: &'a str,
 }
 
 impl StatusFilter<'_> {
     /// The page of the list read with `query`: its `rows` (a context of the template's rows),
     /// the links to each status (the one asked for marked) and the link to the page after, from
     /// the `next` cursor, with the same status.
-    fn render(
+    pub(super) fn render(
         &self,
         state: &AppState,
         staff: &Staff,

@@ -12,10 +12,10 @@ use axum::extract::{Path, RawQuery, State};
 use axum::http::HeaderMap;
 use axum::response::Response;
 use minijinja::{context, Value};
-use recur_domain::coupon::CouponOff;
 use recur_domain::money::display_amount;
 use recur_domain::status::MembershipStatus;
 
+use super::coupons::shown_off;
 use super::customers::{invoice_rows, membership_row};
 use super::staff::Staff;
 use super::{framed, link, or_bad_request, without_empty};
@@ -167,10 +167,7 @@ fn terms(t: &BTreeMap<String, String>, lang: &str, m: &Membership) -> Value {
         None => text("dash_trial_not_started").replace("{n}", &days.to_string()),
     });
     let coupon = m.state.discount.as_ref().map(|d| {
-        let off = match d.coupon.off {
-            CouponOff::PercentOff(p) => format!("{} %", p.normalize()),
-            CouponOff::AmountOff(amount) => money(amount),
-        };
+        let off = shown_off(&d.coupon.off, Some(currency.code()), lang);
         context! {
             code => d.coupon.code,
             off => text("dash_coupon_off").replace("{off}", &off),

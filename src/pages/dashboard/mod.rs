@@ -6,9 +6,12 @@
 
 pub mod actions;
 pub mod api_keys;
+pub mod catalog;
 pub mod chart;
 pub mod confirm;
+pub mod coupons;
 pub mod customers;
+pub mod fields;
 pub mod invoices;
 pub mod lists;
 pub mod login;
@@ -69,6 +72,32 @@ pub fn routes() -> Router<AppState> {
         .route(
             "/dashboard/api-keys/{api_key_id}/revoke",
             get(api_keys::confirm_revoke).post(api_keys::revoke),
+        )
+        .route("/dashboard/catalog", get(catalog::list))
+        .route("/dashboard/catalog/products", post(catalog::create_product))
+        .route(
+            "/dashboard/catalog/products/{product_id}",
+            get(catalog::show_product),
+        )
+        .route(
+            "/dashboard/catalog/products/{product_id}/prices",
+            post(catalog::create_price),
+        )
+        .route(
+            "/dashboard/catalog/products/{product_id}/active",
+            post(catalog::set_product_active),
+        )
+        .route(
+            "/dashboard/catalog/prices/{price_id}/active",
+            post(catalog::set_price_active),
+        )
+        .route(
+            "/dashboard/coupons",
+            get(coupons::list).post(coupons::create),
+        )
+        .route(
+            "/dashboard/coupons/{coupon_id}/active",
+            post(coupons::set_active),
         )
         .route(
             "/dashboard/settings",

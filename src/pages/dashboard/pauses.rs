@@ -14,7 +14,7 @@ use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
 use chrono::{DateTime, Utc};
-use recur_domain::membership::{self as rules, parse_end_date};
+use recur_domain::membership as rules;
 use recur_domain::status::MembershipStatus;
 
 use super::actions::{
@@ -22,6 +22,7 @@ use super::actions::{
     ActionForm,
 };
 use super::confirm::{Confirm, Field};
+use super::fields;
 use super::staff::Staff;
 use crate::api::problem::ApiError;
 use crate::billing::{pause, update, BillingError};
@@ -39,8 +40,7 @@ fn text(t: &BTreeMap<String, String>, key: &str) -> String {
 }
 
 /// The resume date typed in the pause form, read as UTC: blank is none (paused until resumed);
-/// otherwise `YYYY-MM-DD HH:MM` or a `datetime-local` input's `YYYY-MM-DDTHH:MM` (seconds
-/// allowed), written in the API's form (`YYYY-MM-DDTHH:mm:ss`) and checked by the rule of
+/// otherwise a date and time as [`fields::utc_time`] reads it, checked by the rule of
 /// `resumeAt` ([`rules::resume_at`]): after `now` and at most 100 years ahead. `Err` holds why
 /// not, `form_error` when it is no date and time at all.
 fn resume_date(
@@ -48,17 +48,10 @@ fn resume_date(
     now: DateTime<Utc>,
     form_error: &str,
 ) -> Result<Option<DateTime<Utc>>, String> {
-    let typed = typed.trim();
-    if typed.is_empty() {
+    if typed.trim().is_empty() {
         return Ok(None);
     }
-    let mut input = typed.replacen(' ', "T", 1);
-    if input.len() == "YYYY-MM-DDTHH:MM".len() {
-        input.push_str(":00");
-    }
-    if parse_end_date(&input).is_err() {
-        return Err(form_error.to_string());
-    }
+    let input = fields::utc_time(typed).ok_or_else(|| form_error.to_string())?;
     rules::resume_at(&input, now).map(Some)
 }
 
@@ -139,7 +132,7 @@ pub async fn pause(
         pause_form(&state, &staff, t, &m, typed.clone(), Some(why))
             .map(|page| with_status(page, StatusCode::BAD_REQUEST))
     };
-    let resume_at = match resume_date(&typed, staff.now, &text(t, "dash_resume_at_form")) {
+    let resume_at = match resume_date(&typed, staff.now, &text(t, "dash_utc_time_form")) {
         Ok(resume_at) => resume_at,
         Err(why) => return invalid(why),
     };

@@ -4,10 +4,13 @@
 //! [`pages`]; the membership page's actions and pay-now link in [`actions`], its trial, coupon
 //! and scheduled change (and Trialing and Paused in the overview) in [`membership_terms`], pause
 //! and resume in [`pauses`]; the API keys, settings and webhook endpoints pages in
-//! [`api_keys`], [`settings`] and [`webhooks`].
+//! [`api_keys`], [`settings`] and [`webhooks`]; the catalog and the coupons in [`catalog`] and
+//! [`coupons`].
 
 mod actions;
 mod api_keys;
+mod catalog;
+mod coupons;
 mod invoices;
 mod membership_terms;
 mod overview;
