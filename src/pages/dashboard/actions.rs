@@ -150,6 +150,26 @@ pub(super) async fn membership_of(
     }
 }
 
+/// The signed-in staff member and the membership `key` names for a form posted to one of its
+/// actions, or the page to answer instead: the sign-in redirect, the 404, or the 403 when the form
+/// does not carry the session's token or comes from another site.
+pub(super) async fn posted_to_membership(
+    state: &AppState,
+    headers: &HeaderMap,
+    key: &str,
+    form: &ActionForm,
+) -> Result<Result<(staff::Staff, Membership), Response>, ApiError> {
+    let (staff, m) = match membership_of(state, headers, key).await? {
+        Ok(found) => found,
+        Err(page) => return Ok(Err(page)),
+    };
+    let t = session::strings(state, headers);
+    Ok(match forged(state, &staff, t, form, headers)? {
+        Some(page) => Err(page),
+        None => Ok((staff, m)),
+    })
+}
+
 /// The 403 page unless the form carries the session's token and comes from this site.
 pub(super) fn forged(
     state: &AppState,
@@ -211,14 +231,11 @@ pub async fn cancel(
     Path(key): Path<String>,
     PageForm(form): PageForm<ActionForm>,
 ) -> Result<Response, ApiError> {
-    let (staff, _) = match membership_of(&state, &headers, &key).await? {
+    let (staff, _) = match posted_to_membership(&state, &headers, &key, &form).await? {
         Ok(found) => found,
         Err(page) => return Ok(page),
     };
     let t = session::strings(&state, &headers);
-    if let Some(page) = forged(&state, &staff, t, &form, &headers)? {
-        return Ok(page);
-    }
     match lifecycle::cancel(&state, staff.merchant.id, &key).await {
         Ok(_) => {
             let text = t.get("dash_canceled").cloned().unwrap_or_default();
@@ -389,14 +406,11 @@ pub async fn resend(
     Path((key, action_id)): Path<(String, String)>,
     PageForm(form): PageForm<ActionForm>,
 ) -> Result<Response, ApiError> {
-    let (staff, _) = match membership_of(&state, &headers, &key).await? {
+    let (staff, _) = match posted_to_membership(&state, &headers, &key, &form).await? {
         Ok(found) => found,
         Err(page) => return Ok(page),
     };
     let t = session::strings(&state, &headers);
-    if let Some(page) = forged(&state, &staff, t, &form, &headers)? {
-        return Ok(page);
-    }
     let merchant_id = staff.merchant.id;
     match events::resend_everywhere(&state.store, merchant_id, &action_id, staff.now).await? {
         Some(_) => {

@@ -18,8 +18,8 @@ use recur_domain::membership as rules;
 use recur_domain::status::MembershipStatus;
 
 use super::actions::{
-    confirm_action, confirm_page, forged, membership_of, membership_url, outcome_page, refused,
-    ActionForm,
+    confirm_action, confirm_page, membership_of, membership_url, outcome_page,
+    posted_to_membership, refused, ActionForm,
 };
 use super::confirm::{Confirm, Field};
 use super::fields;
@@ -119,14 +119,11 @@ pub async fn pause(
     Path(key): Path<String>,
     PageForm(form): PageForm<ActionForm>,
 ) -> Result<Response, ApiError> {
-    let (staff, m) = match membership_of(&state, &headers, &key).await? {
+    let (staff, m) = match posted_to_membership(&state, &headers, &key, &form).await? {
         Ok(found) => found,
         Err(page) => return Ok(page),
     };
     let t = session::strings(&state, &headers);
-    if let Some(page) = forged(&state, &staff, t, &form, &headers)? {
-        return Ok(page);
-    }
     let typed = form.resume_at.trim().to_string();
     let invalid = |why: String| {
         pause_form(&state, &staff, t, &m, typed.clone(), Some(why))
@@ -170,14 +167,11 @@ pub async fn resume(
     Path(key): Path<String>,
     PageForm(form): PageForm<ActionForm>,
 ) -> Result<Response, ApiError> {
-    let (staff, _) = match membership_of(&state, &headers, &key).await? {
+    let (staff, _) = match posted_to_membership(&state, &headers, &key, &form).await? {
         Ok(found) => found,
         Err(page) => return Ok(page),
     };
     let t = session::strings(&state, &headers);
-    if let Some(page) = forged(&state, &staff, t, &form, &headers)? {
-        return Ok(page);
-    }
     match pause::resume(&state, staff.merchant.id, &key).await {
         Ok(resumed) => {
             let status = text(t, &format!("status_{}", resumed.state.status.as_str()));
@@ -207,14 +201,11 @@ pub async fn drop_change(
     Path(key): Path<String>,
     PageForm(form): PageForm<ActionForm>,
 ) -> Result<Response, ApiError> {
-    let (staff, m) = match membership_of(&state, &headers, &key).await? {
+    let (staff, m) = match posted_to_membership(&state, &headers, &key, &form).await? {
         Ok(found) => found,
         Err(page) => return Ok(page),
     };
     let t = session::strings(&state, &headers);
-    if let Some(page) = forged(&state, &staff, t, &form, &headers)? {
-        return Ok(page);
-    }
     if m.state.scheduled.is_none() {
         let why = text(t, "dash_no_scheduled_change");
         let conflict = StatusCode::CONFLICT;

@@ -411,6 +411,31 @@ async fn customers_membership(
     )
 }
 
+/// The portal session and the customer's membership `key` names, or the page to answer instead:
+/// the session's error page, the refusal of a forged post, or the 404 for a key that is not this
+/// customer's. `csrf_token` is a posted form's token, `None` for a page read with `GET`.
+async fn portal_membership(
+    state: &AppState,
+    headers: &HeaderMap,
+    token: &str,
+    key: &str,
+    csrf_token: Option<&str>,
+) -> Result<Result<(PageSession, Membership), Response>, ApiError> {
+    let t = session::strings(state, headers);
+    let opened = match csrf_token {
+        None => load(state, headers, token).await?,
+        Some(csrf_token) => posted(state, t, headers, token, csrf_token).await?,
+    };
+    let portal = match opened {
+        Ok(portal) => portal,
+        Err(page) => return Ok(Err(page)),
+    };
+    match customers_membership(state, &portal, key).await? {
+        Some(m) => Ok(Ok((portal, m))),
+        None => notice::not_found(state, t).map(Err),
+    }
+}
+
 /// `GET /portal/{token}/memberships/{key}/cancel`: asks for confirmation.
 pub async fn cancel_page(
     State(state): State<AppState>,
@@ -418,12 +443,9 @@ pub async fn cancel_page(
     Path((token, key)): Path<(String, String)>,
 ) -> Result<Response, ApiError> {
     let t = session::strings(&state, &headers);
-    let portal = match load(&state, &headers, &token).await? {
-        Ok(portal) => portal,
+    let (portal, m) = match portal_membership(&state, &headers, &token, &key, None).await? {
+        Ok(found) => found,
         Err(page) => return Ok(page),
-    };
-    let Some(m) = customers_membership(&state, &portal, &key).await? else {
-        return notice::not_found(&state, t);
     };
     if m.state.status.is_terminal() {
         return Ok(Redirect::to(&format!("/portal/{token}")).into_response());
@@ -455,14 +477,11 @@ pub async fn cancel(
     Path((token, key)): Path<(String, String)>,
     PageForm(form): PageForm<TokenForm>,
 ) -> Result<Response, ApiError> {
-    let t = session::strings(&state, &headers);
-    let portal = match posted(&state, t, &headers, &token, &form.csrf_token).await? {
-        Ok(portal) => portal,
-        Err(page) => return Ok(page),
-    };
-    let Some(m) = customers_membership(&state, &portal, &key).await? else {
-        return notice::not_found(&state, t);
-    };
+    let (portal, m) =
+        match portal_membership(&state, &headers, &token, &key, Some(&form.csrf_token)).await? {
+            Ok(found) => found,
+            Err(page) => return Ok(page),
+        };
     if !m.state.status.is_terminal() {
         lifecycle::cancel(&state, portal.merchant.id, &m.membership_key).await?;
     }
@@ -477,14 +496,11 @@ pub async fn pay(
     Path((token, key)): Path<(String, String)>,
     PageForm(form): PageForm<TokenForm>,
 ) -> Result<Response, ApiError> {
-    let t = session::strings(&state, &headers);
-    let portal = match posted(&state, t, &headers, &token, &form.csrf_token).await? {
-        Ok(portal) => portal,
-        Err(page) => return Ok(page),
-    };
-    let Some(m) = customers_membership(&state, &portal, &key).await? else {
-        return notice::not_found(&state, t);
-    };
+    let (portal, m) =
+        match portal_membership(&state, &headers, &token, &key, Some(&form.csrf_token)).await? {
+            Ok(found) => found,
+            Err(page) => return Ok(page),
+        };
     if checkout::due_now(&state, &m, portal.now).await?.is_none() {
         return Ok(Redirect::to(&format!("/portal/{token}")).into_response());
     }

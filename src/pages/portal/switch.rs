@@ -22,7 +22,7 @@ use recur_domain::settings::PortalPlanChange;
 use recur_domain::status::MembershipStatus;
 use serde::Deserialize;
 
-use super::{customers_membership, load, posted};
+use super::portal_membership;
 use crate::api::problem::ApiError;
 use crate::billing::update::{self, Changes, Effective};
 use crate::billing::{taxation, BillingError};
@@ -471,12 +471,9 @@ pub async fn page(
     Path((token, key, price_id)): Path<(String, String, String)>,
 ) -> Result<Response, ApiError> {
     let t = session::strings(&state, &headers);
-    let portal = match load(&state, &headers, &token).await? {
-        Ok(portal) => portal,
+    let (portal, m) = match portal_membership(&state, &headers, &token, &key, None).await? {
+        Ok(found) => found,
         Err(page) => return Ok(page),
-    };
-    let Some(m) = customers_membership(&state, &portal, &key).await? else {
-        return notice::not_found(&state, t);
     };
     match choose(&state, &portal, &m, &price_id).await? {
         Choice::Offer(offer) => {
@@ -509,13 +506,11 @@ pub async fn confirm(
     PageForm(form): PageForm<SwitchForm>,
 ) -> Result<Response, ApiError> {
     let t = session::strings(&state, &headers);
-    let portal = match posted(&state, t, &headers, &token, &form.csrf_token).await? {
-        Ok(portal) => portal,
-        Err(page) => return Ok(page),
-    };
-    let Some(m) = customers_membership(&state, &portal, &key).await? else {
-        return notice::not_found(&state, t);
-    };
+    let (portal, m) =
+        match portal_membership(&state, &headers, &token, &key, Some(&form.csrf_token)).await? {
+            Ok(found) => found,
+            Err(page) => return Ok(page),
+        };
     let offer = match choose(&state, &portal, &m, &price_id).await? {
         Choice::Offer(offer) => offer,
         Choice::Portal(done) => return Ok(back(&token, done)),
@@ -566,14 +561,11 @@ pub async fn drop_pending(
     Path((token, key)): Path<(String, String)>,
     PageForm(form): PageForm<TokenForm>,
 ) -> Result<Response, ApiError> {
-    let t = session::strings(&state, &headers);
-    let portal = match posted(&state, t, &headers, &token, &form.csrf_token).await? {
-        Ok(portal) => portal,
-        Err(page) => return Ok(page),
-    };
-    let Some(m) = customers_membership(&state, &portal, &key).await? else {
-        return notice::not_found(&state, t);
-    };
+    let (portal, m) =
+        match portal_membership(&state, &headers, &token, &key, Some(&form.csrf_token)).await? {
+            Ok(found) => found,
+            Err(page) => return Ok(page),
+        };
     if m.state.scheduled.is_none() || m.state.status.is_terminal() {
         return Ok(Redirect::to(&format!("/portal/{token}")).into_response());
     }
