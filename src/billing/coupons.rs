@@ -107,7 +107,43 @@ pub async fn apply_at_checkout(
     if let Err(refusal) = give(&mut tx, &mut m, code, at).await? {
         return Ok(Err(refusal));
     }
+    if let Some(discount) = m.state.discount.as_mut() {
+        discount.by_customer = true;
+    }
     save(&mut tx, &mut m, at).await?;
     tx.commit().await?;
     Ok(Ok(m))
+}
+
+/// Takes back the promotion code the customer applied on the hosted checkout of the membership
+/// `key`, before paying: the membership loses the coupon and the coupon its redemption, so the
+/// code (or another) can be applied again. Only an Incomplete membership with no payment in
+/// flight whose coupon the customer gave; a coupon the merchant gave, or none, is a conflict.
+pub async fn remove_at_checkout(
+    state: &Services,
+    merchant_id: i64,
+    key: &str,
+) -> Result<Membership, BillingError> {
+    let at = state.merchant_now(merchant_id).await?;
+    let mut tx = state.store.begin().await?;
+    let mut m = memberships::lock(&mut tx, state.store.backend(), merchant_id, key)
+        .await?
+        .ok_or(BillingError::NotFound)?;
+    if m.state.status != MembershipStatus::Incomplete {
+        return Err(BillingError::Conflict(
+            "a promotion code can be removed before the first payment only".into(),
+        ));
+    }
+    let Some(discount) = m.state.discount.take().filter(|d| d.by_customer) else {
+        return Err(BillingError::Conflict(
+            "the membership has no promotion code of the customer's".into(),
+        ));
+    };
+    if charges::in_flight(&mut tx, m.id).await? {
+        return Err(BillingError::PaymentInProgress);
+    }
+    coupons::release(&mut tx, merchant_id, &discount.coupon.coupon_id).await?;
+    save(&mut tx, &mut m, at).await?;
+    tx.commit().await?;
+    Ok(m)
 }

@@ -192,7 +192,7 @@ pub async fn confirm(
     charge(&state, t, &checkout, &due, method.id, client).await
 }
 
-/// The promotion code form as posted.
+/// The promotion code forms as posted: apply (with the code) and remove (the token alone).
 #[derive(Debug, Deserialize)]
 pub struct CodeForm {
     /// The page's form token.
@@ -247,6 +247,34 @@ pub async fn apply_code(
     }
 }
 
+/// `POST /checkout/{token}/coupon/remove`: takes back the promotion code the customer applied
+/// ([`coupons::remove_at_checkout`]: the coupon gets its redemption back) and shows the page
+/// again without it (303). A coupon the merchant gave, a membership paid or paying by now, or a
+/// code removed meanwhile (the form posted twice) shows the page as it is.
+pub async fn remove_code(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    Path(token): Path<String>,
+    PageForm(form): PageForm<CodeForm>,
+) -> Result<Response, ApiError> {
+    let t = session::strings(&state, &headers);
+    let (checkout, _) = match payable_post(&state, t, &headers, &token, &form.csrf_token).await? {
+        Ok(accepted) => accepted,
+        Err(page) => return Ok(page),
+    };
+    if checkout.page.session.challenge_pending {
+        return Ok(see_page(&token));
+    }
+    let merchant_id = checkout.page.merchant.id;
+    let key = &checkout.membership.membership_key;
+    match coupons::remove_at_checkout(&state, merchant_id, key).await {
+        Ok(_) | Err(BillingError::Conflict(_) | BillingError::PaymentInProgress) => {
+            Ok(see_page(&token))
+        }
+        Err(other) => Err(other.into()),
+    }
+}
+
 /// The page again with the promotion code `typed` and the string `why` under it (400).
 async fn refused_code(
     state: &AppState,
@@ -283,7 +311,12 @@ fn promotion(checkout: &Checkout, due: &DueNow, promo: PromoField) -> Option<Val
         return None;
     }
     Some(match &checkout.membership.state.discount {
-        Some(discount) => context! { applied => discount.coupon.code },
+        Some(discount) => context! {
+            applied => discount.coupon.code,
+            remove => discount
+                .by_customer
+                .then(|| format!("/checkout/{}/coupon/remove", checkout.token)),
+        },
         None => context! {
             action => format!("/checkout/{}/coupon", checkout.token),
             value => promo.typed,

@@ -47,6 +47,10 @@ pub fn router(state: &AppState) -> Router<AppState> {
         .route("/checkout/{token}/saved", post(checkout::pay_saved))
         .route("/checkout/{token}/confirm", post(checkout::confirm))
         .route("/checkout/{token}/coupon", post(checkout::apply_code))
+        .route(
+            "/checkout/{token}/coupon/remove",
+            post(checkout::remove_code),
+        )
         .route("/portal/{token}", get(portal::show))
         .route(
             "/portal/{token}/invoices/{invoice_key}",

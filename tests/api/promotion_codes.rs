@@ -2,7 +2,8 @@
 //! without a coupon takes a code in a form of its own; a valid one is redeemed once and the page
 //! shows its discount and the new amount, which the charge (or the trial's first charge) uses;
 //! refused and malformed codes are told under the field in English and German and count nothing;
-//! the form needs the page's token. SQLite and PostgreSQL.
+//! a customer takes their own code back before paying (not one the merchant gave); the forms
+//! need the page's token. SQLite and PostgreSQL.
 
 use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
@@ -391,5 +392,127 @@ backend_test!(
             server.membership(&token, &late).await["discount"],
             Value::Null
         );
+    }
+);
+
+/// Posts the remove form of the checkout at `url`, with the page's token.
+async fn remove(visitor: &Visitor, url: &str) -> Page {
+    let csrf = visitor.get(url).await.csrf();
+    visitor
+        .post(
+            &format!("{url}/coupon/remove"),
+            &[("csrfToken", csrf.as_str())],
+        )
+        .await
+}
+
+backend_test!(
+    a_customer_takes_a_promotion_code_back_before_paying,
+    |server: TestServer| async move {
+        let token = server.token().await;
+        let (key, url) = checkout_of(&server, &token, "promo-7@example.com", None).await;
+        coupon(
+            &server,
+            &token,
+            json!({"code": "ONLYONE", "percentOff": "20", "duration": "once", "maxRedemptions": 1}),
+        )
+        .await;
+        let visitor = Visitor::new();
+        let applied = apply(&visitor, &url, "onlyone").await;
+        assert_eq!(applied.status, StatusCode::SEE_OTHER, "{}", applied.text);
+        let page = visitor.get(&url).await;
+        assert_eq!(shown(&page.text, "due-today"), "€23.98");
+        assert!(page.text.contains(">Remove</button>"), "{}", page.text);
+        assert_eq!(redeemed(&server, "ONLYONE").await, 1);
+
+        // Without the page's token nothing is taken back.
+        let remove_url = format!("{url}/coupon/remove");
+        let missing = visitor.post(&remove_url, &[]).await;
+        assert_eq!(missing.status, StatusCode::FORBIDDEN);
+        let forged = visitor
+            .post(&remove_url, &[("csrfToken", "0".repeat(64).as_str())])
+            .await;
+        assert_eq!(forged.status, StatusCode::FORBIDDEN);
+        assert_eq!(redeemed(&server, "ONLYONE").await, 1);
+
+        // Removed: the field is back, the full price is due, the redemption is given back, so
+        // the single-use code can be applied again (here or by anyone else).
+        let removed = remove(&visitor, &url).await;
+        assert_eq!(removed.status, StatusCode::SEE_OTHER, "{}", removed.text);
+        assert_eq!(removed.location.as_deref(), Some(path_of(&server, &url)));
+        let page = visitor.get(&url).await;
+        assert!(page.text.contains("data-testid=\"promo-form\""));
+        assert!(!page.text.contains("data-testid=\"discount\""));
+        assert_eq!(shown(&page.text, "due-today"), "€29.97");
+        assert_eq!(redeemed(&server, "ONLYONE").await, 0);
+        let m = server.membership(&token, &key).await;
+        assert_eq!(m["discount"], Value::Null);
+        // Posted twice: the page as it is.
+        let twice = remove(&visitor, &url).await;
+        assert_eq!(twice.status, StatusCode::SEE_OTHER);
+        assert_eq!(redeemed(&server, "ONLYONE").await, 0);
+
+        let csrf = page.csrf();
+        let again = apply(&visitor, &url, "ONLYONE").await;
+        assert_eq!(again.status, StatusCode::SEE_OTHER, "{}", again.text);
+        assert_eq!(redeemed(&server, "ONLYONE").await, 1);
+        let paid = visitor.pay(&url, "4242 4242 4242 4242").await;
+        assert_eq!(paid.status, StatusCode::SEE_OTHER, "{}", paid.text);
+        let m = server.membership(&token, &key).await;
+        assert_eq!(m["invoices"][0]["amountPaid"], "23.98");
+
+        // Paid (the page has no form now; the token of before): the code stays.
+        let late = visitor
+            .post(&remove_url, &[("csrfToken", csrf.as_str())])
+            .await;
+        assert_eq!(late.status, StatusCode::SEE_OTHER);
+        assert_eq!(redeemed(&server, "ONLYONE").await, 1);
+        assert_eq!(
+            server.membership(&token, &key).await["invoices"][0]["coupon"]["code"],
+            "ONLYONE"
+        );
+    }
+);
+
+backend_test!(
+    a_coupon_the_merchant_gave_is_not_the_customers_to_remove,
+    |server: TestServer| async move {
+        let token = server.token().await;
+        server.advance(&token, "2027-01-10T09:00:00Z").await;
+        coupon(
+            &server,
+            &token,
+            json!({"code": "GIFT", "percentOff": "50", "duration": "forever"}),
+        )
+        .await;
+        let customer = server.create_customer(&token, "promo-8@example.com").await;
+        let mut body = server.membership_body(&customer, "order-gift");
+        body["couponCode"] = json!("GIFT");
+        let created = server.create_membership(&token, body).await;
+        let key = created["membershipKey"].as_str().unwrap().to_string();
+        let session = open(
+            &server,
+            &token,
+            SESSIONS,
+            json!({"customerKey": customer, "membershipKey": key, "returnToWebsiteLink": RETURN}),
+        )
+        .await;
+        let url = session["checkoutRedirectUrl"].as_str().unwrap().to_string();
+        let visitor = Visitor::new();
+        let page = visitor.get(&url).await;
+        assert_eq!(
+            shown(&page.text, "promo-applied"),
+            "Promotion code GIFT applied"
+        );
+        assert!(
+            !page.text.contains("data-testid=\"promo-remove\""),
+            "{}",
+            page.text
+        );
+        let posted = remove(&visitor, &url).await;
+        assert_eq!(posted.status, StatusCode::SEE_OTHER);
+        assert_eq!(redeemed(&server, "GIFT").await, 1);
+        let m = server.membership(&token, &key).await;
+        assert_eq!(m["discount"]["code"], "GIFT");
     }
 );

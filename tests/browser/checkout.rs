@@ -344,7 +344,8 @@ mod free_trial {
 
 /// A promotion code applied on the checkout and paid: a code the merchant does not have is
 /// refused under the field, the coupon's code is applied (the discount line and the new amount
-/// due), and the card pays the discounted amount. On both databases; the SQLite run saves the
+/// due), taken back with its Remove button and applied again, and the card pays the discounted
+/// amount. On both databases; the SQLite run saves the
 /// screenshot.
 mod promotion_code {
     use super::*;
@@ -392,6 +393,14 @@ mod promotion_code {
         );
         assert_eq!(browser.text("[data-testid=due-today]").await, "€23.98");
         assert_eq!(browser.text("[data-testid=submit]").await, "Pay €23.98");
+        // Taken back: the field again and the full amount; then applied again.
+        browser.click("[data-testid=promo-remove]").await;
+        browser.wait_for("[data-testid=promo-form]").await;
+        assert_eq!(browser.text("[data-testid=due-today]").await, "€29.97");
+        browser.fill("#promo-code", "SPRING20").await;
+        browser.click("[data-testid=promo-apply]").await;
+        browser.wait_for("[data-testid=promo-applied]").await;
+        assert_eq!(browser.text("[data-testid=due-today]").await, "€23.98");
         if backend == Backend::Sqlite {
             browser.screenshot("checkout-promotion-code").await;
         }

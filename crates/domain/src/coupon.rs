@@ -185,6 +185,10 @@ pub struct Discount {
     pub coupon: AppliedCoupon,
     /// Period invoices it still discounts; `None`: every one (`forever`).
     pub cycles_left: Option<u32>,
+    /// Given by the customer as a promotion code on the hosted checkout, so the customer may
+    /// take it back before paying; a coupon the merchant gave is the merchant's to remove.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub by_customer: bool,
 }
 
 impl Discount {
@@ -193,6 +197,7 @@ impl Discount {
         Discount {
             coupon,
             cycles_left: duration.cycles(),
+            by_customer: false,
         }
     }
 

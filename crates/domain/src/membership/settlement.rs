@@ -456,6 +456,7 @@ mod tests {
                     off: CouponOff::PercentOff(rust_decimal::Decimal::from(percent)),
                 },
                 cycles_left: cycles,
+                by_customer: false,
             });
             (m.current_period, m.credit_balance, m.dunning_failed_at) = (None, 0, None);
             m.next_action_at = Some(start + TimeDelta::hours(23));
