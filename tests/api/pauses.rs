@@ -1,6 +1,6 @@
 //! Pausing and resuming (DESIGN §15): a Paused membership is never charged nor dunned; the
 //! unused part of its paid period becomes credit; a resume, at once or at `resumeAt`, starts a
-//! new period charged minus that credit.
+//! new period charged minus that credit; its `endDate` and a cancel end it as any other.
 
 use reqwest::Method;
 use serde_json::{json, Value};
@@ -165,3 +165,65 @@ backend_test!(pause_refusals, |server: TestServer| async move {
     pause(&server, &other_token, &key, None).await.problem(404);
     resume(&server, &other_token, &key).await.problem(404);
 });
+
+backend_test!(
+    a_paused_membership_ends_at_its_end_date_or_when_canceled,
+    |server: TestServer| async move {
+        let token = server.token().await;
+        let mut body = body_for(&server, &token, "p4@example.com", "order-p4").await;
+        body["pricingInfo"] = json!({"currency": "EUR", "totalAmount": "30.00"});
+        body["endDate"] = json!("2027-06-01T00:00:00");
+        let ending = key(&server
+            .active_membership(&token, "2027-04-01T00:00:00Z", body)
+            .await);
+        let canceled = active(&server, &token, "p5@example.com", "order-p5").await;
+        server.advance(&token, "2027-04-11T00:00:00Z").await;
+        for key in [&ending, &canceled] {
+            let paused = pause(&server, &token, key, None).await;
+            assert_eq!(paused.body["status"], "Paused", "{}", paused.body);
+        }
+
+        let reply = server
+            .call(
+                Method::POST,
+                &format!("/api/subscriptions/v1/membership/cancel/{canceled}"),
+                Some(&token),
+                None,
+            )
+            .await;
+        assert_eq!(reply.status, 200, "{}", reply.body);
+        assert_eq!(reply.body["status"], "Canceled");
+
+        // Paused with no resumeAt: its endDate still ends it, with nothing charged.
+        server.advance(&token, "2027-06-01T00:00:00Z").await;
+        let m = server.membership(&token, &ending).await;
+        assert_eq!(m["status"], "Completed");
+        assert_eq!(
+            m["invoices"].as_array().unwrap().len(),
+            2,
+            "first and credit"
+        );
+        assert_eq!(
+            server.membership(&token, &canceled).await["status"],
+            "Canceled"
+        );
+        assert_eq!(
+            actions(&server.events("order-p4").await),
+            [
+                "charge:Success",
+                "status:Active",
+                "status:Paused",
+                "status:Completed"
+            ]
+        );
+        assert_eq!(
+            actions(&server.events("order-p5").await),
+            [
+                "charge:Success",
+                "status:Active",
+                "status:Paused",
+                "status:Canceled"
+            ]
+        );
+    }
+);

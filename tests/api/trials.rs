@@ -210,3 +210,24 @@ backend_test!(trial_days_are_checked, |server: TestServer| async move {
         );
     }
 });
+
+backend_test!(
+    a_trial_that_reaches_its_end_date_first_completes_without_a_charge,
+    |server: TestServer| async move {
+        let token = server.token().await;
+        let extra = json!({"endDate": "2027-01-20T00:00:00"});
+        let record = trialing(&server, &token, "t7@example.com", "order-t7", extra).await;
+        let key = key(&record);
+        assert_eq!(record["status"], "Trialing");
+        server.advance(&token, "2027-01-20T00:00:00Z").await;
+        let m = server.membership(&token, &key).await;
+        assert_eq!(m["status"], "Completed");
+        assert_eq!(m["invoices"], json!([]));
+        server.advance(&token, "2027-02-01T00:00:00Z").await;
+        assert_eq!(server.membership(&token, &key).await["invoices"], json!([]));
+        assert_eq!(
+            actions(&server.events("order-t7").await),
+            ["status:Trialing", "status:Completed"]
+        );
+    }
+);
