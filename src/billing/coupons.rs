@@ -8,9 +8,8 @@ use chrono::{DateTime, Utc};
 use recur_domain::status::MembershipStatus;
 
 use super::followups::save;
-use super::BillingError;
+use super::{locked, BillingError};
 use crate::services::Services;
-use crate::store::charges;
 use crate::store::coupons::{self, Refusal};
 use crate::store::customers::Created;
 use crate::store::memberships::{
@@ -88,9 +87,7 @@ pub async fn apply_at_checkout(
 ) -> Result<Result<Membership, Refusal>, BillingError> {
     let at = state.merchant_now(merchant_id).await?;
     let mut tx = state.store.begin().await?;
-    let mut m = memberships::lock(&mut tx, state.store.backend(), merchant_id, key)
-        .await?
-        .ok_or(BillingError::NotFound)?;
+    let mut m = locked(&mut tx, state, merchant_id, key).await?;
     if m.state.status != MembershipStatus::Incomplete {
         return Err(BillingError::Conflict(
             "a promotion code applies to a first payment only".into(),
@@ -100,9 +97,6 @@ pub async fn apply_at_checkout(
         return Err(BillingError::Conflict(
             "the membership already has a coupon".into(),
         ));
-    }
-    if charges::in_flight(&mut tx, m.id).await? {
-        return Err(BillingError::PaymentInProgress);
     }
     if let Err(refusal) = give(&mut tx, &mut m, code, at).await? {
         return Ok(Err(refusal));
@@ -126,9 +120,7 @@ pub async fn remove_at_checkout(
 ) -> Result<Membership, BillingError> {
     let at = state.merchant_now(merchant_id).await?;
     let mut tx = state.store.begin().await?;
-    let mut m = memberships::lock(&mut tx, state.store.backend(), merchant_id, key)
-        .await?
-        .ok_or(BillingError::NotFound)?;
+    let mut m = locked(&mut tx, state, merchant_id, key).await?;
     if m.state.status != MembershipStatus::Incomplete {
         return Err(BillingError::Conflict(
             "a promotion code can be removed before the first payment only".into(),
@@ -139,9 +131,6 @@ pub async fn remove_at_checkout(
             "the membership has no promotion code of the customer's".into(),
         ));
     };
-    if charges::in_flight(&mut tx, m.id).await? {
-        return Err(BillingError::PaymentInProgress);
-    }
     coupons::release(&mut tx, merchant_id, &discount.coupon.coupon_id).await?;
     save(&mut tx, &mut m, at).await?;
     tx.commit().await?;

@@ -11,7 +11,7 @@ use recur_domain::status::MembershipStatus;
 use super::charging::{self, Settled};
 use super::followups::{save, Followups};
 use super::invoicing::{issue, new_invoice};
-use super::{credit_notes, numbering, BillingError};
+use super::{credit_notes, locked, numbering, BillingError};
 use crate::delivery::credits::Credited;
 use crate::processor::Verification;
 use crate::services::Services;
@@ -228,12 +228,7 @@ async fn pay(
 ) -> Result<Membership, BillingError> {
     let at = state.merchant_now(merchant_id).await?;
     let mut tx = state.store.begin().await?;
-    let m = memberships::lock(&mut tx, state.store.backend(), merchant_id, key)
-        .await?
-        .ok_or(BillingError::NotFound)?;
-    if charges::in_flight(&mut tx, m.id).await? {
-        return Err(BillingError::PaymentInProgress);
-    }
+    let m = locked(&mut tx, state, merchant_id, key).await?;
     if m.state.starts_with_trial() {
         return start_trial(state, tx, m, with, at).await;
     }

@@ -33,7 +33,10 @@ pub mod update;
 use chrono::{DateTime, Utc};
 
 use crate::services::Services;
+use crate::store::charges;
 use crate::store::customers::{self, Customer};
+use crate::store::memberships::{self, Membership};
+use crate::store::Tx;
 
 /// Why a billing operation did not happen.
 #[derive(Debug, thiserror::Error)]
@@ -84,4 +87,21 @@ pub async fn customer_and_merchant_now(
         Some((customer, clock)) => Ok((Some(customer), clock.unwrap_or_else(|| state.clock.now()))),
         None => Ok((None, state.merchant_now(merchant_id).await?)),
     }
+}
+
+/// The merchant's membership `key` locked in `tx` for change, with no charge attempt in flight
+/// (one at a time per membership, `store::charges`).
+async fn locked(
+    tx: &mut Tx,
+    state: &Services,
+    merchant_id: i64,
+    key: &str,
+) -> Result<Membership, BillingError> {
+    let m = memberships::lock(tx, state.store.backend(), merchant_id, key)
+        .await?
+        .ok_or(BillingError::NotFound)?;
+    if charges::in_flight(tx, m.id).await? {
+        return Err(BillingError::PaymentInProgress);
+    }
+    Ok(m)
 }

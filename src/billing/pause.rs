@@ -10,9 +10,9 @@ use recur_domain::status::MembershipStatus;
 use super::charging;
 use super::followups::{save, Followups};
 use super::update::proration_invoice;
-use super::{recurring, taxation, BillingError};
+use super::{locked, recurring, taxation, BillingError};
 use crate::services::Services;
-use crate::store::charges::{self, Charge};
+use crate::store::charges::Charge;
 use crate::store::invoices::Invoice;
 use crate::store::memberships::{self, Membership};
 use crate::store::Tx;
@@ -112,20 +112,4 @@ pub(super) async fn resume_in(
         Followups::status_change(true).and(followups),
         invoice,
     ))
-}
-
-/// The membership `key` locked for change, with no charge attempt in flight.
-async fn locked(
-    tx: &mut Tx,
-    state: &Services,
-    merchant_id: i64,
-    key: &str,
-) -> Result<Membership, BillingError> {
-    let m = memberships::lock(tx, state.store.backend(), merchant_id, key)
-        .await?
-        .ok_or(BillingError::NotFound)?;
-    if charges::in_flight(tx, m.id).await? {
-        return Err(BillingError::PaymentInProgress);
-    }
-    Ok(m)
 }

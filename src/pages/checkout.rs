@@ -223,13 +223,10 @@ pub async fn apply_code(
     PageForm(form): PageForm<CodeForm>,
 ) -> Result<Response, ApiError> {
     let t = session::strings(&state, &headers);
-    let (checkout, due) = match payable_post(&state, t, &headers, &token, &form.csrf_token).await? {
+    let (checkout, due) = match coupon_post(&state, t, &headers, &token, &form).await? {
         Ok(accepted) => accepted,
         Err(page) => return Ok(page),
     };
-    if checkout.page.session.challenge_pending {
-        return Ok(see_page(&token));
-    }
     let typed = form.code.trim();
     if coupon::code(typed).is_err() {
         return refused_code(&state, t, &checkout, &due, typed, "promo_malformed").await;
@@ -258,13 +255,10 @@ pub async fn remove_code(
     PageForm(form): PageForm<CodeForm>,
 ) -> Result<Response, ApiError> {
     let t = session::strings(&state, &headers);
-    let (checkout, _) = match payable_post(&state, t, &headers, &token, &form.csrf_token).await? {
+    let (checkout, _) = match coupon_post(&state, t, &headers, &token, &form).await? {
         Ok(accepted) => accepted,
         Err(page) => return Ok(page),
     };
-    if checkout.page.session.challenge_pending {
-        return Ok(see_page(&token));
-    }
     let merchant_id = checkout.page.merchant.id;
     let key = &checkout.membership.membership_key;
     match coupons::remove_at_checkout(&state, merchant_id, key).await {
@@ -273,6 +267,24 @@ pub async fn remove_code(
         }
         Err(other) => Err(other.into()),
     }
+}
+
+/// A promotion code form's checkout and what it collects now, as [`payable_post`] accepts them;
+/// while an identity check of a card is pending the code waits, and `Err` holds the page as it
+/// is (303), as it does for a refused form, a gone link or nothing left to pay.
+async fn coupon_post(
+    state: &AppState,
+    t: &BTreeMap<String, String>,
+    headers: &HeaderMap,
+    token: &str,
+    form: &CodeForm,
+) -> Result<Result<(Checkout, DueNow), Response>, ApiError> {
+    Ok(
+        match payable_post(state, t, headers, token, &form.csrf_token).await? {
+            Ok((checkout, _)) if checkout.page.session.challenge_pending => Err(see_page(token)),
+            accepted => accepted,
+        },
+    )
 }
 
 /// The page again with the promotion code `typed` and the string `why` under it (400).
