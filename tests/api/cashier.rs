@@ -10,9 +10,9 @@ use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 
 use crate::backend_matrix;
+use crate::fixtures::spec::keys;
 use crate::harness::{Reply, TestServer};
 use crate::receivers::{eventually, WebhookReceiver};
-use crate::spec::keys;
 
 fn sha256_hex(text: &str) -> String {
     hex::encode(Sha256::digest(text.as_bytes()))
@@ -214,7 +214,7 @@ backend_matrix!(
         );
 
         // One to one with the spec's table, nested objects included, each of its type.
-        let (top, account, attempt) = crate::spec::notification_fields();
+        let (top, account, attempt) = crate::fixtures::spec::notification_fields();
         assert_eq!(keys(&body), top, "payload fields = spec table");
         assert_eq!(keys(&body["AccountDetails"]), account);
         assert_eq!(
@@ -222,7 +222,7 @@ backend_matrix!(
             BTreeSet::from(["SessionId".into(), "AttemptsVector".into()])
         );
         assert_eq!(keys(&body["CascadingInfo"]["AttemptsVector"][0]), attempt);
-        crate::spec::assert_documented_types(&body, &[]);
+        crate::fixtures::spec::assert_documented_types(&body, &[]);
 
         // Filled from real data.
         assert_eq!(body["Action"], "TRANSACTION_DATA_UPDATE");

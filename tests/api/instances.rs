@@ -8,7 +8,7 @@ use std::time::Duration;
 use recur::store::Store;
 use serde_json::json;
 
-use crate::faults::scalar;
+use crate::fixtures::faults::scalar;
 use crate::harness::fresh_postgres_database;
 use crate::process::{until, MerchantApi, Recur};
 use crate::receivers::{SmtpSink, WebhookReceiver};

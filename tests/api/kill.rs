@@ -7,7 +7,7 @@ use recur::store::Store;
 use serde_json::json;
 
 use crate::backend_matrix;
-use crate::faults::{assert_nothing_lost_or_doubled, scalar, settled};
+use crate::fixtures::faults::{assert_nothing_lost_or_doubled, scalar, settled};
 use crate::harness::{fresh_postgres_database, Backend};
 use crate::process::{until, MerchantApi, Recur};
 use crate::receivers::{SmtpSink, WebhookReceiver};

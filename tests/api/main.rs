@@ -1,5 +1,6 @@
 //! HTTP-level tests: the real server on a random port, on SQLite and on PostgreSQL.
 
+mod fixtures;
 mod harness;
 mod receivers;
 mod visitor;
@@ -27,7 +28,6 @@ mod emitter;
 mod end_dates;
 mod endpoint_deliveries;
 mod errors;
-mod faults;
 mod fingerprints;
 mod hosted_page;
 mod idempotency;
@@ -65,7 +65,6 @@ mod secrets;
 mod settings;
 mod soak;
 mod source_address;
-mod spec;
 mod ssrf;
 mod tax_invoices;
 mod tax_rates;

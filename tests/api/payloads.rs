@@ -1,7 +1,7 @@
-//! Membership webhook payloads against the interface documents ([`crate::spec`]): the common
-//! fields of every `Action` as delivered, the subscription `TRANSACTION_DATA_UPDATE` field by
-//! field with the types of the hosted-payment-page table (as on the cashier path), every key of
-//! the `Updates` table, and a `UsdAmount` for every currency.
+//! Membership webhook payloads against the interface documents ([`crate::fixtures::spec`]): the
+//! common fields of every `Action` as delivered, the subscription `TRANSACTION_DATA_UPDATE` field
+//! by field with the types of the hosted-payment-page table (as on the cashier path), every key
+//! of the `Updates` table, and a `UsdAmount` for every currency.
 
 use std::collections::BTreeSet;
 
@@ -9,9 +9,9 @@ use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
 
 use crate::cashier;
+use crate::fixtures::spec::{self, keys};
 use crate::harness::{Backend, TestServer};
 use crate::receivers::{eventually, WebhookReceiver};
-use crate::spec::{self, keys};
 use crate::visitor::Visitor;
 use crate::{backend_matrix, backend_test};
 

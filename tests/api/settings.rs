@@ -11,9 +11,9 @@ use serde_json::{json, Value};
 use crate::backend_test;
 use crate::cashier::open_order;
 use crate::checkout::{open, SESSIONS};
+use crate::fixtures::spec;
 use crate::harness::{Reply, TestServer};
 use crate::receivers::eventually;
-use crate::spec;
 use crate::visitor::Visitor;
 
 const SETTINGS: &str = "/api/subscriptions/v1/merchant/settings";

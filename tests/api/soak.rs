@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use recur::store::Store;
 use serde_json::{json, Value};
 
-use crate::faults::{assert_nothing_lost_or_doubled, settled};
+use crate::fixtures::faults::{assert_nothing_lost_or_doubled, settled};
 use crate::harness::fresh_postgres_database;
 use crate::process::{access_token, until, Recur};
 use crate::receivers::{SmtpSink, WebhookReceiver};
