@@ -12,7 +12,7 @@ use serde_json::{json, Value};
 
 use crate::backend_matrix;
 use crate::backend_test;
-use crate::cashier::{card, open_order, pay, server_with, session_body, visitor};
+use crate::fixtures::cashier::{card, open_order, pay, server_with, session_body, visitor};
 use crate::harness::{Backend, Reply, TestServer};
 use crate::receivers::WebhookReceiver;
 

@@ -6,49 +6,9 @@ use reqwest::Method;
 use serde_json::{json, Value};
 
 use crate::backend_test;
+use crate::fixtures::memberships::{actions, body_for, key};
+use crate::fixtures::MEMBERSHIP;
 use crate::harness::TestServer;
-
-pub(crate) const MEMBERSHIP: &str = "/api/subscriptions/v1/membership";
-
-/// A customer (with the success card attached by `active_membership`) and a body for `order`.
-pub(crate) async fn body_for(server: &TestServer, token: &str, email: &str, order: &str) -> Value {
-    let customer = server.create_customer(token, email).await;
-    server.membership_body(&customer, order)
-}
-
-pub(crate) fn key(record: &Value) -> String {
-    record["membershipKey"]
-        .as_str()
-        .expect("membershipKey")
-        .to_string()
-}
-
-pub(crate) async fn update(server: &TestServer, token: &str, body: Value) -> crate::harness::Reply {
-    server
-        .call(Method::PUT, MEMBERSHIP, Some(token), Some(body))
-        .await
-}
-
-pub(crate) fn actions(events: &[Value]) -> Vec<String> {
-    events
-        .iter()
-        .map(|e| {
-            let action = e["Action"].as_str().unwrap_or_default();
-            match action {
-                "SUBSCRIPTION_STATUS_CHANGED" => format!(
-                    "status:{}",
-                    e["Membership"]["Status"].as_str().unwrap_or_default()
-                ),
-                "TRANSACTION_DATA_UPDATE" => format!(
-                    "charge:{}{}",
-                    e["TransactionStatus"].as_str().unwrap_or_default(),
-                    if e["Retried"] == true { ":retried" } else { "" }
-                ),
-                other => other.to_string(),
-            }
-        })
-        .collect()
-}
 
 backend_test!(first_payment_activates, |server: TestServer| async move {
     let token = server.token().await;

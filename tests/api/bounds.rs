@@ -246,7 +246,8 @@ backend_test!(
     hosted_page_amounts_and_birth_dates_are_bounded,
     |server: TestServer| async move {
         let secret = server.merchant.merchant_secret.clone();
-        let mut body = crate::hosted_page::body("hp-1", chrono::Utc::now().timestamp(), &secret);
+        let mut body =
+            crate::fixtures::cashier::body("hp-1", chrono::Utc::now().timestamp(), &secret);
         body["billingDetails"]["lockedAmount"] = "10000000000000".into();
         body["billingDetails"]["dateOfBirth"] = "1899-12-31".into();
         let reply = server
@@ -266,7 +267,7 @@ backend_test!(
         );
         // The timestamp is bounded by its form (at most 12 digits) and its window.
         for timestamp in ["999999999999", "9999999999999"] {
-            let mut body = crate::hosted_page::body("hp-2", 0, &secret);
+            let mut body = crate::fixtures::cashier::body("hp-2", 0, &secret);
             body["timestamp"] = timestamp.into();
             let reply = server
                 .client

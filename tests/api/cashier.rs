@@ -1,7 +1,7 @@
 //! The cashier behind a hosted-page session: payments through the card cascade, alternative
 //! methods, payouts, the identity step, and the notification payload against the spec's field
 //! table. The merchant's operations on orders afterwards are in `cashier_orders.rs`; the helpers
-//! here open sessions and pay them as a browser would.
+//! that open sessions and pay them as a browser would are in [`crate::fixtures::cashier`].
 
 use std::collections::BTreeSet;
 
@@ -10,185 +10,15 @@ use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 
 use crate::backend_matrix;
+use crate::fixtures::cashier::{
+    card, form_of, hidden, notices, open_order, page, pay, post_form, secret_post, server_with,
+    session_body, submit, visitor,
+};
 use crate::fixtures::spec::keys;
-use crate::harness::{Reply, TestServer};
 use crate::receivers::{eventually, WebhookReceiver};
 
 fn sha256_hex(text: &str) -> String {
     hex::encode(Sha256::digest(text.as_bytes()))
-}
-
-/// The hosted-page tests' valid body for `order_id`, notifying `webhook`, changed by
-/// `overrides` (top-level keys, and `billingDetails` keys under `"billingDetails"`; `null`
-/// removes a key).
-pub fn session_body(server: &TestServer, order_id: &str, webhook: &str, overrides: Value) -> Value {
-    let now = chrono::Utc::now().timestamp();
-    let mut body = crate::hosted_page::body(order_id, now, &server.merchant.merchant_secret);
-    body["webhookUrl"] = webhook.into();
-    for (key, value) in overrides.as_object().unwrap() {
-        if key == "billingDetails" {
-            for (k, v) in value.as_object().unwrap() {
-                if v.is_null() {
-                    body["billingDetails"].as_object_mut().unwrap().remove(k);
-                } else {
-                    body["billingDetails"][k] = v.clone();
-                }
-            }
-        } else if value.is_null() {
-            body.as_object_mut().unwrap().remove(key);
-        } else {
-            body[key] = value.clone();
-        }
-    }
-    body
-}
-
-/// Opens a session for `order_id` (see [`session_body`]) and returns its cashier URL.
-pub async fn open_order(
-    server: &TestServer,
-    order_id: &str,
-    webhook: &str,
-    overrides: Value,
-) -> String {
-    open(server, &session_body(server, order_id, webhook, overrides)).await
-}
-
-/// Opens a session and returns its cashier URL.
-pub async fn open(server: &TestServer, body: &Value) -> String {
-    let reply = secret_post(server, "/api/payment/hosted-page", body).await;
-    assert_eq!(reply.status, StatusCode::OK, "{}", reply.body);
-    reply.body["redirectUrl"].as_str().unwrap().to_string()
-}
-
-pub async fn secret_post(server: &TestServer, path: &str, body: &Value) -> Reply {
-    let response = server
-        .client
-        .post(format!("{}{path}", server.base_url))
-        .header("x-merchant-secret", &server.merchant.merchant_secret)
-        .json(body)
-        .send()
-        .await
-        .unwrap();
-    let status = response.status();
-    let headers = response.headers().clone();
-    Reply {
-        status,
-        headers,
-        body: response.json().await.unwrap_or(Value::Null),
-    }
-}
-
-/// A browser without redirects.
-/// A client that follows no redirects, as the page tests want.
-pub fn visitor() -> reqwest::Client {
-    reqwest::Client::builder()
-        .redirect(reqwest::redirect::Policy::none())
-        .build()
-        .unwrap()
-}
-
-/// The page's answer: status, `Location`, body.
-pub struct Page {
-    pub status: StatusCode,
-    pub location: Option<String>,
-    pub text: String,
-}
-
-/// Reads a page's answer.
-pub async fn page(response: reqwest::Response) -> Page {
-    let status = response.status();
-    let location = response
-        .headers()
-        .get("location")
-        .map(|v| v.to_str().unwrap().to_string());
-    Page {
-        status,
-        location,
-        text: response.text().await.unwrap(),
-    }
-}
-
-/// The value of the hidden input `name` on the page.
-pub fn hidden(text: &str, name: &str) -> String {
-    let marker = format!("name=\"{name}\" value=\"");
-    let start = text
-        .find(&marker)
-        .unwrap_or_else(|| panic!("{name} on page"))
-        + marker.len();
-    let end = text[start..].find('"').unwrap() + start;
-    text[start..end].to_string()
-}
-
-/// Opens the cashier at `url` and posts its form with `fields` (plus the hidden ones).
-async fn submit(client: &reqwest::Client, url: &str, fields: &[(&str, &str)]) -> Page {
-    let mut form = form_of(client, url).await;
-    form.extend(fields.iter().map(|(k, v)| (k.to_string(), v.to_string())));
-    post_form(client, url, &form).await
-}
-
-/// The hidden fields of the cashier form at `url`.
-async fn form_of(client: &reqwest::Client, url: &str) -> Vec<(String, String)> {
-    let form_page = page(client.get(url).send().await.unwrap()).await;
-    assert_eq!(form_page.status, StatusCode::OK, "{}", form_page.text);
-    let mut form: Vec<(String, String)> = ["sessionToken", "m_orderId", "csrfToken"]
-        .iter()
-        .map(|n| (n.to_string(), hidden(&form_page.text, n)))
-        .collect();
-    if form_page.text.contains("name=\"m_fixed_pp_id\"") {
-        form.push((
-            "m_fixed_pp_id".into(),
-            hidden(&form_page.text, "m_fixed_pp_id"),
-        ));
-    }
-    form
-}
-
-/// Posts `form` to the cashier whose page is at `url`.
-async fn post_form(client: &reqwest::Client, url: &str, form: &[(String, String)]) -> Page {
-    let base = url.split("/cashier").next().unwrap();
-    page(
-        client
-            .post(format!("{base}/cashier"))
-            .form(form)
-            .send()
-            .await
-            .unwrap(),
-    )
-    .await
-}
-
-/// The cashier form fields paying with `number` on `processor`.
-pub fn card(number: &str, processor: &str) -> Vec<(&'static str, String)> {
-    vec![
-        ("processorId", processor.to_string()),
-        ("cardNumber", number.to_string()),
-        ("expiry", "12/30".to_string()),
-        ("cvc", "123".to_string()),
-        ("holder", "Ada Lovelace".to_string()),
-    ]
-}
-
-/// Opens the cashier at `url` and pays with `fields`.
-pub async fn pay(client: &reqwest::Client, url: &str, fields: Vec<(&'static str, String)>) -> Page {
-    let borrowed: Vec<(&str, &str)> = fields.iter().map(|(k, v)| (*k, v.as_str())).collect();
-    submit(client, url, &borrowed).await
-}
-
-/// Transaction notifications recorded for `order_id`, oldest first.
-pub async fn notices(server: &TestServer, order_id: &str) -> Vec<Value> {
-    server
-        .events(order_id)
-        .await
-        .into_iter()
-        .filter(|e| e["Action"] == "TRANSACTION_DATA_UPDATE")
-        .collect()
-}
-
-pub async fn server_with(
-    backend: crate::harness::Backend,
-    receiver: &WebhookReceiver,
-) -> TestServer {
-    TestServer::start_with_owned(backend, &receiver.settings()).await
 }
 
 backend_matrix!(

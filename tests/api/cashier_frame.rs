@@ -6,7 +6,7 @@ use reqwest::header::{HeaderMap, HeaderValue};
 use serde_json::json;
 
 use crate::backend_test;
-use crate::cashier::{card, open, pay, session_body};
+use crate::fixtures::cashier::{card, open, pay, session_body};
 use crate::harness::TestServer;
 
 /// A browser showing the cashier in an iframe: `Sec-Fetch-Dest: iframe`, no redirects followed.

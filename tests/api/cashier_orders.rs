@@ -6,7 +6,7 @@ use reqwest::StatusCode;
 use serde_json::{json, Value};
 
 use crate::backend_matrix;
-use crate::cashier::{card, notices, open_order, pay, secret_post, server_with, visitor};
+use crate::fixtures::cashier::{card, notices, open_order, pay, secret_post, server_with, visitor};
 use crate::receivers::{eventually, WebhookReceiver};
 
 backend_matrix!(

@@ -6,64 +6,9 @@ use reqwest::Method;
 use serde_json::{json, Value};
 
 use crate::backend_test;
-use crate::harness::{Reply, TestServer};
-use crate::lists::{listed, page, refused, API};
-
-/// `method` on `{API}{path}` with `token` and `body`.
-pub async fn send(
-    server: &TestServer,
-    method: Method,
-    path: &str,
-    token: &str,
-    body: Option<Value>,
-) -> Reply {
-    server
-        .call(method, &format!("{API}{path}"), Some(token), body)
-        .await
-}
-
-/// Creates a product named `name` (expects 201); returns its id.
-pub async fn product(server: &TestServer, token: &str, name: &str) -> String {
-    let reply = send(
-        server,
-        Method::POST,
-        "/products",
-        token,
-        Some(json!({"name": name})),
-    )
-    .await;
-    assert_eq!(reply.status, 201, "{}", reply.body);
-    reply.body["productId"].as_str().expect("id").to_string()
-}
-
-/// Creates a monthly EUR price of `product` (expects 201); returns its id.
-pub async fn price(server: &TestServer, token: &str, product: &str, amount: &str) -> String {
-    let body = json!({"productId": product, "currency": "EUR", "unitAmount": amount,
-        "intervalType": "Monthly"});
-    let reply = send(server, Method::POST, "/prices", token, Some(body)).await;
-    assert_eq!(reply.status, 201, "{}", reply.body);
-    reply.body["priceId"].as_str().expect("id").to_string()
-}
-
-/// A read API key of the test's merchant.
-pub async fn read_key(server: &TestServer, token: &str) -> String {
-    let body = json!({"name": "reader", "scope": "read"});
-    let reply = send(server, Method::POST, "/api-keys", token, Some(body)).await;
-    assert_eq!(reply.status, 201, "{}", reply.body);
-    reply.body["secret"].as_str().expect("secret").to_string()
-}
-
-/// The 400 problem of `reply`, as a JSON object.
-pub fn errors(reply: &Reply) -> Value {
-    Value::Object(reply.problem(400).clone())
-}
-
-/// A cursor altered in one character.
-pub fn altered(cursor: &str) -> String {
-    let mut chars: Vec<char> = cursor.chars().collect();
-    chars[3] = if chars[3] == 'A' { 'B' } else { 'A' };
-    chars.into_iter().collect()
-}
+use crate::fixtures::catalog::{altered, errors, price, product, read_key, send};
+use crate::fixtures::lists::{listed, page, refused};
+use crate::harness::TestServer;
 
 backend_test!(
     products_are_created_listed_read_and_changed,

@@ -6,8 +6,8 @@ use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
 
 use crate::backend_test;
+use crate::fixtures::API;
 use crate::harness::TestServer;
-use crate::lists::API;
 
 backend_test!(
     the_openapi_document_describes_the_catalog,

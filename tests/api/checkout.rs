@@ -2,23 +2,16 @@
 //! tests drive the same pages in Chromium).
 
 use reqwest::{Method, StatusCode};
-use serde_json::{json, Value};
+use serde_json::json;
 
 use crate::backend_test;
+use crate::fixtures::checkout::open;
+use crate::fixtures::memberships::charges;
+use crate::fixtures::SESSIONS;
 use crate::harness::TestServer;
 use crate::visitor::Visitor;
 
-pub(crate) const SESSIONS: &str = "/api/subscriptions/v1/checkout/session";
 const PORTAL: &str = "/api/subscriptions/v1/portal/session";
-
-/// Opens a session; returns the reply body (expects 201).
-pub(crate) async fn open(server: &TestServer, token: &str, path: &str, body: Value) -> Value {
-    let reply = server
-        .call(Method::POST, path, Some(token), Some(body))
-        .await;
-    assert_eq!(reply.status, StatusCode::CREATED, "{}", reply.body);
-    reply.body
-}
 
 /// A customer with an Incomplete membership and a checkout link for it.
 async fn checkout_link(server: &TestServer, token: &str, email: &str) -> (String, String, String) {
@@ -39,16 +32,6 @@ async fn checkout_link(server: &TestServer, token: &str, email: &str) -> (String
     .await;
     let url = session["checkoutRedirectUrl"].as_str().unwrap().to_string();
     (customer, membership, url)
-}
-
-pub(crate) async fn charges(server: &TestServer, membership: &str) -> i64 {
-    server
-        .count(
-            "SELECT COUNT(*) FROM charges c JOIN memberships m ON m.id = c.membership_id \
-             WHERE m.membership_key = $1",
-            membership,
-        )
-        .await
 }
 
 backend_test!(

@@ -6,8 +6,9 @@ use reqwest::Method;
 use serde_json::{json, Value};
 
 use crate::backend_test;
-use crate::billing::{body_for, key, update, MEMBERSHIP};
-use crate::catalog::{errors, send};
+use crate::fixtures::catalog::{errors, send};
+use crate::fixtures::memberships::{body_for, key, update};
+use crate::fixtures::MEMBERSHIP;
 use crate::harness::TestServer;
 
 /// Creates a coupon (expects 201).

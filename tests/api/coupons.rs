@@ -12,9 +12,9 @@ use rust_decimal::Decimal;
 use serde_json::{json, Value};
 
 use crate::backend_test;
-use crate::catalog::{altered, errors, read_key, send};
+use crate::fixtures::catalog::{altered, errors, read_key, send};
+use crate::fixtures::lists::{listed, page, refused};
 use crate::harness::TestServer;
-use crate::lists::{listed, page, refused};
 
 /// Creates a coupon from `body` (expects 201); returns its record.
 async fn coupon(server: &TestServer, token: &str, body: Value) -> Value {

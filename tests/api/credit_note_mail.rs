@@ -8,8 +8,8 @@ use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
 
 use crate::backend_test;
+use crate::fixtures::invoices::pdf_text;
 use crate::harness::TestServer;
-use crate::invoice_pdf::pdf_text;
 use crate::receivers::eventually;
 
 const INVOICE: &str = "/api/subscriptions/v1/invoice";

@@ -8,8 +8,8 @@ use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
 
 use crate::backend_test;
+use crate::fixtures::invoices::pdf_text;
 use crate::harness::TestServer;
-use crate::invoice_pdf::pdf_text;
 
 const INVOICE: &str = "/api/subscriptions/v1/invoice";
 
@@ -123,7 +123,7 @@ backend_test!(
         // The membership record's invoices carry them too, in the single read and in the list.
         let membership = record["membershipKey"].as_str().unwrap();
         let read = server.membership(&token, membership).await;
-        let listed = crate::lists::page(&server, &token, "/memberships").await;
+        let listed = crate::fixtures::lists::page(&server, &token, "/memberships").await;
         for invoices in [&read["invoices"], &listed["data"][0]["invoices"]] {
             let first = invoices.as_array().unwrap().last().unwrap();
             assert_eq!(first["number"], "INV-2027-000001");
@@ -297,6 +297,6 @@ backend_test!(
                     .to_string(),
             );
         }
-        crate::numbers::assert_gap_free(&numbers, "CN");
+        crate::fixtures::invoices::assert_gap_free(&numbers, "CN");
     }
 );

@@ -8,9 +8,10 @@ use serde_json::{json, Value};
 use standardwebhooks::Webhook;
 
 use crate::backend_matrix;
+use crate::fixtures::webhooks::new_endpoint;
+use crate::fixtures::ENDPOINTS;
 use crate::harness::{Backend, TestServer};
 use crate::receivers::{Received, WebhookReceiver};
-use crate::webhook_endpoints::{new_endpoint, ENDPOINTS};
 
 const START: &str = "2027-03-01T00:00:00Z";
 

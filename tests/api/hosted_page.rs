@@ -1,73 +1,13 @@
 //! `POST /api/payment/hosted-page`: secret, signature, replay window, every field rule.
 
 use serde_json::{json, Value};
-use sha2::{Digest, Sha256};
 
 use crate::backend_test;
-use crate::harness::{Reply, TestServer};
-
-const PATH: &str = "/api/payment/hosted-page";
-
-fn sign(email: &str, timestamp: &str, secret: &str) -> String {
-    hex::encode(Sha256::digest(
-        format!("{email};{timestamp};{secret}").as_bytes(),
-    ))
-}
+use crate::fixtures::cashier::{body, post, sign};
+use crate::harness::TestServer;
 
 fn now() -> i64 {
     chrono::Utc::now().timestamp()
-}
-
-/// A valid body signed with `secret` at `timestamp`.
-pub fn body(order_id: &str, timestamp: i64, secret: &str) -> Value {
-    let email = "payer@example.com";
-    let ts = timestamp.to_string();
-    json!({
-        "timestamp": ts,
-        "signature": sign(email, &ts, secret),
-        "webhookUrl": "https://merchant.example.com/hooks/payments",
-        "successRedirectUrl": "https://shop.example.com/ok",
-        "failedRedirectUrl": "https://shop.example.com/failed",
-        "billingDetails": {
-            "lockedAmount": 49.9,
-            "firstName": "Ada",
-            "lastName": "Lovelace",
-            "email": email,
-            "street": "Main Street 1",
-            "region": "Berlin",
-            "city": "Berlin",
-            "country": "DE",
-            "zipCode": "10115",
-            "phone": "+4915112345678",
-            "dateOfBirth": "1990-12-10",
-            "gender": "Female",
-            "currency": "EUR"
-        },
-        "orderId": order_id,
-        "disabledPspIds": [3],
-        "creditCardOnly": false,
-        "cashierDescription": "Annual plan",
-        "isPayOut": false
-    })
-}
-
-/// POSTs `body` with the merchant secret header when given.
-pub async fn post(server: &TestServer, secret: Option<&str>, body: &Value) -> Reply {
-    let mut request = server
-        .client
-        .post(format!("{}{PATH}", server.base_url))
-        .json(body);
-    if let Some(secret) = secret {
-        request = request.header("x-merchant-secret", secret);
-    }
-    let response = request.send().await.unwrap();
-    let status = response.status();
-    let headers = response.headers().clone();
-    Reply {
-        status,
-        headers,
-        body: response.json().await.unwrap_or(Value::Null),
-    }
 }
 
 backend_test!(

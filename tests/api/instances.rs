@@ -111,7 +111,7 @@ async fn three_instances_share_the_work_and_survive_a_kill() {
         .fetch_all(store.pool())
         .await
         .unwrap();
-    crate::numbers::assert_gap_free(&numbers, "INV");
+    crate::fixtures::invoices::assert_gap_free(&numbers, "INV");
 
     // Money: one approved charge per paid invoice, none paid twice, one invoice per period.
     let payments = 2 * MEMBERSHIPS;

@@ -6,9 +6,9 @@ use reqwest::{Method, StatusCode};
 use serde_json::json;
 
 use crate::backend_test;
-use crate::checkout::open;
+use crate::fixtures::checkout::open;
+use crate::fixtures::invoices::pdf_text;
 use crate::harness::TestServer;
-use crate::invoice_pdf::pdf_text;
 use crate::visitor::Visitor;
 
 /// The invoice page and PDF of `customer`'s first invoice, seen in the portal.

@@ -2,36 +2,16 @@
 //! neither Latin-1 nor Latin, then turned into text with `pdftotext` and into an image with
 //! `pdftoppm` (Debian `poppler-utils`, which `scripts/test` installs).
 
-use std::io::Write;
 use std::path::PathBuf;
-use std::process::{Command, Stdio};
 
 use reqwest::{Method, StatusCode};
 use serde_json::json;
 
 use crate::backend_test;
-use crate::checkout::open;
+use crate::fixtures::checkout::open;
+use crate::fixtures::invoices::{pdf_text, poppler};
 use crate::harness::TestServer;
 use crate::visitor::Visitor;
-
-/// Runs poppler's `tool` with `args`, the PDF on standard input; its standard output.
-fn poppler(tool: &str, args: &[&str], pdf: &[u8]) -> Vec<u8> {
-    let mut child = Command::new(tool)
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap_or_else(|e| panic!("{tool} (Debian poppler-utils, scripts/poppler.sh): {e}"));
-    child.stdin.take().unwrap().write_all(pdf).unwrap();
-    let out = child.wait_with_output().unwrap();
-    assert!(out.status.success(), "{tool} failed: {:?}", out.status);
-    out.stdout
-}
-
-/// The text of `pdf`, as `pdftotext` extracts it (through the fonts' `ToUnicode` maps).
-pub fn pdf_text(pdf: &[u8]) -> String {
-    String::from_utf8(poppler("pdftotext", &["-layout", "-", "-"], pdf)).unwrap()
-}
 
 /// The first page of `pdf` as a PNG (`pdftoppm -png`), and the share of its pixels that are not
 /// white in a grey rendering of the same page.
@@ -86,7 +66,7 @@ backend_test!(
             .await;
         assert_eq!(created.status, StatusCode::CREATED, "{}", created.body);
         let customer = created.body["customerKey"].as_str().unwrap().to_string();
-        let vat = crate::tax_rates::rate(
+        let vat = crate::fixtures::catalog::rate(
             &server,
             &token,
             json!({"name": "VAT", "percentage": "19", "inclusive": false, "country": "DE"}),

@@ -7,10 +7,11 @@ use reqwest::Method;
 use serde_json::json;
 
 use crate::backend_test;
-use crate::harness::TestServer;
-use crate::lists::{
-    cancel, declined_first_payment, get, listed, page, refused, their_customer, API,
+use crate::fixtures::lists::{
+    cancel, declined_first_payment, get, listed, page, refused, their_customer,
 };
+use crate::fixtures::API;
+use crate::harness::TestServer;
 
 backend_test!(
     bad_parameters_are_400_problems_that_name_them,

@@ -1,122 +1,17 @@
 //! Lists and search (DESIGN §10): `GET /customers`, `/memberships`, `/invoices` and `/events`,
 //! newest first a page at a time, with their filters. What lists refuse (bad parameters and
-//! cursors, other merchants' records, missing tokens) is in `list_refusals.rs`; the helpers here
-//! serve both.
+//! cursors, other merchants' records, missing tokens) is in `list_refusals.rs`; the helpers of
+//! both are in [`crate::fixtures::lists`].
 
 use std::collections::HashSet;
 
-use recur::merchants::MerchantCredentials;
-use reqwest::{Method, StatusCode};
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use crate::backend_test;
-use crate::harness::{Reply, TestServer};
-
-pub const API: &str = "/api/subscriptions/v1";
-
-/// `GET {API}{path}` with `token`.
-pub async fn get(server: &TestServer, token: &str, path: &str) -> Reply {
-    server
-        .call(Method::GET, &format!("{API}{path}"), Some(token), None)
-        .await
-}
-
-/// The page at `path`, which must answer 200.
-pub async fn page(server: &TestServer, token: &str, path: &str) -> Value {
-    let reply = get(server, token, path).await;
-    assert_eq!(reply.status, StatusCode::OK, "{path}: {}", reply.body);
-    reply.body
-}
-
-/// The values of `field` in a page's records, in order.
-pub fn keys(page: &Value, field: &str) -> Vec<String> {
-    page["data"]
-        .as_array()
-        .expect("data is an array")
-        .iter()
-        .map(|record| record[field].as_str().expect("key").to_string())
-        .collect()
-}
-
-/// The `field` values of the page at `path`.
-pub async fn listed(server: &TestServer, token: &str, path: &str, field: &str) -> Vec<String> {
-    keys(&page(server, token, path).await, field)
-}
-
-/// Asserts a 400 problem at `path` whose errors name `param`.
-pub async fn refused(server: &TestServer, token: &str, path: &str, param: &str) {
-    let reply = get(server, token, path).await;
-    let errors = reply.problem(400);
-    assert!(errors.contains_key(param), "{path}: {}", reply.body);
-}
-
-/// Creates the customer of `body` (expects 201); returns its key.
-pub async fn create_customer(server: &TestServer, token: &str, body: Value) -> String {
-    let reply = server
-        .call(
-            Method::POST,
-            &format!("{API}/customer"),
-            Some(token),
-            Some(body),
-        )
-        .await;
-    assert_eq!(reply.status, StatusCode::CREATED, "{}", reply.body);
-    reply.body["customerKey"].as_str().unwrap().to_string()
-}
-
-/// Creates a customer named `first last` with `email`; returns its key.
-pub async fn customer(
-    server: &TestServer,
-    token: &str,
-    first: &str,
-    last: &str,
-    email: &str,
-) -> String {
-    let mut body = server.customer_body(email);
-    body["firstName"] = json!(first);
-    body["lastName"] = json!(last);
-    create_customer(server, token, body).await
-}
-
-/// Creates a customer with `email` of the merchant `other` (whose token is `token`).
-pub async fn their_customer(
-    server: &TestServer,
-    token: &str,
-    other: &MerchantCredentials,
-    email: &str,
-) -> String {
-    let mut body = server.customer_body(email);
-    body["processorKey"] = json!(other.processor_key);
-    create_customer(server, token, body).await
-}
-
-/// Attaches the sandbox's declining card to the customer and tries to pay the membership's
-/// first invoice with it (402): the invoice stays Open.
-pub async fn declined_first_payment(
-    server: &TestServer,
-    token: &str,
-    customer: &str,
-    membership: &str,
-) {
-    server
-        .attach_card(token, customer, "4000000000000002")
-        .await;
-    let reply = server.pay(token, membership).await;
-    assert_eq!(reply.status, StatusCode::PAYMENT_REQUIRED, "{}", reply.body);
-}
-
-/// Cancels a membership (expects 200).
-pub async fn cancel(server: &TestServer, token: &str, key: &str) {
-    let reply = server
-        .call(
-            Method::POST,
-            &format!("{API}/membership/cancel/{key}"),
-            Some(token),
-            None,
-        )
-        .await;
-    assert_eq!(reply.status, StatusCode::OK, "{}", reply.body);
-}
+use crate::fixtures::lists::{
+    cancel, customer, declined_first_payment, get, keys, listed, page, refused,
+};
+use crate::harness::TestServer;
 
 backend_test!(
     forty_five_customers_come_in_pages_of_20_20_and_5_newest_first,

@@ -3,36 +3,12 @@
 //! under the prefix of the merchant's settings; concurrent finalizations, in one process and in
 //! two on PostgreSQL, hand out a gap-free set.
 
-use std::collections::BTreeMap;
-
 use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
 
 use crate::backend_test;
+use crate::fixtures::invoices::assert_gap_free;
 use crate::harness::TestServer;
-
-/// Asserts that `numbers` are `{prefix}-{YYYY}-{NNNNNN}` and, year by year, exactly
-/// 1, 2, … n: no gap, no repeat.
-pub fn assert_gap_free(numbers: &[String], prefix: &str) {
-    let mut by_year: BTreeMap<String, Vec<u64>> = BTreeMap::new();
-    for number in numbers {
-        let rest = number
-            .strip_prefix(&format!("{prefix}-"))
-            .unwrap_or_else(|| panic!("{number} has the prefix {prefix}"));
-        let (year, sequence) = rest.split_once('-').expect("YYYY-NNNNNN");
-        assert_eq!(year.len(), 4, "{number}");
-        assert!(sequence.len() >= 6, "{number}: six digits at least");
-        by_year
-            .entry(year.to_string())
-            .or_default()
-            .push(sequence.parse().expect("digits"));
-    }
-    for (year, mut sequences) in by_year {
-        sequences.sort_unstable();
-        let expected: Vec<u64> = (1..=sequences.len() as u64).collect();
-        assert_eq!(sequences, expected, "{prefix} numbers of {year}");
-    }
-}
 
 /// The numbers of a membership's invoices, newest first (`null` while not finalized).
 async fn numbers(server: &TestServer, token: &str, key: &str) -> Vec<Value> {

@@ -6,7 +6,7 @@ use reqwest::Method;
 use serde_json::{json, Value};
 
 use crate::backend_test;
-use crate::billing::{actions, body_for, key};
+use crate::fixtures::memberships::{actions, body_for, key};
 use crate::harness::{Reply, TestServer};
 
 async fn pause(server: &TestServer, token: &str, key: &str, body: Option<Value>) -> Reply {

@@ -8,7 +8,7 @@ use std::collections::BTreeSet;
 use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
 
-use crate::cashier;
+use crate::fixtures::cashier;
 use crate::fixtures::spec::{self, keys};
 use crate::harness::{Backend, TestServer};
 use crate::receivers::{eventually, WebhookReceiver};

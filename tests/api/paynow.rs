@@ -8,7 +8,9 @@ use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
 
 use crate::backend_test;
-use crate::checkout::{charges, open, SESSIONS};
+use crate::fixtures::checkout::open;
+use crate::fixtures::memberships::charges;
+use crate::fixtures::SESSIONS;
 use crate::harness::TestServer;
 use crate::receivers::eventually;
 use crate::visitor::Visitor;

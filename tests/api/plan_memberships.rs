@@ -6,8 +6,9 @@ use reqwest::Method;
 use serde_json::{json, Value};
 
 use crate::backend_test;
-use crate::billing::{key, update, MEMBERSHIP};
-use crate::catalog::{errors, product, send};
+use crate::fixtures::catalog::{errors, product, send};
+use crate::fixtures::memberships::{key, update};
+use crate::fixtures::MEMBERSHIP;
 use crate::harness::TestServer;
 
 /// A price of `product` from `body`'s fields over a monthly EUR default (expects 201).

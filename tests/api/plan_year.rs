@@ -6,8 +6,9 @@ use reqwest::Method;
 use serde_json::{json, Value};
 
 use crate::backend_test;
-use crate::billing::{actions, key, update, MEMBERSHIP};
-use crate::catalog::{product, send};
+use crate::fixtures::catalog::{product, send};
+use crate::fixtures::memberships::{actions, key, update};
+use crate::fixtures::MEMBERSHIP;
 use crate::harness::TestServer;
 
 /// Creates a monthly EUR price of `product` for `amount` with `trial_days` (expects 201).

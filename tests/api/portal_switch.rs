@@ -10,9 +10,9 @@ use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
 
 use crate::backend_test;
-use crate::billing::key;
-use crate::catalog::{product, send};
-use crate::checkout::open;
+use crate::fixtures::catalog::{product, send};
+use crate::fixtures::checkout::open;
+use crate::fixtures::memberships::key;
 use crate::harness::TestServer;
 use crate::visitor::{Page, Visitor};
 
@@ -292,7 +292,7 @@ backend_test!(
             )
             .await;
         assert_eq!(again.location, team.back(&server, "switched"));
-        let charges = crate::checkout::charges(&server, &team.key).await;
+        let charges = crate::fixtures::memberships::charges(&server, &team.key).await;
         assert_eq!(charges, 3, "the first payment and two proration charges");
     }
 );
@@ -353,7 +353,7 @@ backend_test!(
     |server: TestServer| async move {
         let team = team(&server, "drop@example.com").await;
         // Scheduled by the merchant through the API: the portal shows it too.
-        let reply = crate::billing::update(
+        let reply = crate::fixtures::memberships::update(
             &server,
             &team.token,
             json!({"membershipKey": team.key, "priceId": team.yearly, "effective": "nextPeriod"}),
@@ -550,7 +550,7 @@ backend_test!(
         let portal = portal_link(&server, &token, &customer).await;
         let page = Visitor::new().get(&portal).await;
         assert_eq!(testid(&page, "status"), "Free trial");
-        let charged_before = crate::checkout::charges(&server, &key).await;
+        let charged_before = crate::fixtures::memberships::charges(&server, &key).await;
         let url = format!("{portal}/memberships/{key}/switch/{pro}");
         let (confirm, done) = switch(&Visitor::new(), &url).await;
         assert_eq!(testid(&confirm, "due-now"), "Nothing");
@@ -565,7 +565,7 @@ backend_test!(
         assert_eq!(m["status"], "Trialing");
         assert_eq!(m["priceId"], pro.as_str());
         assert_eq!(
-            crate::checkout::charges(&server, &key).await,
+            crate::fixtures::memberships::charges(&server, &key).await,
             charged_before
         );
         server.advance(&token, "2027-02-15T10:00:00Z").await;

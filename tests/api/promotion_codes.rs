@@ -9,10 +9,13 @@ use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
 
 use crate::backend_test;
-use crate::catalog::send;
-use crate::checkout::{charges, open, SESSIONS};
+use crate::fixtures::catalog::send;
+use crate::fixtures::checkout::open;
+use crate::fixtures::checkout::{checkout_of, RETURN};
+use crate::fixtures::memberships::charges;
+use crate::fixtures::shown;
+use crate::fixtures::SESSIONS;
 use crate::harness::TestServer;
-use crate::trial_checkout::{checkout_of, shown, RETURN};
 use crate::visitor::{Page, Visitor};
 
 /// What a code that is no code is told, in English and German.

@@ -5,7 +5,7 @@
 use serde_json::{json, Value};
 
 use crate::backend_test;
-use crate::billing::{actions, body_for, key, update};
+use crate::fixtures::memberships::{actions, body_for, key, update};
 use crate::harness::TestServer;
 
 backend_test!(

@@ -10,7 +10,7 @@ use reqwest::StatusCode;
 use serde_json::json;
 
 use crate::backend_matrix;
-use crate::cashier::{card, open_order, pay};
+use crate::fixtures::cashier::{card, open_order, pay};
 use crate::harness::{fresh_postgres_database, Backend, Reply, TestServer};
 use crate::process::{until, Recur, Serving};
 use crate::receivers::{eventually, WebhookReceiver};

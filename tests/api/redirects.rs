@@ -7,7 +7,7 @@ use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
 
 use crate::backend_test;
-use crate::cashier::{hidden, page as answer, visitor, Page};
+use crate::fixtures::cashier::{hidden, page as answer, visitor, Page};
 use crate::harness::TestServer;
 
 /// A merchant URL as an attacker or a sloppy template writes it, and what a browser reads.
@@ -17,7 +17,7 @@ const NORMALIZED_URL: &str = "https://shop.example.com/ok?order=1";
 /// Opens a cashier session for `order_id` with `overrides` on the valid body; returns its URL.
 async fn open_cashier(server: &TestServer, order_id: &str, overrides: Value) -> String {
     let secret = &server.merchant.merchant_secret;
-    let mut body = crate::hosted_page::body(order_id, chrono::Utc::now().timestamp(), secret);
+    let mut body = crate::fixtures::cashier::body(order_id, chrono::Utc::now().timestamp(), secret);
     for (key, value) in overrides.as_object().unwrap() {
         body[key] = value.clone();
     }

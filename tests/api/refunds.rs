@@ -8,7 +8,7 @@ use serde_json::{json, Value};
 
 use crate::backend_matrix;
 use crate::backend_test;
-use crate::cashier::{card, open_order, pay, secret_post, visitor};
+use crate::fixtures::cashier::{card, open_order, pay, secret_post, visitor};
 use crate::harness::{Reply, TestServer};
 use crate::receivers::WebhookReceiver;
 

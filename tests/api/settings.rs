@@ -9,9 +9,10 @@ use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
 
 use crate::backend_test;
-use crate::cashier::open_order;
-use crate::checkout::{open, SESSIONS};
+use crate::fixtures::cashier::open_order;
+use crate::fixtures::checkout::open;
 use crate::fixtures::spec;
+use crate::fixtures::SESSIONS;
 use crate::harness::{Reply, TestServer};
 use crate::receivers::eventually;
 use crate::visitor::Visitor;

@@ -36,7 +36,7 @@ async fn create_membership(server: &TestServer, token: &str, body: Value) -> cra
 
 fn hosted_page_body(server: &TestServer, order_id: &str, webhook_url: &str) -> Value {
     let now = chrono::Utc::now().timestamp();
-    let mut body = crate::hosted_page::body(order_id, now, &server.merchant.merchant_secret);
+    let mut body = crate::fixtures::cashier::body(order_id, now, &server.merchant.merchant_secret);
     body["webhookUrl"] = json!(webhook_url);
     body
 }
@@ -61,7 +61,7 @@ backend_test!(
                 "{url}: {why}"
             );
 
-            let reply = crate::hosted_page::post(
+            let reply = crate::fixtures::cashier::post(
                 &server,
                 Some(&secret),
                 &hosted_page_body(&server, &format!("hp-ssrf-{i}"), url),
@@ -101,7 +101,7 @@ backend_test!(
             let mut body = server.membership_body(&customer, &format!("order-name-{i}"));
             body["webhookUrl"] = json!(url);
             server.create_membership(&token, body).await;
-            let reply = crate::hosted_page::post(
+            let reply = crate::fixtures::cashier::post(
                 &server,
                 Some(&secret),
                 &hosted_page_body(&server, &format!("hp-name-{i}"), url),
@@ -127,7 +127,7 @@ backend_matrix!(
             // Stored as checked: the URL's normalized form (`2130706433` is `127.0.0.1`).
             let normalized = reqwest::Url::parse(url).unwrap().to_string();
             assert_eq!(record["webhookUrl"], normalized);
-            let reply = crate::hosted_page::post(
+            let reply = crate::fixtures::cashier::post(
                 &server,
                 Some(&secret),
                 &hosted_page_body(&server, &format!("hp-private-{i}"), url),

@@ -5,11 +5,11 @@ use reqwest::Method;
 use serde_json::{json, Value};
 
 use crate::backend_test;
-use crate::billing::{key, update};
-use crate::checkout::open;
+use crate::fixtures::catalog::rate;
+use crate::fixtures::checkout::open;
+use crate::fixtures::invoices::pdf_text;
+use crate::fixtures::memberships::{key, update};
 use crate::harness::TestServer;
-use crate::invoice_pdf::pdf_text;
-use crate::tax_rates::rate;
 use crate::visitor::Visitor;
 
 /// The membership's newest invoice.

@@ -6,23 +6,9 @@ use reqwest::Method;
 use serde_json::{json, Value};
 
 use crate::backend_test;
+use crate::fixtures::catalog::{post_rate, rate};
+use crate::fixtures::RATES;
 use crate::harness::{Reply, TestServer};
-
-const RATES: &str = "/api/subscriptions/v1/tax-rates";
-
-/// `POST /tax-rates` with `body`.
-pub async fn post_rate(server: &TestServer, token: &str, body: Value) -> Reply {
-    server
-        .call(Method::POST, RATES, Some(token), Some(body))
-        .await
-}
-
-/// Creates a rate (expects 201) and returns its id.
-pub async fn rate(server: &TestServer, token: &str, body: Value) -> String {
-    let reply = post_rate(server, token, body).await;
-    assert_eq!(reply.status, 201, "{}", reply.body);
-    reply.body["taxRateId"].as_str().expect("id").to_string()
-}
 
 async fn patch(server: &TestServer, token: &str, id: &str, body: Value) -> Reply {
     server

@@ -4,77 +4,15 @@
 //! membership is Trialing; the confirmation names the trial's end and the first charge. A
 //! coupon's discount is a line of its own on every checkout. SQLite and PostgreSQL.
 
-use recur_domain::coupon::{percent_off, AppliedCoupon, CouponDuration, CouponOff, Discount};
 use reqwest::StatusCode;
 use serde_json::{json, Value};
 
 use crate::backend_test;
-use crate::checkout::{charges, open, SESSIONS};
+use crate::fixtures::checkout::{checkout_of, give_discount, spring20, RETURN};
+use crate::fixtures::memberships::charges;
+use crate::fixtures::shown;
 use crate::harness::TestServer;
 use crate::visitor::Visitor;
-
-pub(crate) const RETURN: &str = "https://merchant.example/thanks";
-
-/// The coupon `SPRING20` on a membership: 20 % off the next three period invoices.
-pub(crate) fn spring20() -> Discount {
-    Discount::new(
-        AppliedCoupon {
-            coupon_id: "cpn_spring20".into(),
-            code: "SPRING20".into(),
-            off: CouponOff::PercentOff(percent_off("20").unwrap()),
-        },
-        CouponDuration::Repeating(3),
-    )
-}
-
-/// Gives membership `key` the coupon's `discount`, as the coupon rules store it on the
-/// membership.
-pub(crate) async fn give_discount(server: &TestServer, key: &str, discount: &Discount) {
-    sqlx::query("UPDATE memberships SET discount = $1 WHERE membership_key = $2")
-        .bind(serde_json::to_string(discount).unwrap())
-        .bind(key)
-        .execute(server.server.state.store.writer())
-        .await
-        .unwrap();
-}
-
-/// At test-clock time 2027-01-10 09:00, a customer `email` with an Incomplete membership (EUR
-/// 9.99 × 3 a month) of `trial_days`, and a checkout link for it: the membership's key and the
-/// link.
-pub(crate) async fn checkout_of(
-    server: &TestServer,
-    token: &str,
-    email: &str,
-    trial_days: Option<u32>,
-) -> (String, String) {
-    server.advance(token, "2027-01-10T09:00:00Z").await;
-    let customer = server.create_customer(token, email).await;
-    let mut body = server.membership_body(&customer, &format!("order-{email}"));
-    if let Some(days) = trial_days {
-        body["trialDays"] = json!(days);
-    }
-    let created = server.create_membership(token, body).await;
-    let key = created["membershipKey"].as_str().unwrap().to_string();
-    let session = open(
-        server,
-        token,
-        SESSIONS,
-        json!({"customerKey": customer, "membershipKey": key, "returnToWebsiteLink": RETURN}),
-    )
-    .await;
-    let url = session["checkoutRedirectUrl"].as_str().unwrap().to_string();
-    (key, url)
-}
-
-/// The text of the element `testid` on `page`, up to its first tag.
-pub(crate) fn shown<'a>(page: &'a str, testid: &str) -> &'a str {
-    let marker = format!("data-testid=\"{testid}\">");
-    let at = page
-        .find(&marker)
-        .unwrap_or_else(|| panic!("{marker} in {page}"))
-        + marker.len();
-    page[at..].split('<').next().unwrap()
-}
 
 async fn attached_cards(server: &TestServer, membership: &Value) -> i64 {
     server

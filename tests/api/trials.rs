@@ -5,7 +5,7 @@
 use serde_json::{json, Value};
 
 use crate::backend_test;
-use crate::billing::{actions, body_for, key};
+use crate::fixtures::memberships::{actions, body_for, key};
 use crate::harness::TestServer;
 
 /// A membership of `email` with a 14-day trial, created and its trial started at test-clock

@@ -7,30 +7,9 @@ use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
 
 use crate::backend_matrix;
+use crate::fixtures::webhooks::{create_endpoint, new_endpoint};
+use crate::fixtures::ENDPOINTS;
 use crate::harness::{Reply, TestServer};
-
-/// Where endpoints are managed.
-pub const ENDPOINTS: &str = "/api/subscriptions/v1/webhook-endpoints";
-
-/// Registers an endpoint with `body`.
-pub async fn create_endpoint(server: &TestServer, auth: &str, body: Value) -> Reply {
-    server
-        .call(Method::POST, ENDPOINTS, Some(auth), Some(body))
-        .await
-}
-
-/// Registers an endpoint for `url` taking `events` (`null`: all); returns (id, secret).
-pub async fn new_endpoint(
-    server: &TestServer,
-    auth: &str,
-    url: &str,
-    events: Value,
-) -> (String, String) {
-    let reply = create_endpoint(server, auth, json!({"url": url, "events": events})).await;
-    assert_eq!(reply.status, StatusCode::CREATED, "{}", reply.body);
-    let field = |name: &str| reply.body[name].as_str().unwrap().to_string();
-    (field("endpointId"), field("secret"))
-}
 
 async fn call(
     server: &TestServer,

@@ -10,9 +10,9 @@ use serde_json::{json, Value};
 use super::{Answer, Browser};
 use crate::backend_matrix;
 use crate::backend_test;
+use crate::fixtures::webhooks::new_endpoint;
 use crate::harness::TestServer;
 use crate::receivers::{Received, WebhookReceiver};
-use crate::webhook_endpoints::new_endpoint;
 
 const START: &str = "2027-03-01T00:00:00Z";
 

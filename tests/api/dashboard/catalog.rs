@@ -9,9 +9,9 @@ use serde_json::Value;
 
 use super::{Answer, Browser};
 use crate::backend_test;
-use crate::catalog::{price, product, send};
+use crate::fixtures::catalog::{price, product, send};
+use crate::fixtures::shown;
 use crate::harness::TestServer;
-use crate::trial_checkout::shown;
 
 const PAGE: &str = "/dashboard/catalog";
 

@@ -10,9 +10,9 @@ use serde_json::{json, Value};
 use super::catalog::keys;
 use super::Browser;
 use crate::backend_test;
-use crate::catalog::send;
+use crate::fixtures::catalog::send;
+use crate::fixtures::shown;
 use crate::harness::TestServer;
-use crate::trial_checkout::shown;
 
 const PAGE: &str = "/dashboard/coupons";
 

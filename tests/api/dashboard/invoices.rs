@@ -87,7 +87,7 @@ backend_test!(
                 "2031-02-01T00:00:00Z",
             )
             .await;
-        let open = crate::lists::page(
+        let open = crate::fixtures::lists::page(
             &server,
             &api,
             &format!("/invoices?customerKey={grace}&status=Open"),

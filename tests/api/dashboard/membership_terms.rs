@@ -10,9 +10,9 @@ use serde_json::{json, Value};
 use super::actions::outcome;
 use super::{Answer, Browser};
 use crate::backend_test;
-use crate::billing::{body_for, key, update};
+use crate::fixtures::checkout::{give_discount, spring20};
+use crate::fixtures::memberships::{body_for, key, update};
 use crate::harness::TestServer;
-use crate::trial_checkout::{give_discount, spring20};
 
 /// The text of the element `testid` on `page`, tags and all, up to its closing `</dd>`.
 fn fact<'a>(page: &'a Answer, testid: &str) -> &'a str {

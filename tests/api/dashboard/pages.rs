@@ -8,9 +8,9 @@ use serde_json::json;
 use super::{customer, Answer, Browser};
 use crate::backend_matrix;
 use crate::backend_test;
+use crate::fixtures::webhooks::new_endpoint;
 use crate::harness::TestServer;
 use crate::receivers::WebhookReceiver;
-use crate::webhook_endpoints::new_endpoint;
 
 backend_test!(
     dashboard_search_finds_customers_by_email_and_name,

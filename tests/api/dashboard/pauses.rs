@@ -12,7 +12,7 @@ use super::actions::outcome;
 use super::membership_terms::with_trial;
 use super::Browser;
 use crate::backend_test;
-use crate::billing::{body_for, key};
+use crate::fixtures::memberships::{body_for, key};
 use crate::harness::TestServer;
 
 /// An Active EUR 30.00 monthly membership of `email` paid on 2027-04-01 (a 30-day period): its

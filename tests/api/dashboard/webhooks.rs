@@ -10,9 +10,9 @@ use serde_json::{json, Value};
 use super::{Answer, Browser};
 use crate::backend_matrix;
 use crate::backend_test;
+use crate::fixtures::ENDPOINTS;
 use crate::harness::TestServer;
 use crate::receivers::WebhookReceiver;
-use crate::webhook_endpoints::ENDPOINTS;
 
 const PAGE: &str = "/dashboard/webhooks";
 
