@@ -7,9 +7,9 @@ use recur::store::merchants::Mode;
 use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
 
-use super::{Answer, Browser};
 use crate::backend_matrix;
 use crate::backend_test;
+use crate::fixtures::dashboard::{outcome, Browser};
 use crate::fixtures::webhooks::new_endpoint;
 use crate::harness::TestServer;
 use crate::receivers::{Received, WebhookReceiver};
@@ -39,12 +39,6 @@ async fn paid(
         field(&record["membershipKey"]),
         field(&record["invoices"][0]["invoiceKey"]),
     )
-}
-
-/// The outcome a page tells (`done`, `declined`, `refused`), if it is an outcome page.
-pub(super) fn outcome(page: &Answer) -> Option<&str> {
-    let at = page.text.find("data-outcome=\"")? + 14;
-    page.text[at..].split('"').next()
 }
 
 async fn refunded(server: &TestServer, token: &str, invoice: &str) -> Value {

@@ -5,9 +5,9 @@
 use recur::store::merchants::Mode;
 use reqwest::{Method, StatusCode};
 
-use super::Browser;
 use crate::backend_matrix;
 use crate::backend_test;
+use crate::fixtures::dashboard::Browser;
 use crate::harness::TestServer;
 
 const PAGE: &str = "/dashboard/api-keys";

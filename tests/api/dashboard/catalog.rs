@@ -7,28 +7,13 @@ use recur::store::merchants::Mode;
 use reqwest::{Method, StatusCode};
 use serde_json::Value;
 
-use super::{Answer, Browser};
 use crate::backend_test;
 use crate::fixtures::catalog::{price, product, send};
+use crate::fixtures::dashboard::{keys, Browser};
 use crate::fixtures::shown;
 use crate::harness::TestServer;
 
 const PAGE: &str = "/dashboard/catalog";
-
-/// The `data-key`s of the elements `testid` on `page`, in order.
-pub(super) fn keys(page: &Answer, testid: &str) -> Vec<String> {
-    let marker = format!("data-testid=\"{testid}\" data-key=\"");
-    page.text
-        .match_indices(&marker)
-        .map(|(at, m)| {
-            page.text[at + m.len()..]
-                .split('"')
-                .next()
-                .unwrap()
-                .to_string()
-        })
-        .collect()
-}
 
 /// The API's record of `path` (`/products/…`, `/prices/…`).
 async fn api_record(server: &TestServer, path: &str) -> Value {

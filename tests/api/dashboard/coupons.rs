@@ -7,10 +7,10 @@ use recur::store::merchants::Mode;
 use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
 
-use super::catalog::keys;
-use super::Browser;
 use crate::backend_test;
 use crate::fixtures::catalog::send;
+use crate::fixtures::dashboard::keys;
+use crate::fixtures::dashboard::Browser;
 use crate::fixtures::shown;
 use crate::harness::TestServer;
 

@@ -4,8 +4,8 @@
 use recur::store::merchants::Mode;
 use reqwest::StatusCode;
 
-use super::Browser;
 use crate::backend_test;
+use crate::fixtures::dashboard::Browser;
 use crate::harness::TestServer;
 
 backend_test!(

@@ -7,10 +7,10 @@ use recur_domain::coupon::{AppliedCoupon, CouponDuration, CouponOff, Discount};
 use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
 
-use super::actions::outcome;
-use super::{Answer, Browser};
 use crate::backend_test;
 use crate::fixtures::checkout::{give_discount, spring20};
+use crate::fixtures::dashboard::outcome;
+use crate::fixtures::dashboard::{with_trial, Answer, Browser};
 use crate::fixtures::memberships::{body_for, key, update};
 use crate::harness::TestServer;
 
@@ -23,28 +23,6 @@ fn fact<'a>(page: &'a Answer, testid: &str) -> &'a str {
         .unwrap_or_else(|| panic!("{marker} in {}", page.text))
         + marker.len();
     page.text[at..].split("</dd>").next().unwrap()
-}
-
-/// A membership of `email` with a 14-day trial, its checkout done at test-clock time
-/// 2027-01-10 09:00 (`started`) or not: its record.
-pub(super) async fn with_trial(
-    server: &TestServer,
-    api: &str,
-    email: &str,
-    started: bool,
-) -> Value {
-    server.advance(api, "2027-01-10T09:00:00Z").await;
-    let mut body = body_for(server, api, email, &format!("order-{email}")).await;
-    body["trialDays"] = json!(14);
-    let customer = body["customerKey"].as_str().unwrap().to_string();
-    server.attach_card(api, &customer, "4242424242424242").await;
-    let created = server.create_membership(api, body).await;
-    if !started {
-        return created;
-    }
-    let paid = server.pay(api, &key(&created)).await;
-    assert_eq!(paid.body["status"], "Trialing", "{}", paid.body);
-    paid.body
 }
 
 backend_test!(

@@ -19,147 +19,14 @@ mod pauses;
 mod settings;
 mod webhooks;
 
-use recur::merchants::MerchantCredentials;
-use reqwest::header::{COOKIE, ORIGIN, SET_COOKIE};
+use reqwest::header::{COOKIE, ORIGIN};
 use reqwest::StatusCode;
 use serde_json::json;
 
 use crate::backend_matrix;
 use crate::backend_test;
+use crate::fixtures::dashboard::{Answer, Browser};
 use crate::harness::TestServer;
-
-/// A page's answer, with the cookies it sets.
-pub struct Answer {
-    status: StatusCode,
-    location: Option<String>,
-    csp: String,
-    retry_after: Option<String>,
-    set_cookies: Vec<String>,
-    text: String,
-}
-
-impl Answer {
-    /// The form token on the page.
-    pub fn csrf(&self) -> String {
-        let start = self
-            .text
-            .find("name=\"csrfToken\" value=\"")
-            .expect("a form")
-            + 24;
-        self.text[start..start + 64].to_string()
-    }
-
-    /// The `Set-Cookie` of cookie `name`.
-    fn set_cookie(&self, name: &str) -> Option<&str> {
-        self.set_cookies
-            .iter()
-            .find(|c| c.starts_with(&format!("{name}=")))
-            .map(String::as_str)
-    }
-
-    /// The value cookie `name` is set to.
-    fn cookie_value(&self, name: &str) -> Option<String> {
-        let set = self.set_cookie(name)?;
-        Some(set[name.len() + 1..].split(';').next()?.to_string())
-    }
-}
-
-/// A browser without a browser: follows no redirects, sends the cookies it is given.
-pub struct Browser {
-    base_url: String,
-    client: reqwest::Client,
-}
-
-impl Browser {
-    pub fn new(server: &TestServer) -> Self {
-        Self {
-            base_url: server.base_url.clone(),
-            client: reqwest::Client::builder()
-                .redirect(reqwest::redirect::Policy::none())
-                .build()
-                .unwrap(),
-        }
-    }
-
-    async fn answer(response: reqwest::Response) -> Answer {
-        let header = |name: &str| {
-            response
-                .headers()
-                .get(name)
-                .map(|v| v.to_str().unwrap().to_string())
-        };
-        Answer {
-            status: response.status(),
-            location: header("location"),
-            csp: header("content-security-policy").unwrap_or_default(),
-            retry_after: header("retry-after"),
-            set_cookies: response
-                .headers()
-                .get_all(SET_COOKIE)
-                .iter()
-                .map(|v| v.to_str().unwrap().to_string())
-                .collect(),
-            // The templates escape `/` in attributes, as `&#x2f;`.
-            text: response.text().await.unwrap().replace("&#x2f;", "/"),
-        }
-    }
-
-    pub async fn get(&self, path: &str, cookies: &str) -> Answer {
-        let request = self.client.get(format!("{}{path}", self.base_url));
-        Self::answer(request.header(COOKIE, cookies).send().await.unwrap()).await
-    }
-
-    pub async fn post(&self, path: &str, cookies: &str, form: &[(&str, &str)]) -> Answer {
-        let request = self.client.post(format!("{}{path}", self.base_url));
-        Self::answer(
-            request
-                .header(COOKIE, cookies)
-                .form(form)
-                .send()
-                .await
-                .unwrap(),
-        )
-        .await
-    }
-
-    /// The login form: its cookie (as a `Cookie` header) and its form token.
-    async fn login_form(&self) -> (String, String) {
-        let page = self.get("/dashboard/login", "").await;
-        assert_eq!(page.status, StatusCode::OK, "{}", page.text);
-        let nonce = page
-            .cookie_value("recur_dashboard_login")
-            .expect("login cookie");
-        (format!("recur_dashboard_login={nonce}"), page.csrf())
-    }
-
-    /// Posts the login form with these credentials.
-    async fn try_log_in(&self, user_name: &str, password: &str) -> Answer {
-        let (cookie, csrf) = self.login_form().await;
-        self.post(
-            "/dashboard/login",
-            &cookie,
-            &[
-                ("csrfToken", &csrf),
-                ("userName", user_name),
-                ("password", password),
-            ],
-        )
-        .await
-    }
-
-    /// Logs in as `merchant`; the session's `Cookie` header.
-    pub async fn log_in(&self, merchant: &MerchantCredentials) -> String {
-        let answer = self
-            .try_log_in(&merchant.user_name, &merchant.password)
-            .await;
-        assert_eq!(answer.status, StatusCode::SEE_OTHER, "{}", answer.text);
-        assert_eq!(answer.location.as_deref(), Some("/dashboard/overview"));
-        let token = answer
-            .cookie_value("recur_dashboard")
-            .expect("session cookie");
-        format!("recur_dashboard={token}")
-    }
-}
 
 /// Creates a customer named `first last` with `email`; its key.
 pub async fn customer(

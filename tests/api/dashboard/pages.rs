@@ -5,9 +5,10 @@ use recur::store::merchants::Mode;
 use reqwest::StatusCode;
 use serde_json::json;
 
-use super::{customer, Answer, Browser};
+use super::customer;
 use crate::backend_matrix;
 use crate::backend_test;
+use crate::fixtures::dashboard::{Answer, Browser};
 use crate::fixtures::webhooks::new_endpoint;
 use crate::harness::TestServer;
 use crate::receivers::WebhookReceiver;

@@ -8,10 +8,10 @@ use recur::store::merchants::Mode;
 use reqwest::StatusCode;
 use serde_json::{json, Value};
 
-use super::actions::outcome;
-use super::membership_terms::with_trial;
-use super::Browser;
 use crate::backend_test;
+use crate::fixtures::dashboard::outcome;
+use crate::fixtures::dashboard::with_trial;
+use crate::fixtures::dashboard::Browser;
 use crate::fixtures::memberships::{body_for, key};
 use crate::harness::TestServer;
 

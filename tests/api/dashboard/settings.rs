@@ -6,9 +6,9 @@ use recur::store::merchants::Mode;
 use reqwest::{Method, StatusCode};
 use serde_json::Value;
 
-use super::Browser;
 use crate::backend_matrix;
 use crate::backend_test;
+use crate::fixtures::dashboard::Browser;
 use crate::harness::TestServer;
 
 const PAGE: &str = "/dashboard/settings";

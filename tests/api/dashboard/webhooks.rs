@@ -7,9 +7,9 @@ use recur::store::merchants::Mode;
 use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
 
-use super::{Answer, Browser};
 use crate::backend_matrix;
 use crate::backend_test;
+use crate::fixtures::dashboard::{Answer, Browser};
 use crate::fixtures::ENDPOINTS;
 use crate::harness::TestServer;
 use crate::receivers::WebhookReceiver;
