@@ -9,8 +9,7 @@ use serde_json::{json, Value};
 
 use crate::backend_test;
 use crate::fixtures::checkout::{give_discount, spring20};
-use crate::fixtures::dashboard::outcome;
-use crate::fixtures::dashboard::{with_trial, Answer, Browser};
+use crate::fixtures::dashboard::{listed, outcome, with_trial, Answer, Browser};
 use crate::fixtures::memberships::{body_for, key, update};
 use crate::harness::TestServer;
 
@@ -146,20 +145,6 @@ backend_test!(
             .contains("the membership has no scheduled change"));
     }
 );
-
-/// The keys of the memberships a list page shows.
-fn listed(page: &Answer) -> Vec<String> {
-    page.text
-        .match_indices("data-testid=\"membership\" data-key=\"")
-        .map(|(at, m)| {
-            page.text[at + m.len()..]
-                .split('"')
-                .next()
-                .unwrap()
-                .to_string()
-        })
-        .collect()
-}
 
 backend_test!(
     dashboard_counts_trialing_and_paused_memberships_without_their_revenue,

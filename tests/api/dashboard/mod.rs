@@ -28,29 +28,6 @@ use crate::backend_test;
 use crate::fixtures::dashboard::{Answer, Browser};
 use crate::harness::TestServer;
 
-/// Creates a customer named `first last` with `email`; its key.
-pub async fn customer(
-    server: &TestServer,
-    token: &str,
-    email: &str,
-    first: &str,
-    last: &str,
-) -> String {
-    let mut body = server.customer_body(email);
-    body["firstName"] = json!(first);
-    body["lastName"] = json!(last);
-    let reply = server
-        .call(
-            reqwest::Method::POST,
-            "/api/subscriptions/v1/customer",
-            Some(token),
-            Some(body),
-        )
-        .await;
-    assert_eq!(reply.status, StatusCode::CREATED, "{}", reply.body);
-    reply.body["customerKey"].as_str().unwrap().to_string()
-}
-
 backend_test!(
     dashboard_login_opens_a_session_with_a_strict_cookie,
     |server: TestServer| async move {

@@ -8,7 +8,7 @@ use serde_json::json;
 
 use crate::backend_matrix;
 use crate::backend_test;
-use crate::fixtures::dashboard::{Answer, Browser};
+use crate::fixtures::dashboard::{listed, Answer, Browser};
 use crate::harness::TestServer;
 use crate::receivers::WebhookReceiver;
 
@@ -21,20 +21,6 @@ fn figure<'a>(page: &'a Answer, testid: &str, attribute: &str, value: &str) -> &
         .find(&marker)
         .unwrap_or_else(|| panic!("{marker} in {}", page.text));
     page.text[at..].lines().next().unwrap()
-}
-
-/// The keys of the memberships a list page shows.
-fn listed(page: &Answer) -> Vec<String> {
-    page.text
-        .match_indices("data-testid=\"membership\" data-key=\"")
-        .map(|(at, m)| {
-            page.text[at + m.len()..]
-                .split('"')
-                .next()
-                .unwrap()
-                .to_string()
-        })
-        .collect()
 }
 
 backend_test!(

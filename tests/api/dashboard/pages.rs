@@ -5,10 +5,10 @@ use recur::store::merchants::Mode;
 use reqwest::StatusCode;
 use serde_json::json;
 
-use super::customer;
 use crate::backend_matrix;
 use crate::backend_test;
 use crate::fixtures::dashboard::{Answer, Browser};
+use crate::fixtures::lists::customer;
 use crate::fixtures::webhooks::new_endpoint;
 use crate::harness::TestServer;
 use crate::receivers::WebhookReceiver;
@@ -17,9 +17,9 @@ backend_test!(
     dashboard_search_finds_customers_by_email_and_name,
     |server: TestServer| async move {
         let api = server.token().await;
-        let ada = customer(&server, &api, "ada@example.com", "Ada", "Lovelace").await;
-        let grace = customer(&server, &api, "grace@navy.example", "Grace", "Hopper").await;
-        let alan = customer(&server, &api, "turing@example.org", "Alan", "Turing").await;
+        let ada = customer(&server, &api, "Ada", "Lovelace", "ada@example.com").await;
+        let grace = customer(&server, &api, "Grace", "Hopper", "grace@navy.example").await;
+        let alan = customer(&server, &api, "Alan", "Turing", "turing@example.org").await;
         let browser = Browser::new(&server);
         let cookie = browser.log_in(&server.merchant).await;
         let found = |page: &Answer| -> Vec<String> {
@@ -74,9 +74,9 @@ backend_test!(
     |server: TestServer| async move {
         let api = server.token().await;
         for n in 0..23 {
-            customer(&server, &api, &format!("c{n}@example.com"), "Carla", "Page").await;
+            customer(&server, &api, "Carla", "Page", &format!("c{n}@example.com")).await;
         }
-        customer(&server, &api, "other@example.com", "Otto", "Other").await;
+        customer(&server, &api, "Otto", "Other", "other@example.com").await;
         let browser = Browser::new(&server);
         let cookie = browser.log_in(&server.merchant).await;
         let rows = |page: &Answer| page.text.matches("data-testid=\"customer\"").count();
@@ -232,7 +232,7 @@ backend_test!(
         assert!(!search.text.contains(&customer_key));
         // A cursor of one merchant's list is not another's.
         for n in 0..21 {
-            customer(&server, &api, &format!("c{n}@example.com"), "Carla", "Page").await;
+            customer(&server, &api, "Carla", "Page", &format!("c{n}@example.com")).await;
         }
         let first = browser.get("/dashboard/customers", &mine).await;
         let at = first.text.find("cursor=").expect("a next page");
