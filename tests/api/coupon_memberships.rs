@@ -6,22 +6,10 @@ use reqwest::Method;
 use serde_json::{json, Value};
 
 use crate::backend_test;
-use crate::fixtures::catalog::{errors, send};
+use crate::fixtures::catalog::{coupon, errors, redeemed, send};
 use crate::fixtures::memberships::{body_for, key, update};
 use crate::fixtures::MEMBERSHIP;
 use crate::harness::TestServer;
-
-/// Creates a coupon (expects 201).
-async fn coupon(server: &TestServer, token: &str, body: Value) {
-    let reply = send(server, Method::POST, "/coupons", token, Some(body)).await;
-    assert_eq!(reply.status, 201, "{}", reply.body);
-}
-
-async fn redeemed(server: &TestServer, code: &str) -> i64 {
-    server
-        .count("SELECT times_redeemed FROM coupons WHERE code = $1", code)
-        .await
-}
 
 backend_test!(
     a_repeating_coupon_discounts_its_periods_before_taxes,

@@ -12,16 +12,9 @@ use rust_decimal::Decimal;
 use serde_json::{json, Value};
 
 use crate::backend_test;
-use crate::fixtures::catalog::{altered, errors, read_key, send};
+use crate::fixtures::catalog::{altered, coupon, errors, read_key, send};
 use crate::fixtures::lists::{listed, page, refused};
 use crate::harness::TestServer;
-
-/// Creates a coupon from `body` (expects 201); returns its record.
-async fn coupon(server: &TestServer, token: &str, body: Value) -> Value {
-    let reply = send(server, Method::POST, "/coupons", token, Some(body)).await;
-    assert_eq!(reply.status, 201, "{}", reply.body);
-    reply.body
-}
 
 /// Redeems `code` for the test's merchant in a transaction of its own, at the merchant's time.
 async fn redeem(

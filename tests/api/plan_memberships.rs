@@ -6,22 +6,10 @@ use reqwest::Method;
 use serde_json::{json, Value};
 
 use crate::backend_test;
-use crate::fixtures::catalog::{errors, product, send};
+use crate::fixtures::catalog::{errors, price_with, product, send};
 use crate::fixtures::memberships::{key, update};
 use crate::fixtures::MEMBERSHIP;
 use crate::harness::TestServer;
-
-/// A price of `product` from `body`'s fields over a monthly EUR default (expects 201).
-async fn price_with(server: &TestServer, token: &str, product: &str, extra: Value) -> String {
-    let mut body = json!({"productId": product, "currency": "EUR", "unitAmount": "10.00",
-        "intervalType": "Monthly"});
-    for (field, value) in extra.as_object().into_iter().flatten() {
-        body[field] = value.clone();
-    }
-    let reply = send(server, Method::POST, "/prices", token, Some(body)).await;
-    assert_eq!(reply.status, 201, "{}", reply.body);
-    reply.body["priceId"].as_str().unwrap().to_string()
-}
 
 /// A create body for `customer` from the catalog price `price`.
 fn plan_body(customer: &str, order: &str, price: &str) -> Value {

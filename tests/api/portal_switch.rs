@@ -10,23 +10,11 @@ use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
 
 use crate::backend_test;
-use crate::fixtures::catalog::{product, send};
+use crate::fixtures::catalog::{price_with, product, send};
 use crate::fixtures::checkout::open;
 use crate::fixtures::memberships::key;
 use crate::harness::TestServer;
 use crate::visitor::{Page, Visitor};
-
-/// A price of `product` from `extra` over a monthly EUR 10.00 (expects 201).
-async fn price(server: &TestServer, token: &str, product: &str, extra: Value) -> String {
-    let mut body = json!({"productId": product, "currency": "EUR", "unitAmount": "10.00",
-        "intervalType": "Monthly"});
-    for (field, value) in extra.as_object().into_iter().flatten() {
-        body[field] = value.clone();
-    }
-    let reply = send(server, Method::POST, "/prices", token, Some(body)).await;
-    assert_eq!(reply.status, 201, "{}", reply.body);
-    reply.body["priceId"].as_str().unwrap().to_string()
-}
 
 /// The product Team's prices and a customer whose membership of 3 × `basic` went Active on
 /// 1 April 2027, seen on 16 April (half of its period left) through a portal link.
@@ -52,17 +40,17 @@ struct Team {
 async fn team(server: &TestServer, email: &str) -> Team {
     let token = server.token().await;
     let team = product(server, &token, "Team").await;
-    let basic = price(server, &token, &team, json!({})).await;
-    let pro = price(server, &token, &team, json!({"unitAmount": "20.00"})).await;
-    let yearly = price(
+    let basic = price_with(server, &token, &team, json!({})).await;
+    let pro = price_with(server, &token, &team, json!({"unitAmount": "20.00"})).await;
+    let yearly = price_with(
         server,
         &token,
         &team,
         json!({"unitAmount": "100.00", "intervalType": "Annually"}),
     )
     .await;
-    let usd = price(server, &token, &team, json!({"currency": "USD"})).await;
-    let archived = price(server, &token, &team, json!({"unitAmount": "15.00"})).await;
+    let usd = price_with(server, &token, &team, json!({"currency": "USD"})).await;
+    let archived = price_with(server, &token, &team, json!({"unitAmount": "15.00"})).await;
     let patched = send(
         server,
         Method::PATCH,
@@ -73,7 +61,7 @@ async fn team(server: &TestServer, email: &str) -> Team {
     .await;
     assert_eq!(patched.status, 200, "{}", patched.body);
     let solo = product(server, &token, "Solo").await;
-    let other_product = price(server, &token, &solo, json!({"unitAmount": "12.00"})).await;
+    let other_product = price_with(server, &token, &solo, json!({"unitAmount": "12.00"})).await;
     let customer = server.create_customer(&token, email).await;
     let body = json!({
         "customerKey": customer,
@@ -441,7 +429,7 @@ backend_test!(
         let other = server.another_merchant(Mode::Sandbox).await;
         let other_token = server.token_for(&other).await;
         let theirs = product(&server, &other_token, "Theirs").await;
-        let theirs = price(
+        let theirs = price_with(
             &server,
             &other_token,
             &theirs,
@@ -531,8 +519,8 @@ backend_test!(
         let token = server.token().await;
         server.advance(&token, "2027-02-01T10:00:00Z").await;
         let team = product(&server, &token, "Team").await;
-        let basic = price(&server, &token, &team, json!({"trialDays": 14})).await;
-        let pro = price(&server, &token, &team, json!({"unitAmount": "20.00"})).await;
+        let basic = price_with(&server, &token, &team, json!({"trialDays": 14})).await;
+        let pro = price_with(&server, &token, &team, json!({"unitAmount": "20.00"})).await;
         let customer = server.create_customer(&token, "trial@example.com").await;
         server
             .attach_card(&token, &customer, "4242424242424242")

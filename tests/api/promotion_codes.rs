@@ -9,7 +9,7 @@ use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
 
 use crate::backend_test;
-use crate::fixtures::catalog::send;
+use crate::fixtures::catalog::{coupon, redeemed, send};
 use crate::fixtures::checkout::open;
 use crate::fixtures::checkout::{checkout_of, RETURN};
 use crate::fixtures::memberships::charges;
@@ -23,19 +23,6 @@ const MALFORMED: &str =
     "Enter the code as given: letters, digits, hyphens or underscores, at most 40 characters.";
 const MALFORMED_DE: &str =
     "Geben Sie den Code wie erhalten ein: Buchstaben, Ziffern, Binde- oder Unterstriche, höchstens 40 Zeichen.";
-
-/// Creates a coupon (expects 201).
-async fn coupon(server: &TestServer, token: &str, body: Value) {
-    let reply = send(server, Method::POST, "/coupons", token, Some(body)).await;
-    assert_eq!(reply.status, 201, "{}", reply.body);
-}
-
-/// How often the coupon `code` has been redeemed.
-async fn redeemed(server: &TestServer, code: &str) -> i64 {
-    server
-        .count("SELECT times_redeemed FROM coupons WHERE code = $1", code)
-        .await
-}
 
 /// Posts `code` to the promotion code form of the checkout at `url`, with the page's token.
 async fn apply(visitor: &Visitor, url: &str, code: &str) -> Page {

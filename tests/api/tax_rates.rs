@@ -6,7 +6,7 @@ use reqwest::Method;
 use serde_json::{json, Value};
 
 use crate::backend_test;
-use crate::fixtures::catalog::{post_rate, rate};
+use crate::fixtures::catalog::{errors, post_rate, rate};
 use crate::fixtures::RATES;
 use crate::harness::{Reply, TestServer};
 
@@ -19,10 +19,6 @@ async fn patch(server: &TestServer, token: &str, id: &str, body: Value) -> Reply
             Some(body),
         )
         .await
-}
-
-fn errors(reply: &Reply) -> Value {
-    Value::Object(reply.problem(400).clone())
 }
 
 backend_test!(
