@@ -12,7 +12,8 @@ use serde_json::{json, Value};
 
 use crate::backend_matrix;
 use crate::backend_test;
-use crate::fixtures::cashier::{card, open_order, pay, server_with, session_body, visitor};
+use crate::fixtures::cashier::{card, open_order, pay, session_body, visitor};
+use crate::fixtures::webhooks::server_with;
 use crate::harness::{Backend, Reply, TestServer};
 use crate::receivers::WebhookReceiver;
 

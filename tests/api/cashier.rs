@@ -7,19 +7,16 @@ use std::collections::BTreeSet;
 
 use reqwest::StatusCode;
 use serde_json::{json, Value};
-use sha2::{Digest, Sha256};
 
 use crate::backend_matrix;
 use crate::fixtures::cashier::{
-    card, form_of, hidden, notices, open_order, page, pay, post_form, secret_post, server_with,
-    session_body, submit, visitor,
+    card, form_of, hidden, notices, open_order, page, pay, post_form, secret_post, session_body,
+    submit, visitor,
 };
+use crate::fixtures::sha256_hex;
 use crate::fixtures::spec::keys;
+use crate::fixtures::webhooks::server_with;
 use crate::receivers::{eventually, WebhookReceiver};
-
-fn sha256_hex(text: &str) -> String {
-    hex::encode(Sha256::digest(text.as_bytes()))
-}
 
 backend_matrix!(
     a_card_payment_notifies_every_spec_field,

@@ -6,7 +6,8 @@ use reqwest::StatusCode;
 use serde_json::{json, Value};
 
 use crate::backend_matrix;
-use crate::fixtures::cashier::{card, notices, open_order, pay, secret_post, server_with, visitor};
+use crate::fixtures::cashier::{card, notices, open_order, pay, secret_post, visitor};
+use crate::fixtures::webhooks::server_with;
 use crate::receivers::{eventually, WebhookReceiver};
 
 backend_matrix!(

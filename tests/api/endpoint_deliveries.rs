@@ -8,16 +8,12 @@ use serde_json::{json, Value};
 use standardwebhooks::Webhook;
 
 use crate::backend_matrix;
-use crate::fixtures::webhooks::new_endpoint;
+use crate::fixtures::webhooks::{at, membership_to, new_endpoint, server_with};
 use crate::fixtures::ENDPOINTS;
-use crate::harness::{Backend, TestServer};
+use crate::harness::TestServer;
 use crate::receivers::{Received, WebhookReceiver};
 
 const START: &str = "2027-03-01T00:00:00Z";
-
-async fn server_for(backend: Backend, receiver: &WebhookReceiver) -> TestServer {
-    TestServer::start_with_owned(backend, &receiver.settings()).await
-}
 
 /// Whether the Standard Webhooks library accepts `request` under `secret`.
 fn verifies(request: &Received, secret: &str) -> bool {
@@ -25,26 +21,6 @@ fn verifies(request: &Received, secret: &str) -> bool {
         .unwrap()
         .verify(&request.body, &request.headers)
         .is_ok()
-}
-
-/// What the receiver got at `path`.
-fn at(receiver: &WebhookReceiver, path: &str) -> Vec<Received> {
-    receiver
-        .received()
-        .into_iter()
-        .filter(|r| r.path == path)
-        .collect()
-}
-
-/// An Active membership from `START` whose own events go to `url`.
-async fn membership_to(server: &TestServer, token: &str, url: &str, order: &str) -> String {
-    let customer = server
-        .create_customer(token, &format!("{order}@example.com"))
-        .await;
-    let mut body = server.membership_body(&customer, order);
-    body["webhookUrl"] = json!(url);
-    let record = server.active_membership(token, START, body).await;
-    record["membershipKey"].as_str().unwrap().to_string()
 }
 
 async fn deliveries(server: &TestServer, token: &str, endpoint: &str) -> Vec<Value> {
@@ -85,7 +61,7 @@ backend_matrix!(
     every_event_goes_to_each_matching_endpoint_under_its_own_secret,
     |backend| async move {
         let receiver = WebhookReceiver::start().await;
-        let server = server_for(backend, &receiver).await;
+        let server = server_with(backend, &receiver).await;
         let token = server.token().await;
         let base = &receiver.url;
         let (all, all_secret) =
@@ -114,7 +90,14 @@ backend_matrix!(
         let other_token = server.token_for(&other).await;
         new_endpoint(&server, &other_token, &format!("{base}/other"), json!(null)).await;
 
-        membership_to(&server, &token, &format!("{base}/own"), "order-fan-1").await;
+        membership_to(
+            &server,
+            &token,
+            &format!("{base}/own"),
+            "order-fan-1",
+            START,
+        )
+        .await;
         // Written with the events, before anything is delivered.
         let written = server
             .count(
@@ -184,7 +167,7 @@ backend_matrix!(
     the_attempt_log_pages_with_a_tamper_proof_cursor,
     |backend| async move {
         let receiver = WebhookReceiver::start().await;
-        let server = server_for(backend, &receiver).await;
+        let server = server_with(backend, &receiver).await;
         let token = server.token().await;
         server.advance(&token, START).await;
         let (id, _) =
@@ -247,7 +230,7 @@ backend_matrix!(
     a_test_event_goes_to_its_endpoint_alone,
     |backend| async move {
         let receiver = WebhookReceiver::start().await;
-        let server = server_for(backend, &receiver).await;
+        let server = server_with(backend, &receiver).await;
         let token = server.token().await;
         server.advance(&token, START).await;
         let base = &receiver.url;
@@ -316,7 +299,7 @@ backend_matrix!(
     a_rotated_secret_signs_beside_the_old_one_for_a_day,
     |backend| async move {
         let receiver = WebhookReceiver::start().await;
-        let server = server_for(backend, &receiver).await;
+        let server = server_with(backend, &receiver).await;
         let token = server.token().await;
         server.advance(&token, START).await;
         let (id, old) = new_endpoint(&server, &token, &receiver.url, json!(null)).await;
@@ -362,13 +345,20 @@ backend_matrix!(
     |backend| async move {
         let receiver = WebhookReceiver::start().await;
         receiver.answer_with(503);
-        let server = server_for(backend, &receiver).await;
+        let server = server_with(backend, &receiver).await;
         let token = server.token().await;
         let base = &receiver.url;
         let (gone, _) = new_endpoint(&server, &token, &format!("{base}/gone"), json!(null)).await;
         let (kept, kept_secret) =
             new_endpoint(&server, &token, &format!("{base}/kept"), json!(null)).await;
-        membership_to(&server, &token, &format!("{base}/own"), "order-del-1").await;
+        membership_to(
+            &server,
+            &token,
+            &format!("{base}/own"),
+            "order-del-1",
+            START,
+        )
+        .await;
         server.advance(&token, START).await;
         assert_eq!(
             at(&receiver, "/hooks/gone").len(),
@@ -445,7 +435,7 @@ backend_matrix!(
     |backend| async move {
         let receiver = WebhookReceiver::start().await;
         receiver.answer_with(500);
-        let server = server_for(backend, &receiver).await;
+        let server = server_with(backend, &receiver).await;
         let token = server.token().await;
         let settings = server
             .call(

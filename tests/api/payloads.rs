@@ -8,7 +8,7 @@ use std::collections::BTreeSet;
 use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
 
-use crate::fixtures::cashier;
+use crate::fixtures::cashier::{self, notices};
 use crate::fixtures::spec::{self, keys};
 use crate::harness::{Backend, TestServer};
 use crate::receivers::{eventually, WebhookReceiver};
@@ -49,16 +49,6 @@ async fn membership_for(
     let record = server.create_membership(token, body).await;
     let key = record["membershipKey"].as_str().unwrap().to_string();
     (customer, key)
-}
-
-/// The `TRANSACTION_DATA_UPDATE` payloads recorded for `order`, oldest first.
-async fn transactions(server: &TestServer, order: &str) -> Vec<Value> {
-    server
-        .events(order)
-        .await
-        .into_iter()
-        .filter(|e| e["Action"] == "TRANSACTION_DATA_UPDATE")
-        .collect()
 }
 
 backend_matrix!(
@@ -192,7 +182,7 @@ backend_matrix!(
             cashier::card("4242424242424242", "101"),
         )
         .await;
-        let order_paid = &transactions(&server, "hp-p1").await[0];
+        let order_paid = &notices(&server, "hp-p1").await[0];
         assert_eq!(order_paid["AccountId"], charges[0]["AccountId"]);
     }
 );
@@ -213,9 +203,9 @@ backend_matrix!(
         server
             .active_membership(&token, "2027-03-01T00:00:00Z", thb)
             .await;
-        let eur_charge = &transactions(&server, "order-eur").await[0];
+        let eur_charge = &notices(&server, "order-eur").await[0];
         assert_eq!(eur_charge["UsdAmount"], json!(32.97), "29.97 EUR × 1.10");
-        let thb_charge = &transactions(&server, "order-thb").await[0];
+        let thb_charge = &notices(&server, "order-thb").await[0];
         assert_eq!(
             thb_charge["UsdAmount"],
             json!(8.4),
@@ -235,7 +225,7 @@ backend_matrix!(
             cashier::card("4242424242424242", "101"),
         )
         .await;
-        let order_paid = &transactions(&server, "hp-thb").await[0];
+        let order_paid = &notices(&server, "hp-thb").await[0];
         assert_eq!(order_paid["UsdAmount"], json!(28), "1000 THB × 0.028");
     }
 );

@@ -10,6 +10,7 @@ use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
 
 use crate::backend_test;
+use crate::fixtures::cashier::hidden;
 use crate::fixtures::catalog::{price_with, product, send};
 use crate::fixtures::checkout::open;
 use crate::fixtures::memberships::key;
@@ -118,14 +119,6 @@ impl Team {
     }
 }
 
-/// The value of the hidden field `name` on `page`.
-fn hidden(page: &Page, name: &str) -> String {
-    let marker = format!("name=\"{name}\" value=\"");
-    let start = page.text.find(&marker).expect("the field") + marker.len();
-    let end = start + page.text[start..].find('"').unwrap();
-    page.text[start..end].to_string()
-}
-
 /// The text of the element with `data-testid` `id` on `page` (no nested markup).
 fn testid(page: &Page, id: &str) -> String {
     let marker = format!("data-testid=\"{id}\"");
@@ -140,7 +133,7 @@ async fn switch(visitor: &Visitor, url: &str) -> (Page, Page) {
     let confirm = visitor.get(url).await;
     assert_eq!(confirm.status, StatusCode::OK, "{}", confirm.text);
     let csrf = confirm.csrf();
-    let quote = hidden(&confirm, "quote");
+    let quote = hidden(&confirm.text, "quote");
     let done = visitor
         .post(url, &[("csrfToken", &csrf), ("quote", &quote)])
         .await;
@@ -275,7 +268,7 @@ backend_test!(
                 &team.switch_url(&team.yearly),
                 &[
                     ("csrfToken", &confirm.csrf()),
-                    ("quote", &hidden(&confirm, "quote")),
+                    ("quote", &hidden(&confirm.text, "quote")),
                 ],
             )
             .await;
@@ -323,7 +316,7 @@ backend_test!(
                 &team.switch_url(&team.pro),
                 &[
                     ("csrfToken", &confirm.csrf()),
-                    ("quote", &hidden(&confirm, "quote")),
+                    ("quote", &hidden(&confirm.text, "quote")),
                 ],
             )
             .await;
@@ -425,7 +418,7 @@ backend_test!(
         let visitor = Visitor::new();
         let confirm = visitor.get(&team.switch_url(&team.pro)).await;
         let csrf = confirm.csrf();
-        let quote = hidden(&confirm, "quote");
+        let quote = hidden(&confirm.text, "quote");
         let other = server.another_merchant(Mode::Sandbox).await;
         let other_token = server.token_for(&other).await;
         let theirs = product(&server, &other_token, "Theirs").await;
@@ -488,7 +481,7 @@ backend_test!(
             .await;
         assert_eq!(moved.status, StatusCode::CONFLICT);
         assert!(testid(&moved, "form-message").starts_with("The amount changed"));
-        assert_eq!(hidden(&moved, "quote"), quote);
+        assert_eq!(hidden(&moved.text, "quote"), quote);
         for m in [team.key.as_str(), key(&theirs).as_str()] {
             let m = server.membership(&team.token, m).await;
             assert_eq!(m["priceId"], team.basic.as_str());

@@ -8,7 +8,7 @@ use serde_json::{json, Value};
 
 use crate::backend_matrix;
 use crate::backend_test;
-use crate::fixtures::cashier::{card, open_order, pay, secret_post, visitor};
+use crate::fixtures::cashier::{card, notices, open_order, pay, secret_post, visitor};
 use crate::harness::{Reply, TestServer};
 use crate::receivers::WebhookReceiver;
 
@@ -54,16 +54,6 @@ async fn paid_invoice(server: &TestServer, token: &str, order: &str) -> (String,
         .unwrap()
         .to_string();
     (key, invoice)
-}
-
-/// The `TRANSACTION_DATA_UPDATE` payloads of `order`, oldest first.
-async fn transactions(server: &TestServer, order: &str) -> Vec<Value> {
-    server
-        .events(order)
-        .await
-        .into_iter()
-        .filter(|e| e["Action"] == "TRANSACTION_DATA_UPDATE")
-        .collect()
 }
 
 backend_test!(
@@ -144,7 +134,7 @@ backend_test!(
         assert_eq!(m["invoices"][0]["amountRefunded"], "29.97");
 
         // Each refund is a `Refund` transaction of the subscription, in its own TransactionId.
-        let notices = transactions(&server, "refund-1").await;
+        let notices = notices(&server, "refund-1").await;
         let kinds: Vec<(&str, &str, &Value)> = notices
             .iter()
             .map(|n| {
@@ -436,7 +426,7 @@ backend_test!(
             )
             .await;
         assert_eq!(given_back, 500, "given back once");
-        let refunds_notified = transactions(&server, "refund-lost")
+        let refunds_notified = notices(&server, "refund-lost")
             .await
             .iter()
             .filter(|n| n["TransactionType"] == "Refund")

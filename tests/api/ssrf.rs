@@ -6,6 +6,7 @@
 use reqwest::Method;
 use serde_json::{json, Value};
 
+use crate::fixtures::cashier::session_body;
 use crate::harness::TestServer;
 use crate::receivers::WebhookReceiver;
 use crate::{backend_matrix, backend_test};
@@ -34,13 +35,6 @@ async fn create_membership(server: &TestServer, token: &str, body: Value) -> cra
         .await
 }
 
-fn hosted_page_body(server: &TestServer, order_id: &str, webhook_url: &str) -> Value {
-    let now = chrono::Utc::now().timestamp();
-    let mut body = crate::fixtures::cashier::body(order_id, now, &server.merchant.merchant_secret);
-    body["webhookUrl"] = json!(webhook_url);
-    body
-}
-
 backend_test!(
     internal_ip_literals_are_refused_at_create,
     |server: TestServer| async move {
@@ -64,7 +58,7 @@ backend_test!(
             let reply = crate::fixtures::cashier::post(
                 &server,
                 Some(&secret),
-                &hosted_page_body(&server, &format!("hp-ssrf-{i}"), url),
+                &session_body(&server, &format!("hp-ssrf-{i}"), url, json!({})),
             )
             .await;
             let errors = reply.problem(400);
@@ -104,7 +98,7 @@ backend_test!(
             let reply = crate::fixtures::cashier::post(
                 &server,
                 Some(&secret),
-                &hosted_page_body(&server, &format!("hp-name-{i}"), url),
+                &session_body(&server, &format!("hp-name-{i}"), url, json!({})),
             )
             .await;
             assert_eq!(reply.status, 200, "{url}: {}", reply.body);
@@ -130,7 +124,7 @@ backend_matrix!(
             let reply = crate::fixtures::cashier::post(
                 &server,
                 Some(&secret),
-                &hosted_page_body(&server, &format!("hp-private-{i}"), url),
+                &session_body(&server, &format!("hp-private-{i}"), url, json!({})),
             )
             .await;
             assert_eq!(reply.status, 200, "{url}: {}", reply.body);

@@ -4,10 +4,12 @@
 
 use hmac::{Hmac, Mac};
 use reqwest::Method;
-use serde_json::{json, Value};
-use sha2::{Digest, Sha256};
+use serde_json::Value;
+use sha2::Sha256;
 
 use crate::backend_matrix;
+use crate::fixtures::sha256_hex;
+use crate::fixtures::webhooks::membership_to;
 use crate::harness::{Backend, TestServer};
 use crate::receivers::WebhookReceiver;
 
@@ -20,23 +22,6 @@ async fn server_for(
     let mut settings: Vec<(&str, String)> = receiver.settings().to_vec();
     settings.extend(extra.iter().map(|(k, v)| (*k, v.to_string())));
     TestServer::start_with_owned(backend, &settings).await
-}
-
-/// An Active membership whose events go to `url`; returns its key. The clock is at `start`.
-async fn membership_to(
-    server: &TestServer,
-    token: &str,
-    url: &str,
-    order: &str,
-    start: &str,
-) -> String {
-    let customer = server
-        .create_customer(token, &format!("{order}@example.com"))
-        .await;
-    let mut body = server.membership_body(&customer, order);
-    body["webhookUrl"] = json!(url);
-    let record = server.active_membership(token, start, body).await;
-    record["membershipKey"].as_str().unwrap().to_string()
 }
 
 async fn events_of(server: &TestServer, token: &str, key: &str) -> Vec<Value> {
@@ -104,10 +89,6 @@ fn check_readme_samples(request: &crate::receivers::Received, secret: &str, whse
     };
     assert_eq!(python(&request.body), "valid");
     assert_eq!(python(&tampered), "invalid");
-}
-
-fn sha256_hex(text: &str) -> String {
-    hex::encode(Sha256::digest(text.as_bytes()))
 }
 
 backend_matrix!(deliveries_carry_both_signatures, |backend| async move {

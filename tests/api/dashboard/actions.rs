@@ -10,9 +10,9 @@ use serde_json::{json, Value};
 use crate::backend_matrix;
 use crate::backend_test;
 use crate::fixtures::dashboard::{outcome, Browser};
-use crate::fixtures::webhooks::new_endpoint;
+use crate::fixtures::webhooks::{at, new_endpoint};
 use crate::harness::TestServer;
-use crate::receivers::{Received, WebhookReceiver};
+use crate::receivers::WebhookReceiver;
 
 const START: &str = "2027-03-01T00:00:00Z";
 
@@ -192,15 +192,6 @@ backend_test!(
         assert!(!shown.text.contains("data-testid=\"refund-link\""));
     }
 );
-
-/// What the receiver got at `path`.
-fn at(receiver: &WebhookReceiver, path: &str) -> Vec<Received> {
-    receiver
-        .received()
-        .into_iter()
-        .filter(|r| r.path == path)
-        .collect()
-}
 
 backend_matrix!(
     dashboard_resend_reaches_the_url_and_the_endpoints,
