@@ -6,9 +6,8 @@ use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
 
 use crate::backend_test;
+use crate::fixtures::memberships::{create_raw, update};
 use crate::harness::{Reply, TestServer};
-
-const MEMBERSHIP: &str = "/api/subscriptions/v1/membership";
 
 /// The valid membership body of `customer` for `order`, with `changes` merged into it one level
 /// deep (`{"billingCycle": {"intervalCount": 2}}` changes only that field).
@@ -25,18 +24,6 @@ fn body_with(server: &TestServer, customer: &str, order: &str, changes: Value) -
         }
     }
     body
-}
-
-async fn create(server: &TestServer, token: &str, body: Value) -> Reply {
-    server
-        .call(Method::POST, MEMBERSHIP, Some(token), Some(body))
-        .await
-}
-
-async fn update(server: &TestServer, token: &str, body: Value) -> Reply {
-    server
-        .call(Method::PUT, MEMBERSHIP, Some(token), Some(body))
-        .await
 }
 
 /// Asserts a 400 whose only failing field is `path`, and returns its messages.
@@ -82,7 +69,7 @@ backend_test!(
             ),
         ] {
             let body = body_with(&server, &customer, order, json!({"billingCycle": cycle}));
-            let reply = create(&server, &token, body).await;
+            let reply = create_raw(&server, &token, body).await;
             assert_eq!(refused(&reply, path), vec![message]);
         }
         // The largest cycles are fine.
@@ -106,7 +93,7 @@ backend_test!(
             ("o-2", years_ahead(101)),
         ] {
             let body = body_with(&server, &customer, order, json!({"endDate": end_date}));
-            let reply = create(&server, &token, body).await;
+            let reply = create_raw(&server, &token, body).await;
             assert_eq!(
                 refused(&reply, "endDate"),
                 vec!["must be at most 100 years in the future"]
@@ -127,7 +114,7 @@ backend_test!(
         // A trillion units at one cent each: the total is fine, the quantity is not.
         let pricing = json!({"pricingInfo": {"totalAmount": "10000000000.00", "pricePerUnit": null,
                                               "quantity": 1_000_000_000_000i64}});
-        let reply = create(
+        let reply = create_raw(
             &server,
             &token,
             body_with(&server, &customer, "o-1", pricing),
@@ -140,7 +127,7 @@ backend_test!(
         // The largest amount is 15 digits in minor units, whatever fits in 64 bits.
         let pricing = json!({"pricingInfo": {"totalAmount": "92233720368547758.07",
                                               "pricePerUnit": null, "quantity": null}});
-        let reply = create(
+        let reply = create_raw(
             &server,
             &token,
             body_with(&server, &customer, "o-2", pricing),
@@ -152,7 +139,7 @@ backend_test!(
         );
         let pricing = json!({"pricingInfo": {"currency": "JPY", "totalAmount": "1000000000000000",
                                               "pricePerUnit": 1e15, "quantity": 1}});
-        let reply = create(
+        let reply = create_raw(
             &server,
             &token,
             body_with(&server, &customer, "o-3", pricing),

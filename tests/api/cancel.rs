@@ -6,6 +6,7 @@ use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
 
 use crate::backend_test;
+use crate::fixtures::memberships::charges;
 use crate::harness::TestServer;
 use crate::visitor::Visitor;
 
@@ -23,16 +24,6 @@ async fn cancel(server: &TestServer, token: &str, key: &str) -> Value {
         .await;
     assert_eq!(reply.status, StatusCode::OK, "{}", reply.body);
     reply.body
-}
-
-async fn attempts(server: &TestServer, key: &str) -> i64 {
-    server
-        .count(
-            "SELECT COUNT(*) FROM charges c JOIN memberships m ON m.id = c.membership_id \
-             WHERE m.membership_key = $1",
-            key,
-        )
-        .await
 }
 
 /// `Action` of each event of `order` (status changes with their status), oldest first.
@@ -72,7 +63,7 @@ backend_test!(
 
         // No retry (1, 3, 5 days after the failure) and no new cycle runs.
         server.advance(&token, "2027-06-01T00:00:00Z").await;
-        assert_eq!(attempts(&server, &key).await, 2, "first payment, renewal");
+        assert_eq!(charges(&server, &key).await, 2, "first payment, renewal");
         assert_eq!(server.invoice_periods(&key).await.len(), 2);
         let m = server.membership(&token, &key).await;
         assert_eq!(m["invoices"][0]["status"], "Open", "{m}");
@@ -156,7 +147,7 @@ backend_test!(
             .await;
         again.problem(409);
         server.advance(&token, "2027-08-01T00:00:00Z").await;
-        assert_eq!(attempts(&server, &key).await, 3);
+        assert_eq!(charges(&server, &key).await, 3);
     }
 );
 

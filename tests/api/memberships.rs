@@ -5,16 +5,11 @@ use reqwest::Method;
 use serde_json::{json, Value};
 
 use crate::backend_test;
+use crate::fixtures::memberships::create_raw;
 use crate::harness::TestServer;
 use recur::store::merchants::Mode;
 
 const MEMBERSHIP: &str = "/api/subscriptions/v1/membership";
-
-async fn create_raw(server: &TestServer, token: &str, body: Value) -> crate::harness::Reply {
-    server
-        .call(Method::POST, MEMBERSHIP, Some(token), Some(body))
-        .await
-}
 
 /// Sets the JSON pointer `path` of `body` to `value`.
 fn with(mut body: Value, path: &str, value: Value) -> Value {

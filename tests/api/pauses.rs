@@ -6,7 +6,7 @@ use reqwest::Method;
 use serde_json::{json, Value};
 
 use crate::backend_test;
-use crate::fixtures::memberships::{actions, body_for, key};
+use crate::fixtures::memberships::{actions, active, body_for, key};
 use crate::harness::{Reply, TestServer};
 
 async fn pause(server: &TestServer, token: &str, key: &str, body: Option<Value>) -> Reply {
@@ -29,16 +29,6 @@ async fn resume(server: &TestServer, token: &str, key: &str) -> Reply {
             None,
         )
         .await
-}
-
-/// An Active EUR 30.00 monthly membership paid on 2027-04-01 (a 30-day period).
-async fn active(server: &TestServer, token: &str, email: &str, order: &str) -> String {
-    let mut body = body_for(server, token, email, order).await;
-    body["pricingInfo"] = json!({"currency": "EUR", "totalAmount": "30.00"});
-    let record = server
-        .active_membership(token, "2027-04-01T00:00:00Z", body)
-        .await;
-    key(&record)
 }
 
 backend_test!(

@@ -3,10 +3,10 @@
 //! accepted there and judged at every connection, and literals recorded earlier are refused
 //! before the request.
 
-use reqwest::Method;
-use serde_json::{json, Value};
+use serde_json::json;
 
 use crate::fixtures::cashier::session_body;
+use crate::fixtures::memberships::create_raw;
 use crate::harness::TestServer;
 use crate::receivers::WebhookReceiver;
 use crate::{backend_matrix, backend_test};
@@ -24,17 +24,6 @@ const INTERNAL: [&str; 9] = [
     "https://[fec0::1]/hooks",
 ];
 
-async fn create_membership(server: &TestServer, token: &str, body: Value) -> crate::harness::Reply {
-    server
-        .call(
-            Method::POST,
-            "/api/subscriptions/v1/membership",
-            Some(token),
-            Some(body),
-        )
-        .await
-}
-
 backend_test!(
     internal_ip_literals_are_refused_at_create,
     |server: TestServer| async move {
@@ -46,7 +35,7 @@ backend_test!(
             let mut body = server.membership_body(&customer, &format!("order-ssrf-{i}"));
             body["webhookUrl"] = json!(url);
             body["subscriptionName"] = json!("");
-            let reply = create_membership(&server, &token, body).await;
+            let reply = create_raw(&server, &token, body).await;
             let errors = reply.problem(400);
             assert!(errors.contains_key("subscriptionName"), "{errors:?}");
             let why = errors["webhookUrl"][0].as_str().unwrap();

@@ -6,31 +6,24 @@
 
 use recur::store::merchants::Mode;
 use reqwest::StatusCode;
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use crate::backend_test;
-use crate::fixtures::dashboard::outcome;
-use crate::fixtures::dashboard::with_trial;
-use crate::fixtures::dashboard::Browser;
-use crate::fixtures::memberships::{body_for, key};
+use crate::fixtures::dashboard::{outcome, with_trial, Browser};
+use crate::fixtures::memberships::{active, key};
 use crate::harness::TestServer;
-
-/// An Active EUR 30.00 monthly membership of `email` paid on 2027-04-01 (a 30-day period): its
-/// key.
-async fn active(server: &TestServer, api: &str, email: &str) -> String {
-    let mut body = body_for(server, api, email, &format!("order-{email}")).await;
-    body["pricingInfo"] = json!({"currency": "EUR", "totalAmount": "30.00"});
-    let record = server
-        .active_membership(api, "2027-04-01T00:00:00Z", body)
-        .await;
-    key(&record)
-}
 
 backend_test!(
     dashboard_pauses_until_a_date_and_resumes,
     |server: TestServer| async move {
         let api = server.token().await;
-        let key = active(&server, &api, "pause-1@example.com").await;
+        let key = active(
+            &server,
+            &api,
+            "pause-1@example.com",
+            "order-pause-1@example.com",
+        )
+        .await;
         server.advance(&api, "2027-04-11T00:00:00Z").await;
         let browser = Browser::new(&server);
         let cookie = browser.log_in(&server.merchant).await;
@@ -208,7 +201,13 @@ backend_test!(
     dashboard_pause_resume_and_drop_of_another_merchants_membership_are_not_found,
     |server: TestServer| async move {
         let api = server.token().await;
-        let key = active(&server, &api, "tenant-pause@example.com").await;
+        let key = active(
+            &server,
+            &api,
+            "tenant-pause@example.com",
+            "order-tenant-pause@example.com",
+        )
+        .await;
         let other = server.another_merchant(Mode::Sandbox).await;
         let browser = Browser::new(&server);
         let mine = browser.log_in(&server.merchant).await;
