@@ -5,6 +5,7 @@ use reqwest::Method;
 use serde_json::json;
 
 use crate::backend_test;
+use crate::fixtures::AUTH;
 use crate::harness::{Backend, TestServer};
 
 const JWT_KEY: [u8; 32] = [42; 32];
@@ -199,8 +200,6 @@ mod forged_tokens {
         check(Backend::Postgres).await;
     }
 }
-
-const AUTH: &str = "/api/subscriptions/v1/auth";
 
 /// A login from the loopback address `127.0.0.<host>` (Linux routes all of 127/8 to the
 /// server's 127.0.0.1), so a test can log in from several client addresses.

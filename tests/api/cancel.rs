@@ -7,11 +7,9 @@ use serde_json::{json, Value};
 
 use crate::backend_test;
 use crate::fixtures::memberships::charges;
+use crate::fixtures::{MEMBERSHIP, SESSIONS};
 use crate::harness::TestServer;
 use crate::visitor::Visitor;
-
-const MEMBERSHIP: &str = "/api/subscriptions/v1/membership";
-const SESSIONS: &str = "/api/subscriptions/v1/checkout/session";
 
 async fn cancel(server: &TestServer, token: &str, key: &str) -> Value {
     let reply = server

@@ -7,10 +7,8 @@ use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
 
 use crate::backend_test;
+use crate::fixtures::{CUSTOMER, MEMBERSHIP};
 use crate::harness::{Reply, TestServer};
-
-const CUSTOMER: &str = "/api/subscriptions/v1/customer";
-const MEMBERSHIP: &str = "/api/subscriptions/v1/membership";
 
 /// Sends every `(token, method, path, body)` at once.
 async fn burst(

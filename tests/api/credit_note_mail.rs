@@ -9,10 +9,9 @@ use serde_json::{json, Value};
 
 use crate::backend_test;
 use crate::fixtures::invoices::pdf_text;
+use crate::fixtures::INVOICE;
 use crate::harness::TestServer;
 use crate::receivers::eventually;
-
-const INVOICE: &str = "/api/subscriptions/v1/invoice";
 
 /// The stored e-mails of `kind` to `to`: id, subject, text and HTML bodies, oldest first.
 async fn stored(server: &TestServer, kind: &str, to: &str) -> Vec<(i64, String, String, String)> {

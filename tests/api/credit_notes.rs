@@ -9,9 +9,8 @@ use serde_json::{json, Value};
 
 use crate::backend_test;
 use crate::fixtures::invoices::pdf_text;
+use crate::fixtures::INVOICE;
 use crate::harness::TestServer;
-
-const INVOICE: &str = "/api/subscriptions/v1/invoice";
 
 async fn invoice(server: &TestServer, token: &str, key: &str) -> Value {
     let reply = server

@@ -5,9 +5,8 @@ use reqwest::Method;
 use serde_json::{json, Value};
 
 use crate::backend_test;
+use crate::fixtures::CUSTOMER;
 use crate::harness::TestServer;
-
-const CUSTOMER: &str = "/api/subscriptions/v1/customer";
 
 /// Sends the base customer body with `field` set to `value` and returns the reply.
 async fn create_with(

@@ -5,9 +5,8 @@ use reqwest::Method;
 use serde_json::{json, Value};
 
 use crate::backend_test;
+use crate::fixtures::MEMBERSHIP;
 use crate::harness::TestServer;
-
-const MEMBERSHIP: &str = "/api/subscriptions/v1/membership";
 
 /// `PUT /membership` with `body` (expects 200); returns the membership.
 async fn update(server: &TestServer, token: &str, body: Value) -> Value {

@@ -5,9 +5,8 @@ use reqwest::Method;
 use serde_json::json;
 
 use crate::backend_test;
+use crate::fixtures::CUSTOMER;
 use crate::harness::TestServer;
-
-const CUSTOMER: &str = "/api/subscriptions/v1/customer";
 
 backend_test!(
     malformed_and_misshapen_json_is_400,

@@ -6,9 +6,8 @@ use reqwest::Method;
 use serde_json::{json, Value};
 
 use crate::backend_test;
+use crate::fixtures::CUSTOMER;
 use crate::harness::{Reply, TestServer};
-
-const CUSTOMER: &str = "/api/subscriptions/v1/customer";
 
 async fn post_with_key(server: &TestServer, token: &str, key: &str, body: &Value) -> Reply {
     let response = server

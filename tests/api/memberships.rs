@@ -6,10 +6,9 @@ use serde_json::{json, Value};
 
 use crate::backend_test;
 use crate::fixtures::memberships::create_raw;
+use crate::fixtures::MEMBERSHIP;
 use crate::harness::TestServer;
 use recur::store::merchants::Mode;
-
-const MEMBERSHIP: &str = "/api/subscriptions/v1/membership";
 
 /// Sets the JSON pointer `path` of `body` to `value`.
 fn with(mut body: Value, path: &str, value: Value) -> Value {

@@ -10,12 +10,11 @@ use serde_json::{json, Value};
 
 use crate::fixtures::cashier::{self, notices};
 use crate::fixtures::spec::{self, keys};
+use crate::fixtures::MEMBERSHIP;
 use crate::harness::{Backend, TestServer};
 use crate::receivers::{eventually, WebhookReceiver};
 use crate::visitor::Visitor;
 use crate::{backend_matrix, backend_test};
-
-const MEMBERSHIP: &str = "/api/subscriptions/v1/membership";
 
 /// The address the customer's browser has behind the trusted proxy of these tests.
 const CUSTOMER: &str = "203.0.113.7";

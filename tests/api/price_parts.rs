@@ -5,9 +5,8 @@ use reqwest::Method;
 use serde_json::{json, Value};
 
 use crate::backend_test;
+use crate::fixtures::MEMBERSHIP;
 use crate::harness::TestServer;
-
-const MEMBERSHIP: &str = "/api/subscriptions/v1/membership";
 
 /// A paid membership of a new customer (`email`) priced by `pricing`, paid at the test clock's
 /// current time.

@@ -11,11 +11,11 @@ use serde_json::json;
 
 use crate::backend_matrix;
 use crate::fixtures::cashier::{card, open_order, pay};
+use crate::fixtures::AUTH;
 use crate::harness::{fresh_postgres_database, Backend, Reply, TestServer};
 use crate::process::{until, Recur, Serving};
 use crate::receivers::{eventually, WebhookReceiver};
 
-const AUTH: &str = "/api/subscriptions/v1/auth";
 /// The client the proxy forwards for.
 const CLIENT: &str = "203.0.113.7";
 /// Another client behind the same proxy.

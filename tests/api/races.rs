@@ -7,9 +7,8 @@ use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
 
 use crate::backend_test;
+use crate::fixtures::MEMBERSHIP;
 use crate::harness::{Reply, TestServer};
-
-const MEMBERSHIP: &str = "/api/subscriptions/v1/membership";
 
 /// Requests fired at once in each race.
 const RACERS: usize = 8;

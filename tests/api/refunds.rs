@@ -9,10 +9,9 @@ use serde_json::{json, Value};
 use crate::backend_matrix;
 use crate::backend_test;
 use crate::fixtures::cashier::{card, notices, open_order, pay, secret_post, visitor};
+use crate::fixtures::INVOICE;
 use crate::harness::{Reply, TestServer};
 use crate::receivers::WebhookReceiver;
-
-const INVOICE: &str = "/api/subscriptions/v1/invoice";
 
 async fn refund(server: &TestServer, token: &str, invoice: &str, body: Option<Value>) -> Reply {
     server
