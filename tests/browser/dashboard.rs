@@ -2,9 +2,10 @@
 //! customer, open their membership page and log out; refund and re-send from that page; the
 //! catalog and the coupons. Screenshots go to `<target>/screenshots/`.
 
-use serde_json::{json, Value};
+use serde_json::json;
 
 use crate::chrome::{Browser, DESKTOP};
+use crate::fixtures::create;
 use crate::harness::{Backend, TestServer};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -183,20 +184,6 @@ async fn log_in_at(browser: &Browser, server: &TestServer, path: &str) {
         .await;
     browser.open(&page).await;
     browser.wait_for_url(&page).await;
-}
-
-/// `POST {API}{path}` with `body` (expects 201); the reply's body.
-async fn create(server: &TestServer, token: &str, path: &str, body: serde_json::Value) -> Value {
-    let reply = server
-        .call(
-            reqwest::Method::POST,
-            &format!("/api/subscriptions/v1{path}"),
-            Some(token),
-            Some(body),
-        )
-        .await;
-    assert_eq!(reply.status, 201, "{}", reply.body);
-    reply.body
 }
 
 /// The catalog and the coupons: a product created and given a price from the catalog, a

@@ -6,6 +6,7 @@
 mod harness;
 
 mod chrome;
+mod fixtures;
 mod merchant_site;
 
 mod cashier;

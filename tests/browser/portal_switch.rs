@@ -8,21 +8,8 @@ use reqwest::Method;
 use serde_json::{json, Value};
 
 use crate::chrome::{Browser, DESKTOP};
+use crate::fixtures::create;
 use crate::harness::{Backend, TestServer};
-
-/// `POST {path}` of the merchant API (expects 201).
-async fn create(server: &TestServer, token: &str, path: &str, body: Value) -> Value {
-    let reply = server
-        .call(
-            Method::POST,
-            &format!("/api/subscriptions/v1{path}"),
-            Some(token),
-            Some(body),
-        )
-        .await;
-    assert_eq!(reply.status, 201, "{}", reply.body);
-    reply.body
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_customer_switches_price_through_the_portal() {
