@@ -15,7 +15,7 @@ use crate::visitor::Visitor;
 
 /// The first page of `pdf` as a PNG (`pdftoppm -png`), and the share of its pixels that are not
 /// white in a grey rendering of the same page.
-pub fn pdf_png(pdf: &[u8]) -> (Vec<u8>, f64) {
+fn pdf_png(pdf: &[u8]) -> (Vec<u8>, f64) {
     let png = poppler("pdftoppm", &["-png", "-r", "80", "-singlefile", "-"], pdf);
     let pgm = poppler("pdftoppm", &["-gray", "-r", "80", "-singlefile", "-"], pdf);
     // Binary PGM: "P5", width, height, maxval, one whitespace, then one byte per pixel.
@@ -27,7 +27,7 @@ pub fn pdf_png(pdf: &[u8]) -> (Vec<u8>, f64) {
 }
 
 /// `<target>/screenshots`, where the tests' images go.
-pub fn screenshot_dir() -> PathBuf {
+fn screenshot_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
         .parent()
         .expect("target dir")
