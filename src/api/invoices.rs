@@ -88,9 +88,10 @@ pub struct CreditNoteRecord {
     pub number: String,
     /// Decimal string in the invoice's currency.
     pub amount: String,
-    /// The refund's reason, or why the invoice was voided.
+    /// The refund's reason, why the invoice was voided, or what the credit is for.
     pub reason: Option<String>,
-    /// `refund` or `void`.
+    /// `refund`, `void`, or `credit` (money a change owes back, added to the membership's
+    /// credit balance: a downgrade, unused time at a pause or an interval change).
     pub kind: String,
     /// When it was written (UTC; the merchant's clock).
     pub created_at: String,

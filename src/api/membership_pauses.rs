@@ -28,8 +28,8 @@ pub struct PauseRequest {
 }
 
 /// Pauses an Active membership at once: no charges and no dunning while Paused; the unused part
-/// of the paid period becomes credit (a Paid invoice with a negative total says so). Pausing a
-/// Paused membership sets its `resumeAt` (absent: none).
+/// of the paid period becomes credit (a credit note on the invoice of that period says so).
+/// Pausing a Paused membership sets its `resumeAt` (absent: none).
 #[utoipa::path(
     post,
     path = "/api/subscriptions/v1/membership/{membershipKey}/pause",

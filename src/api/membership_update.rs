@@ -114,7 +114,8 @@ pub struct UpdateMembershipResponse {
 
 /// Updates a membership. A change of price, quantity or cycle during a paid period is
 /// prorated: a positive amount is charged first and the update stored only if that succeeds
-/// (402 otherwise, nothing changed); a negative amount becomes credit.
+/// (402 otherwise, nothing changed); a negative amount becomes credit (a credit note on the
+/// current period's invoice, never a negative invoice).
 #[utoipa::path(
     put,
     path = "/api/subscriptions/v1/membership",

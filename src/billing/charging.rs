@@ -161,6 +161,12 @@ async fn finish(
             .get(&charge.invoice_id)
             .ok_or(BillingError::NotFound)?;
         let (settlement, mut due) = settle(m, charge, invoice, at)?;
+        // A plan change applied by its charge: what it owes back is credited now.
+        if settlement.terms_changed {
+            if let Some(owed) = proration::owed_back(charge)? {
+                due.credits = credit_notes::for_balance(&mut tx, owed, at).await?;
+            }
+        }
         match settlement.invoice {
             Some(InvoiceChange::Paid { amount, period }) => paid.push((invoice.id, amount, period)),
             Some(InvoiceChange::Void) => {

@@ -1,18 +1,23 @@
-//! Credit notes (DESIGN §9): one per succeeded refund, and one for the amount of a finalized
-//! invoice that is voided, written in the transaction of the refund or the void and numbered
+//! Credit notes (DESIGN §9): one per succeeded refund, one for the amount of a finalized
+//! invoice that is voided, and one for money a change owes back to the customer (DESIGN §4: a
+//! downgrade, the unused time at a pause or an interval change; never a negative invoice),
+//! written in the transaction of the refund, the void or the change and numbered
 //! `CN-{YYYY}-{NNNNNN}` from the merchant's `credit_note` series (the year of the merchant's
 //! clock at `at`).
 
 use std::collections::BTreeMap;
 
 use chrono::{DateTime, Datelike, Utc};
+use recur_domain::invoice::CreditPlan;
 use recur_domain::numbering::{format_number, Series, CREDIT_NOTE_PREFIX};
+use serde::{Deserialize, Serialize};
 
 use super::BillingError;
 use crate::delivery::credits::Credited;
 use crate::ids;
 use crate::store::credit_notes::{self, CreditKind, CreditNote, NewCreditNote};
 use crate::store::invoices::Invoice;
+use crate::store::memberships::Membership;
 use crate::store::refunds::Refund;
 use crate::store::{document_numbers, Tx};
 
@@ -25,7 +30,7 @@ pub struct Credit {
     pub merchant_id: i64,
     /// The refund documented, for a refund's note.
     pub refund_id: Option<i64>,
-    /// Refund or void.
+    /// Refund, void or credit.
     pub kind: CreditKind,
     /// Minor units, positive.
     pub amount: i64,
@@ -80,6 +85,76 @@ pub async fn for_voided(
                 note,
                 invoice_number,
             })
+        })
+        .collect())
+}
+
+/// Money a change owes back to the customer (DESIGN §4), credited against the invoice that
+/// billed the period it comes from. It travels in a proration charge's pending update when the
+/// change waits on a charge, and is written only once the change applies.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct OwedBack {
+    /// The invoice credited.
+    pub invoice_id: i64,
+    /// Its number (its key while it has none), for the e-mail.
+    pub invoice_number: String,
+    /// Its merchant.
+    pub merchant_id: i64,
+    /// Minor units, positive.
+    pub amount: i64,
+    /// ISO 4217 code.
+    pub currency: String,
+    /// What it is for.
+    pub reason: String,
+}
+
+/// What `credit` owes back to the customer of `m` from its period that started at
+/// `period_start` (the current one, before the change ends or moves it), naming the invoice
+/// that billed that period.
+pub async fn owed_back(
+    tx: &mut Tx,
+    m: &Membership,
+    period_start: Option<DateTime<Utc>>,
+    credit: &CreditPlan,
+) -> Result<OwedBack, BillingError> {
+    let start = period_start
+        .ok_or_else(|| BillingError::Internal(anyhow::anyhow!("credit outside a period")))?;
+    let invoice = credit_notes::credited_invoice(tx, m.id, start)
+        .await?
+        .ok_or_else(|| BillingError::Internal(anyhow::anyhow!("no invoice billed the period")))?;
+    Ok(OwedBack {
+        invoice_id: invoice.id,
+        invoice_number: invoice.number.unwrap_or(invoice.invoice_key),
+        merchant_id: m.merchant_id,
+        amount: credit.amount,
+        currency: m.currency.clone(),
+        reason: credit.reason.clone(),
+    })
+}
+
+/// Writes the credit note of `owed`, whose amount the change adds to the credit balance, and
+/// returns it with the number of the invoice it credits, for the e-mail.
+pub async fn for_balance(
+    tx: &mut Tx,
+    owed: OwedBack,
+    at: DateTime<Utc>,
+) -> Result<Vec<Credited>, BillingError> {
+    let credit = Credit {
+        invoice: owed.invoice_id,
+        merchant_id: owed.merchant_id,
+        refund_id: None,
+        kind: CreditKind::Credit,
+        amount: owed.amount,
+        currency: owed.currency,
+        reason: Some(owed.reason),
+    };
+    Ok(write(tx, vec![credit], at)
+        .await?
+        .into_iter()
+        .map(|note| Credited {
+            note,
+            invoice_number: owed.invoice_number.clone(),
         })
         .collect())
 }

@@ -1,16 +1,14 @@
 //! Pausing and resuming a membership (DESIGN §15): `POST /membership/{key}/pause` and
 //! `…/resume`, and the engine's resume when `resumeAt` arrives. The rules are the domain's
 //! ([`MembershipState::pause`](recur_domain::membership::MembershipState::pause) and `resume`);
-//! a pause's credit for the unused paid time is a Paid invoice of its own, and a resume is a
-//! renewal starting then.
+//! a pause's credit for the unused paid time is a credit note naming the invoice that billed the
+//! period (never a negative invoice, DESIGN §4), and a resume is a renewal starting then.
 
 use chrono::{DateTime, Utc};
 use recur_domain::status::MembershipStatus;
 
-use super::charging;
 use super::followups::{save, Followups};
-use super::update::proration_invoice;
-use super::{locked, recurring, taxation, BillingError};
+use super::{charging, credit_notes, locked, recurring, taxation, BillingError};
 use crate::services::Services;
 use crate::store::charges::Charge;
 use crate::store::invoices::Invoice;
@@ -42,22 +40,28 @@ pub async fn pause(
         return Ok(m);
     }
     let taxation = taxation::of(&mut *tx, &m).await?;
+    // When the period the credit comes from started, before the pause ends it.
+    let started = m.state.current_period.map(|p| p.start);
     let credit = m.state.pause(at, resume_at, &taxation).map_err(|_| {
         BillingError::Conflict(format!(
             "a {} membership cannot be paused; only an Active one can",
             m.state.status
         ))
     })?;
-    let invoice = match &credit {
+    let credits = match &credit {
         Some(credit) => {
-            Some(proration_invoice(&mut tx, &m, &credit.plan, credit.period, at).await?)
+            let owed = credit_notes::owed_back(&mut tx, &m, started, credit).await?;
+            credit_notes::for_balance(&mut tx, owed, at).await?
         }
-        None => None,
+        None => Vec::new(),
     };
     save(&mut tx, &mut m, at).await?;
-    Followups::status_change(true)
-        .record_for(&mut tx, state, &m, invoice.as_ref(), at)
-        .await?;
+    Followups {
+        credits,
+        ..Followups::status_change(true)
+    }
+    .record_for(&mut tx, state, &m, None, at)
+    .await?;
     tx.commit().await?;
     Ok(m)
 }

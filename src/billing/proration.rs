@@ -1,6 +1,7 @@
 //! A change waiting on its proration charge (DESIGN §4): the membership's state after the
 //! update travels in the `Pending` charge ([`Target`]) and is applied only once the processor
-//! approved it.
+//! approved it, with the credit note of what the change owes back (an interval change's unused
+//! time).
 
 use recur_domain::calendar::{BillingCycle, IntervalType, Period};
 use recur_domain::coupon::Discount;
@@ -9,6 +10,7 @@ use recur_domain::price::Price;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+use super::credit_notes::OwedBack;
 use super::followups::Followups;
 use super::BillingError;
 use crate::store::charges::Charge;
@@ -43,6 +45,10 @@ pub(super) struct Target {
     /// A coupon given (its redemption counted with the update) or removed.
     #[serde(default)]
     pub(super) discount: Option<DiscountChange>,
+    /// What the change owes back, written as a credit note once it applies; `credit_balance`
+    /// includes it.
+    #[serde(default)]
+    pub(super) owed_back: Option<OwedBack>,
 }
 
 /// A change of a membership's coupon by an update.
@@ -139,6 +145,17 @@ pub fn proration_settled(
         _ => Followups::after(&settlement),
     };
     Ok((settlement, followups))
+}
+
+/// What the update that `charge` applied owes back (a credit note to write in the transaction
+/// that applies it), if anything.
+pub fn owed_back(charge: &Charge) -> Result<Option<OwedBack>, BillingError> {
+    let Some(json) = charge.pending_update.as_deref() else {
+        return Ok(None);
+    };
+    let target: Target =
+        serde_json::from_str(json).map_err(|e| BillingError::Internal(e.into()))?;
+    Ok(target.owed_back)
 }
 
 /// The coupon (`cpn_…`) whose redemption an update waiting on `charge` counted, if any: a

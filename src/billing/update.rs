@@ -2,13 +2,15 @@
 //!
 //! A change of price, quantity, interval type or count in the middle of a paid period is
 //! prorated. When money is due, the change is written into the `Pending` charge attempt and
-//! applied only once the processor approved it: a decline changes nothing. Negative amounts
-//! become credit; interval changes restart the period now.
+//! applied only once the processor approved it: a decline changes nothing. What a change owes
+//! back (a downgrade, an interval change's unused time) is a credit note naming the invoice
+//! that billed the current period, added to the credit; never a negative invoice. Interval
+//! changes restart the period now, invoiced in full, credit first.
 
 use chrono::{DateTime, Utc};
 use recur_domain::calendar::{BillingCycle, IntervalType, Period};
 use recur_domain::invoice::InvoicePlan;
-use recur_domain::membership::ScheduledChange;
+use recur_domain::membership::{Proration as Prorated, ScheduledChange};
 use recur_domain::money::format_amount;
 use recur_domain::status::MembershipStatus;
 use recur_domain::tax::TaxRate;
@@ -16,7 +18,8 @@ use recur_domain::time::format_utc;
 use serde_json::{Map, Value};
 
 use super::charging::{self, Settled};
-use super::followups::save;
+use super::credit_notes;
+use super::followups::{save, Followups};
 use super::invoicing::{issue, new_invoice};
 use super::proration::{followups_of, DiscountChange, Target};
 use super::{numbering, taxation, BillingError};
@@ -222,6 +225,7 @@ pub async fn update(
         discount_used: false,
         price_key,
         discount,
+        owed_back: None,
     };
     let proration = m
         .state
@@ -246,32 +250,57 @@ pub async fn update(
             proration: None,
         });
     };
-    let plan = proration.plan;
+    let owed = match &proration.plan.credit {
+        Some(credit) => {
+            let started = m.state.current_period.map(|p| p.start);
+            Some(credit_notes::owed_back(&mut tx, &m, started, credit).await?)
+        }
+        None => None,
+    };
+    let Prorated {
+        plan,
+        new_period,
+        invoiced,
+        period_discount,
+    } = proration;
     target.credit_balance = plan.credit_after;
-    target.period_discount = proration.period_discount;
-    target.discount_used = proration.new_period.is_some();
-    target.period = proration
-        .new_period
-        .map(|p| (to_micros(p.start), to_micros(p.end)));
-    let invoice = proration_invoice(&mut tx, &m, &plan, proration.invoiced, at).await?;
-    let currency = m.currency.clone();
-    if plan.amount_due == 0 {
-        target.apply(&mut m)?;
-        save(&mut tx, &mut m, at).await?;
-        let proration = Proration {
-            amount: plan.total,
-            currency,
-            transaction_id: None,
-        };
-        followups_of(&target, None)
-            .record_for(&mut tx, state, &m, Some(&invoice), at)
+    target.period_discount = period_discount;
+    target.discount_used = new_period.is_some();
+    target.period = new_period.map(|p| (to_micros(p.start), to_micros(p.end)));
+    let invoice = match &plan.invoice {
+        Some(invoice) => Some(proration_invoice(&mut tx, &m, invoice, invoiced, at).await?),
+        None => None,
+    };
+    let invoice = match invoice {
+        Some(invoice) if plan.amount_due() > 0 => invoice,
+        invoice => {
+            // Nothing to charge: the change, its credit note and its invoice (paid by credit)
+            // are written now.
+            target.apply(&mut m)?;
+            save(&mut tx, &mut m, at).await?;
+            let credits = match owed {
+                Some(owed) => credit_notes::for_balance(&mut tx, owed, at).await?,
+                None => Vec::new(),
+            };
+            Followups {
+                credits,
+                ..followups_of(&target, None)
+            }
+            .record_for(&mut tx, state, &m, invoice.as_ref(), at)
             .await?;
-        tx.commit().await?;
-        return Ok(UpdateOutcome {
-            membership: m,
-            proration: Some(proration),
-        });
-    }
+            tx.commit().await?;
+            let proration = Proration {
+                amount: plan.net,
+                currency: m.currency.clone(),
+                transaction_id: None,
+            };
+            return Ok(UpdateOutcome {
+                membership: m,
+                proration: Some(proration),
+            });
+        }
+    };
+    target.owed_back = owed;
     let charge = proration_charge(&mut tx, &m, &invoice, &target, at).await?;
     tx.commit().await?;
     let transaction_id = charge.id;
@@ -291,7 +320,7 @@ pub async fn update(
             }
             Ok(UpdateOutcome {
                 proration: Some(Proration {
-                    amount: plan.total,
+                    amount: plan.net,
                     currency: m.currency.clone(),
                     transaction_id: Some(transaction_id),
                 }),
@@ -366,9 +395,9 @@ fn changed_keys(m: &Membership, changes: &Changes) -> Map<String, Value> {
     updates
 }
 
-/// A proration invoice of `plan` over `period` (an update's, or a pause's credit), under the
-/// membership's next `proration:<n>` billing key.
-pub(super) async fn proration_invoice(
+/// A proration invoice of `plan` over `period` (a price increase's, or an interval change's new
+/// period), under the membership's next `proration:<n>` billing key.
+async fn proration_invoice(
     tx: &mut Tx,
     m: &Membership,
     plan: &InvoicePlan,

@@ -10,7 +10,7 @@ use serde_json::{json, Value};
 
 use crate::links::{self, Document};
 use crate::services::Services;
-use crate::store::credit_notes::CreditNote;
+use crate::store::credit_notes::{CreditKind, CreditNote};
 
 /// A credit note written by a change, with the number of the invoice it credits.
 #[derive(Debug, Clone)]
@@ -59,10 +59,17 @@ pub(super) fn wording(credited: &Credited) -> anyhow::Result<(String, String, St
             credited.note.number, credited.invoice_number
         ),
         format!("Credit note {}", credited.note.number),
-        format!(
-            "We credited {amount} to invoice {}.",
-            credited.invoice_number
-        ),
+        match credited.note.kind {
+            CreditKind::Credit => format!(
+                "We credited {amount} to invoice {} and added it to your credit balance, \
+                 which pays your next charges first.",
+                credited.invoice_number
+            ),
+            CreditKind::Refund | CreditKind::Void => format!(
+                "We credited {amount} to invoice {}.",
+                credited.invoice_number
+            ),
+        },
     ))
 }
 

@@ -1,5 +1,6 @@
-//! The `credit_notes` table (DESIGN §9): what a succeeded refund, or the voiding of a finalized
-//! invoice, credits against an invoice, numbered `CN-{YYYY}-{NNNNNN}`.
+//! The `credit_notes` table (DESIGN §9): what a succeeded refund, the voiding of a finalized
+//! invoice, or money a change owes back to the customer (DESIGN §4) credits against an invoice,
+//! numbered `CN-{YYYY}-{NNNNNN}`.
 
 use std::collections::HashMap;
 
@@ -7,6 +8,7 @@ use chrono::{DateTime, Utc};
 use sqlx::any::AnyRow;
 use sqlx::{Any, Executor, Row};
 
+use super::invoices::{decode_joined, Invoice, JOINED_COLUMNS};
 use super::{from_micros, to_micros, Tx};
 
 /// Why a credit note exists.
@@ -16,6 +18,9 @@ pub enum CreditKind {
     Refund,
     /// The voiding of a finalized invoice: its whole amount.
     Void,
+    /// Money a change owes back (a downgrade, unused time at a pause or an interval change),
+    /// added to the membership's credit balance.
+    Credit,
 }
 
 impl CreditKind {
@@ -24,6 +29,7 @@ impl CreditKind {
         match self {
             CreditKind::Refund => "refund",
             CreditKind::Void => "void",
+            CreditKind::Credit => "credit",
         }
     }
 }
@@ -43,13 +49,13 @@ pub struct CreditNote {
     pub invoice_id: i64,
     /// The refund it documents (kind `Refund`).
     pub refund_id: Option<i64>,
-    /// Refund or void.
+    /// Refund, void or credit.
     pub kind: CreditKind,
     /// Minor units of `currency`.
     pub amount: i64,
     /// ISO 4217 code, the invoice's.
     pub currency: String,
-    /// The refund's reason, or why the invoice was voided.
+    /// The refund's reason, why the invoice was voided, or what the credit is for.
     pub reason: Option<String>,
     /// When it was written (the merchant's clock).
     pub created_at: DateTime<Utc>,
@@ -68,7 +74,7 @@ pub struct NewCreditNote {
     pub invoice_id: i64,
     /// The refund it documents.
     pub refund_id: Option<i64>,
-    /// Refund or void.
+    /// Refund, void or credit.
     pub kind: CreditKind,
     /// Minor units, positive.
     pub amount: i64,
@@ -90,10 +96,10 @@ fn decode(row: &AnyRow) -> Result<CreditNote, sqlx::Error> {
         number: row.try_get("number")?,
         invoice_id: row.try_get("invoice_id")?,
         refund_id: row.try_get("refund_id")?,
-        kind: if kind == "void" {
-            CreditKind::Void
-        } else {
-            CreditKind::Refund
+        kind: match kind.as_str() {
+            "void" => CreditKind::Void,
+            "credit" => CreditKind::Credit,
+            _ => CreditKind::Refund,
         },
         amount: row.try_get("amount")?,
         currency: row.try_get("currency")?,
@@ -191,4 +197,29 @@ pub async fn by_key<'c, E: Executor<'c, Database = Any>>(
         .fetch_optional(executor)
         .await?;
     row.as_ref().map(decode).transpose()
+}
+
+/// The invoice that a credit for the period of membership `membership_id` starting at
+/// `period_start` names: the one that billed that period (the newest not voided whose period
+/// starts then), or else the newest not voided before it.
+pub async fn credited_invoice(
+    tx: &mut Tx,
+    membership_id: i64,
+    period_start: DateTime<Utc>,
+) -> Result<Option<Invoice>, sqlx::Error> {
+    let sql = format!(
+        "SELECT {} FROM invoices i WHERE i.membership_id = $1 AND i.status <> 'Void' \
+         AND (i.period_start IS NULL OR i.period_start <= $2) \
+         ORDER BY CASE WHEN i.period_start = $2 THEN 0 ELSE 1 END, i.id DESC LIMIT 1",
+        *JOINED_COLUMNS
+    );
+    let row = sqlx::query(&sql)
+        .bind(membership_id)
+        .bind(to_micros(period_start))
+        .fetch_optional(&mut **tx)
+        .await?;
+    Ok(match row {
+        Some(row) => decode_joined(&row)?,
+        None => None,
+    })
 }

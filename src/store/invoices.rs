@@ -220,6 +220,8 @@ pub async fn insert_many(
     if new.is_empty() {
         return Ok(Vec::new());
     }
+    // Credit is never a negative invoice (DESIGN §4): what is owed back is a credit note.
+    debug_assert!(new.iter().all(|i| i.plan.total >= 0), "a negative invoice");
     let sql = format!(
         "INSERT INTO invoices (merchant_id, membership_id, invoice_key, billing_key, kind, status, \
          currency, period_start, period_end, subtotal, credit_applied, amount_due, amount_paid, \

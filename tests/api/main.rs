@@ -20,6 +20,7 @@ mod cli;
 mod coalescing;
 mod coupon_memberships;
 mod coupons;
+mod credit_for_changes;
 mod credit_note_mail;
 mod credit_notes;
 mod customers;

@@ -50,20 +50,20 @@ backend_test!(
         assert_eq!(m["resumeAt"], "2027-06-15T00:00:00Z");
         assert_eq!(m["nextBillingDate"], "2027-06-15T00:00:00Z");
         assert_eq!(m["currentPeriodEnd"], "2027-04-11T00:00:00Z");
-        // 20 of 30 days unused: 20.00 credited, on a Paid invoice of its own.
+        // 20 of 30 days unused: 20.00 credited, by a credit note on the period's invoice (no
+        // invoice of its own).
         assert_eq!(m["creditBalance"], "20.00");
-        let credit = &m["invoices"][0];
-        assert_eq!(credit["kind"], "proration");
-        assert_eq!(credit["status"], "Paid");
-        assert_eq!(credit["total"], "-20.00");
-        assert_eq!(credit["periodStart"], "2027-04-11T00:00:00Z");
-        assert_eq!(credit["periodEnd"], "2027-05-01T00:00:00Z");
+        let invoices = m["invoices"].as_array().unwrap();
+        assert_eq!(invoices.len(), 1);
+        let credit = &invoices[0]["creditNotes"][0];
+        assert_eq!(credit["kind"], "credit");
+        assert_eq!(credit["amount"], "20.00");
 
         // Nothing is charged while Paused, whatever the clock passes.
         server.advance(&token, "2027-06-14T23:59:59Z").await;
         let m = server.membership(&token, &key).await;
         assert_eq!(m["status"], "Paused");
-        assert_eq!(m["invoices"].as_array().unwrap().len(), 2);
+        assert_eq!(m["invoices"].as_array().unwrap().len(), 1);
 
         // At resumeAt: a new period from then, charged minus the credit.
         server.advance(&token, "2027-06-15T00:00:00Z").await;
@@ -190,8 +190,8 @@ backend_test!(
         assert_eq!(m["status"], "Completed");
         assert_eq!(
             m["invoices"].as_array().unwrap().len(),
-            2,
-            "first and credit"
+            1,
+            "the first (the credit is a credit note on it)"
         );
         assert_eq!(
             server.membership(&token, &canceled).await["status"],

@@ -260,8 +260,25 @@ backend_test!(
         assert_eq!(m["priceId"], team.yearly.as_str());
         assert_eq!(m["currentPeriodEnd"], "2028-04-16T00:00:00Z");
         assert_eq!(m["creditBalance"], "0.00");
-        assert_eq!(m["invoices"][0]["total"], "285.00");
+        // The new year is invoiced in full, 300.00, paid by the credit note of the unused half
+        // month (15.00), the credit (15.00) and the card (270.00).
+        assert_eq!(m["invoices"][0]["total"], "300.00");
+        assert_eq!(m["invoices"][0]["creditApplied"], "30.00");
         assert_eq!(m["invoices"][0]["amountPaid"], "270.00");
+        // Both credits are credit notes on the first invoice, which billed the period.
+        let notes: Vec<(&Value, &Value)> = m["invoices"][2]["creditNotes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|note| (&note["number"], &note["amount"]))
+            .collect();
+        assert_eq!(
+            notes,
+            [
+                (&json!("CN-2027-000001"), &json!("15.00")),
+                (&json!("CN-2027-000002"), &json!("15.00"))
+            ]
+        );
         // Posting the same switch again changes nothing more.
         let again = visitor
             .post(

@@ -15,7 +15,6 @@ mod terms;
 mod trial;
 
 pub use lifecycle::Renewed;
-pub use pause::PauseCredit;
 pub use settlement::{EmailKind, FirstInvoice, InvoiceChange, RecurringAttempt, Settlement};
 pub use state::{DueAction, MembershipState};
 pub use terms::{CycleOutOfRange, Proration, ScheduledChange, Terms};

@@ -9,7 +9,8 @@
 //!   is `total × p / (100 + p)`; with several, the sum of the percentages is the divisor, so the
 //!   net is `total / (1 + Σp/100)` and `net + Σtax = total`.
 //!
-//! Negative amounts (a downgrade's credit) are taxed symmetrically: `tax(−a) = −tax(a)`.
+//! Negative amounts (a downgrade's credit, before it becomes a credit note) are taxed
+//! symmetrically: `tax(−a) = −tax(a)`.
 
 use std::str::FromStr;
 

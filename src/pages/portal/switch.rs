@@ -188,7 +188,7 @@ impl Effect {
     /// the customer saw.
     fn pin(&self) -> String {
         match self {
-            Effect::Prorated(p) => format!("now:{}:{}", p.plan.total, p.plan.amount_due),
+            Effect::Prorated(p) => format!("now:{}:{}", p.plan.net, p.plan.amount_due()),
             Effect::Unprorated => "now:0:0".into(),
             Effect::Scheduled(at) => format!("nextPeriod:{}", at.timestamp()),
         }
@@ -197,7 +197,7 @@ impl Effect {
     /// What the card is charged now.
     fn charged(&self) -> i64 {
         match self {
-            Effect::Prorated(p) => p.plan.amount_due,
+            Effect::Prorated(p) => p.plan.amount_due(),
             Effect::Unprorated | Effect::Scheduled(_) => 0,
         }
     }
@@ -350,38 +350,33 @@ impl<'a> Switch<'a> {
         facts.push(fact(t, "switch_starts", "switch-starts", starts));
         let (explanation, next_billing) = match &self.effect {
             Effect::Prorated(p) => {
-                if p.plan.total < 0 {
+                if p.plan.net < 0 {
                     facts.push(fact(
                         t,
                         "switch_credited_now",
                         "due-now",
-                        money(-p.plan.total),
+                        money(-p.plan.net),
                     ));
                 } else {
-                    facts.push(fact(
-                        t,
-                        "switch_charged_now",
-                        "due-now",
-                        money(p.plan.total),
-                    ));
+                    facts.push(fact(t, "switch_charged_now", "due-now", money(p.plan.net)));
                 }
-                if p.plan.credit_applied > 0 {
+                if p.plan.credit_used > 0 {
                     facts.push(fact(
                         t,
                         "switch_from_credit",
                         "from-credit",
-                        money(p.plan.credit_applied),
+                        money(p.plan.credit_used),
                     ));
                     facts.push(fact(
                         t,
                         "switch_to_card",
                         "to-card",
-                        money(p.plan.amount_due),
+                        money(p.plan.amount_due()),
                     ));
                 }
                 let key = match p.new_period {
                     Some(_) => "switch_text_new_period",
-                    None if p.plan.total < 0 => "switch_text_credit",
+                    None if p.plan.net < 0 => "switch_text_credit",
                     None => "switch_text_prorated",
                 };
                 (key, p.new_period.map(|p| p.end))

@@ -1,10 +1,11 @@
 //! The invoice rules with examples, and their properties.
 
 use super::*;
-use crate::calendar::IntervalType;
+use crate::calendar::{BillingCycle, IntervalType, Period};
 use crate::coupon::{CouponDuration, CouponOff};
 use crate::tax::{parse_percentage, TaxRate};
 use chrono::TimeZone;
+use chrono::Utc;
 use proptest::prelude::*;
 
 fn none() -> Taxation {
@@ -56,9 +57,9 @@ fn inclusive_taxes_are_contained() {
 }
 
 #[test]
-fn a_taxed_downgrade_credits_its_total() {
+fn a_taxed_downgrade_is_a_credit_note_of_its_taxed_amount() {
     let now = Utc.with_ymd_and_hms(2026, 4, 16, 0, 0, 0).unwrap();
-    let plan = price_change_invoice(
+    let plan = price_change(
         price(2000, 1),
         price(1000, 1),
         period(),
@@ -67,9 +68,11 @@ fn a_taxed_downgrade_credits_its_total() {
         0,
         &taxed(&[("10", false)]),
     );
-    assert_eq!(plan.subtotal, -500);
-    assert_eq!(plan.taxes[0].amount, -50);
-    assert_eq!(plan.total, -550);
+    assert_eq!(plan.invoice, None);
+    let credit = plan.credit.unwrap();
+    assert_eq!(credit.amount, 550);
+    assert!(credit.reason.starts_with("Price change:"));
+    assert_eq!(plan.net, -550);
     assert_eq!(plan.credit_after, 550);
 }
 
@@ -110,14 +113,16 @@ fn partial_credit() {
 #[test]
 fn upgrade_half_way_charges_half_the_difference() {
     let now = Utc.with_ymd_and_hms(2026, 4, 16, 0, 0, 0).unwrap();
-    let plan = price_change_invoice(price(1000, 1), price(2000, 1), period(), now, 0, 0, &none());
-    assert_eq!(plan.amount_due, 500);
+    let plan = price_change(price(1000, 1), price(2000, 1), period(), now, 0, 0, &none());
+    assert_eq!(plan.credit, None);
+    assert_eq!(plan.invoice.as_ref().unwrap().total, 500);
+    assert_eq!(plan.amount_due(), 500);
 }
 
 #[test]
 fn downgrade_becomes_credit() {
     let now = Utc.with_ymd_and_hms(2026, 4, 16, 0, 0, 0).unwrap();
-    let plan = price_change_invoice(
+    let plan = price_change(
         price(2000, 1),
         price(1000, 1),
         period(),
@@ -126,8 +131,9 @@ fn downgrade_becomes_credit() {
         100,
         &none(),
     );
-    assert_eq!(plan.amount_due, 0);
-    assert_eq!(plan.subtotal, -500);
+    assert_eq!(plan.amount_due(), 0);
+    assert_eq!(plan.invoice, None);
+    assert_eq!(plan.credit.unwrap().amount, 500);
     assert_eq!(plan.credit_after, 600);
 }
 
@@ -135,7 +141,7 @@ fn downgrade_becomes_credit() {
 fn interval_change_credits_unused_time() {
     let now = Utc.with_ymd_and_hms(2026, 4, 16, 0, 0, 0).unwrap();
     let weekly = BillingCycle::new(IntervalType::Weekly, 1).unwrap();
-    let (plan, new_period) = interval_change_invoice(
+    let (plan, new_period) = interval_change(
         &IntervalChange {
             name: "Gold",
             old: price(3000, 1),
@@ -152,10 +158,47 @@ fn interval_change_credits_unused_time() {
     .unwrap();
     assert_eq!(new_period.start, now);
     assert_eq!(new_period.seconds(), 7 * 86_400);
-    // 15 of 30 days unused: 1500 credit against 800 due leaves 700 credit.
-    assert_eq!(plan.subtotal, -700);
-    assert_eq!(plan.amount_due, 0);
+    // 15 of 30 days unused: a credit note of 1500; the new week is invoiced in full, 800,
+    // paid by that credit, which leaves 700.
+    assert_eq!(plan.credit.unwrap().amount, 1500);
+    let invoice = plan.invoice.unwrap();
+    assert_eq!(invoice.subtotal, 800);
+    assert_eq!(invoice.total, 800);
+    assert_eq!(invoice.credit_applied, 800);
+    assert_eq!(invoice.amount_due, 0);
+    assert_eq!(plan.net, -700);
     assert_eq!(plan.credit_after, 700);
+}
+
+#[test]
+fn a_taxed_interval_change_conserves_the_net() {
+    let now = Utc.with_ymd_and_hms(2026, 4, 16, 0, 0, 0).unwrap();
+    let weekly = BillingCycle::new(IntervalType::Weekly, 1).unwrap();
+    let vat = taxed(&[("19", false)]);
+    let (plan, _) = interval_change(
+        &IntervalChange {
+            name: "Gold",
+            old: price(3001, 1),
+            period_discount: 0,
+            period: period(),
+            new: price(1001, 1),
+            new_cycle: &weekly,
+            discount: None,
+            now,
+        },
+        300,
+        &vat,
+    )
+    .unwrap();
+    // One invoice would have been 1001 − 1501 = −500, taxed −95: −595. The new week's invoice
+    // is 1001 + 190 = 1191, so the credit note carries 1191 + 595 = 1786 (1501 unused, 285 of
+    // its tax).
+    let invoice = plan.invoice.unwrap();
+    assert_eq!(invoice.total, 1191);
+    assert_eq!(plan.credit.unwrap().amount, 1786);
+    assert_eq!(plan.net, -595);
+    assert_eq!(invoice.credit_applied, 1191);
+    assert_eq!(plan.credit_after, 300 + 595);
 }
 
 fn coupon(off: CouponOff, duration: CouponDuration) -> Discount {
@@ -212,8 +255,9 @@ fn the_documented_coupon_example() {
     assert_eq!((first.subtotal, first.discount), (5000, 1000));
     assert_eq!((first.taxes[0].amount, first.total), (760, 4760));
     let now = Utc.with_ymd_and_hms(2026, 4, 16, 0, 0, 0).unwrap();
-    let upgrade =
-        price_change_invoice(price(5000, 1), price(8000, 1), period(), now, 1000, 0, &vat);
+    let upgrade = price_change(price(5000, 1), price(8000, 1), period(), now, 1000, 0, &vat)
+        .invoice
+        .unwrap();
     assert_eq!((upgrade.subtotal, upgrade.discount), (1200, 0));
     assert_eq!((upgrade.taxes[0].amount, upgrade.total), (228, 1428));
 }
@@ -234,7 +278,7 @@ fn a_discounted_period_is_changed_and_credited_at_its_paid_share() {
     let now = Utc.with_ymd_and_hms(2026, 4, 16, 0, 0, 0).unwrap();
     // 2000 a period, half of it discounted: an upgrade to 4000 charges half the difference
     // for the half period left.
-    let up = price_change_invoice(
+    let up = price_change(
         price(2000, 1),
         price(4000, 1),
         period(),
@@ -243,16 +287,16 @@ fn a_discounted_period_is_changed_and_credited_at_its_paid_share() {
         0,
         &none(),
     );
-    assert_eq!(up.subtotal, 500);
+    assert_eq!(up.invoice.unwrap().subtotal, 500);
     assert_eq!(rescaled_discount(1000, 2000, 4000), 2000);
     // A free period credits nothing when it ends early.
     assert_eq!(
-        pause_invoice(price(2000, 1), period(), now, 2000, 0, &none()),
+        pause_credit(price(2000, 1), period(), now, 2000, &none()),
         None
     );
-    let paused = pause_invoice(price(2000, 1), period(), now, 500, 0, &none()).unwrap();
-    assert_eq!(paused.subtotal, -750);
-    assert_eq!(paused.credit_after, 750);
+    let paused = pause_credit(price(2000, 1), period(), now, 500, &none()).unwrap();
+    assert_eq!(paused.amount, 750);
+    assert!(paused.reason.starts_with("Pause:"));
 }
 
 #[test]
@@ -263,7 +307,7 @@ fn an_interval_change_discounts_the_new_period_only() {
         CouponOff::PercentOff(rust_decimal::Decimal::new(50, 0)),
         CouponDuration::Forever,
     );
-    let (plan, _) = interval_change_invoice(
+    let (plan, _) = interval_change(
         &IntervalChange {
             name: "Gold",
             old: price(3000, 1),
@@ -279,9 +323,12 @@ fn an_interval_change_discounts_the_new_period_only() {
     )
     .unwrap();
     // New week 1000 − 500 discount; unused: half of the 1500 paid.
-    assert_eq!(plan.subtotal, 1000 - 750);
-    assert_eq!(plan.discount, 500);
-    assert_eq!(plan.total, -250);
+    let invoice = plan.invoice.unwrap();
+    assert_eq!(invoice.subtotal, 1000);
+    assert_eq!(invoice.discount, 500);
+    assert_eq!(invoice.total, 500);
+    assert_eq!(plan.credit.unwrap().amount, 750);
+    assert_eq!(plan.net, -250);
     assert_eq!(plan.credit_after, 250);
 }
 
@@ -295,9 +342,9 @@ proptest! {
     ) {
         let period_discount = total * i64::from(share) / 100;
         let now = period().start + chrono::TimeDelta::seconds(offset);
-        if let Some(plan) = pause_invoice(price(total, 1), period(), now, period_discount, 0, &none()) {
-            prop_assert!(-plan.subtotal <= total - period_discount);
-            prop_assert!(plan.subtotal < 0);
+        if let Some(credit) = pause_credit(price(total, 1), period(), now, period_discount, &none()) {
+            prop_assert!(credit.amount <= total - period_discount);
+            prop_assert!(credit.amount > 0);
         }
     }
 
@@ -316,14 +363,13 @@ proptest! {
     }
 
     #[test]
-    fn settlement_conserves_money(amounts in proptest::collection::vec(-100_000i64..100_000, 1..5), credit in 0i64..200_000) {
+    fn settlement_conserves_money(amounts in proptest::collection::vec(0i64..100_000, 1..5), credit in 0i64..200_000) {
         let lines = amounts.iter().map(|a| InvoiceLine { description: String::new(), amount: *a }).collect();
         let plan = settle(lines, Discounted::default(), credit, &taxed(&[("19", false)]));
-        prop_assert!(plan.amount_due >= 0 && plan.credit_after >= 0);
-        // Money in equals money out: what was owed is paid by card or credit, or credited.
-        // What is owed is paid by the card plus the credit consumed (or, negative, credited).
+        prop_assert!(plan.total >= 0 && plan.amount_due >= 0 && plan.credit_after >= 0);
+        // Money in equals money out: what is owed is paid by the card plus the credit consumed.
         prop_assert_eq!(plan.total, plan.amount_due + credit - plan.credit_after);
-        prop_assert_eq!(plan.total.max(0), plan.amount_due + plan.credit_applied);
+        prop_assert_eq!(plan.total, plan.amount_due + plan.credit_applied);
         let added: i64 = plan.taxes.iter().map(|t| t.amount).sum();
         prop_assert_eq!(plan.total, plan.subtotal - plan.discount + added);
     }

@@ -7,48 +7,26 @@ use chrono::{DateTime, Utc};
 
 use super::MembershipState;
 use crate::calendar::Period;
-use crate::invoice::{pause_invoice, InvoicePlan};
+use crate::invoice::{pause_credit, CreditPlan};
 use crate::status::{transition, LifecycleEvent, TransitionError};
 use crate::tax::Taxation;
-
-/// The credit a pause gives for the unused part of the paid period: its invoice, and the part
-/// of the period it credits.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct PauseCredit {
-    /// The credit invoice (a negative total).
-    pub plan: InvoicePlan,
-    /// From the pause to the end of the period it cut short.
-    pub period: Period,
-}
 
 impl MembershipState {
     /// Pauses the membership at `at` until `resume_at` (or until resumed): Paused, the current
     /// period ending at `at`, its unused paid time credited (taxed by `taxation`, the rates it
-    /// was billed with). Only an Active membership can be paused; otherwise nothing changes.
+    /// was billed with), as a credit note ([`CreditPlan`]) added to the credit balance. Only an
+    /// Active membership can be paused; otherwise nothing changes.
     pub fn pause(
         &mut self,
         at: DateTime<Utc>,
         resume_at: Option<DateTime<Utc>>,
         taxation: &Taxation,
-    ) -> Result<Option<PauseCredit>, TransitionError> {
+    ) -> Result<Option<CreditPlan>, TransitionError> {
         transition(self.status, LifecycleEvent::Paused)?;
-        let credit = self.current_period.filter(|p| p.end > at).and_then(|p| {
-            let plan = pause_invoice(
-                self.price,
-                p,
-                at,
-                self.period_discount,
-                self.credit_balance,
-                taxation,
-            )?;
-            Some(PauseCredit {
-                plan,
-                period: Period {
-                    start: at,
-                    end: p.end,
-                },
-            })
-        });
+        let credit = self
+            .current_period
+            .filter(|p| p.end > at)
+            .and_then(|p| pause_credit(self.price, p, at, self.period_discount, taxation));
         self.apply(LifecycleEvent::Paused);
         if let Some(p) = self.current_period {
             self.current_period = Some(Period {
@@ -57,7 +35,7 @@ impl MembershipState {
             });
         }
         if let Some(credit) = &credit {
-            self.credit_balance = credit.plan.credit_after;
+            self.credit_balance = self.credit_balance.saturating_add(credit.amount);
         }
         self.period_discount = 0;
         self.resume_at = resume_at;
@@ -116,7 +94,7 @@ mod tests {
             let credited = m.credit_balance - credit_before;
             prop_assert!(credited >= 0);
             prop_assert!(credited <= m.price.per_period());
-            prop_assert_eq!(credit.is_some(), credited > 0);
+            prop_assert_eq!(credit.as_ref().map_or(0, |c| c.amount), credited);
             prop_assert_eq!(m.next_action_at, resume_at);
             prop_assert!(m.next_billing_date() == resume_at);
             let again = m.pause(at, None, &Taxation::none());

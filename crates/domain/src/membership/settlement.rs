@@ -500,7 +500,7 @@ mod tests {
                                 period_discount: p.period_discount,
                                 discount_used: p.new_period.is_some(),
                             };
-                            m.proration_settled(Some(terms), p.plan.amount_due, approved);
+                            m.proration_settled(Some(terms), p.plan.amount_due(), approved);
                         }
                     }
                     _ => {

@@ -3,7 +3,9 @@
 //!
 //! A change of price or cycle in the middle of a paid period is prorated: a price change
 //! charges or credits the difference for the time left; an interval change credits the unused
-//! time and starts a new period now. Any other change applies as it is. A change may instead be
+//! time and starts a new period now, charged in full (credit first). What is credited is a
+//! credit note, never a negative invoice ([`crate::invoice::ChangePlan`]). Any other change
+//! applies as it is. A change may instead be
 //! scheduled for the next period ([`ScheduledChange`]): the renewal then applies it, with no
 //! proration.
 
@@ -13,7 +15,7 @@ use serde::{Deserialize, Serialize};
 use super::MembershipState;
 use crate::calendar::{BillingCycle, Period};
 use crate::invoice::{
-    interval_change_invoice, price_change_invoice, rescaled_discount, IntervalChange, InvoicePlan,
+    interval_change, price_change, rescaled_discount, ChangePlan, IntervalChange,
 };
 use crate::price::Price;
 use crate::status::MembershipStatus;
@@ -56,11 +58,12 @@ pub struct Terms {
 /// The proration of a change in the middle of a paid period.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Proration {
-    /// The proration invoice, settled against the credit.
-    pub plan: InvoicePlan,
+    /// What the change credits (a credit note) and charges (an invoice), settled against the
+    /// credit.
+    pub plan: ChangePlan,
     /// The period an interval change starts; `None` for a change of price alone.
     pub new_period: Option<Period>,
-    /// The period the invoice bills: the new period, or the rest of the current one.
+    /// The period the change bills: the new period, or the rest of the current one.
     pub invoiced: Period,
     /// What a coupon takes off the current period once the change applies: the period's
     /// discount rescaled to the new price, or the new period's discount.
@@ -93,7 +96,7 @@ impl MembershipState {
         };
         if !cycle_changed {
             return Ok(Some(Proration {
-                plan: price_change_invoice(
+                plan: price_change(
                     self.price,
                     price,
                     period,
@@ -124,10 +127,10 @@ impl MembershipState {
             discount: self.discount.as_ref(),
             now: at,
         };
-        let (plan, new_period) = interval_change_invoice(&change, self.credit_balance, taxation)
-            .ok_or(CycleOutOfRange)?;
+        let (plan, new_period) =
+            interval_change(&change, self.credit_balance, taxation).ok_or(CycleOutOfRange)?;
         Ok(Some(Proration {
-            period_discount: plan.discount,
+            period_discount: plan.invoice.as_ref().map_or(0, |invoice| invoice.discount),
             plan,
             new_period: Some(new_period),
             invoiced: new_period,
@@ -192,13 +195,21 @@ mod tests {
             prop_assert_eq!(proration.is_some(), prorated);
             let Some(proration) = proration else { return Ok(()) };
             let current = m.current_period.unwrap();
-            prop_assert!(proration.plan.credit_after >= 0);
-            prop_assert!(proration.plan.amount_due >= 0);
+            let plan = &proration.plan;
+            prop_assert!(plan.credit_after >= 0);
+            prop_assert!(plan.amount_due() >= 0);
+            // Credit is never a negative invoice: an invoice, if any, totals at least 0, and
+            // the balance moves by the net less what the card pays.
+            prop_assert!(plan.invoice.as_ref().is_none_or(|invoice| invoice.total >= 0));
+            prop_assert!(plan.credit.as_ref().is_none_or(|credit| credit.amount > 0));
+            prop_assert_eq!(plan.credit_after - m.credit_balance, plan.amount_due() - plan.net);
             match proration.new_period {
                 Some(new) => {
                     prop_assert!(cycle != m.cycle);
                     prop_assert_eq!(new.start, at);
                     prop_assert_eq!(proration.invoiced, new);
+                    // The new period is always invoiced, in full.
+                    prop_assert!(plan.invoice.is_some());
                 }
                 None => {
                     prop_assert_eq!(proration.invoiced.start, at);
