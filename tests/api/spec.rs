@@ -210,7 +210,7 @@ pub fn is_utc_time(text: &str) -> bool {
 }
 
 /// Asserts the common fields of a delivered membership webhook `body` (any `Action`) and their
-/// types as docs/design.md "Events and e-mails" states them, and returns its `Membership`.
+/// types as docs/webhooks.md "Events" states them, and returns its `Membership`.
 pub fn assert_common_fields<'a>(spec: &MembershipSpec, body: &'a Value) -> &'a Value {
     for field in &spec.common {
         assert!(body.get(field).is_some(), "{field} in {body}");
