@@ -24,7 +24,7 @@
 //!   customer (minted with the server's key, as the server mints it: walking to it would take
 //!   50,000 requests at 1 M); `?email=` of one customer, in capitals; `?q=quay`: a prefix that
 //!   matches the same 40 customers at every size; `?q=bench77`: a prefix that matches 1.1 % of the
-//!   customers at every size, so its matches grow with the table (`docs/design.md`, Lists: a
+//!   customers at every size, so its matches grow with the table (`docs/api.md`, Lists: a
 //!   prefix costs its matches);
 //! - the endpoint's attempt log, `GET /webhook-endpoints/{id}/deliveries?limit=20`, first page
 //!   and the page after its 41st-oldest attempt;

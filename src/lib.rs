@@ -1,7 +1,7 @@
 //! recur: self-hostable subscription billing and hosted payments.
 //!
-//! The modules are in layers, each importing only from its own layer or lower ones (the table
-//! is in `docs/design.md`, "Layout", and `tests/layers.rs` checks it): [`domain`] holds the pure
+//! The modules are in layers, each importing only from its own layer or lower ones (the table is in
+//! `docs/architecture.md`, "Layout", and `tests/layers.rs` checks it): [`domain`] holds the pure
 //! rules (a crate of its own, so it cannot do I/O); [`store`], [`processor`] and the plumbing
 //! beside them are the foundation; [`services::Services`] is what the engines work with;
 //! [`billing`], [`cashier`] and [`delivery`] are the engines and [`events`] their webhook events;

@@ -1,5 +1,5 @@
-//! The layering of `docs/design.md` ("Layout"), checked on the source: every `crate::…` path in
-//! a module of `src/` names a module of the same layer or a lower one, and the API never reaches
+//! The layering of `docs/architecture.md` ("Layout"), checked on the source: every `crate::…` path
+//! in a module of `src/` names a module of the same layer or a lower one, and the API never reaches
 //! into the hosted pages. A new top-level module must be given its layer here and in the table.
 
 use std::collections::BTreeSet;

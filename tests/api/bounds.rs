@@ -1,6 +1,6 @@
 //! Bounded inputs: every number and date a merchant sends is held to a limit under which every
 //! date the service derives can be written and every sum of amounts fits, on create and on
-//! update alike; past it, a 400 on the field's path. The limits are in `docs/design.md`.
+//! update alike; past it, a 400 on the field's path. The limits are in `docs/api.md`.
 
 use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};

@@ -240,7 +240,7 @@ backend_test!(
             .await;
         let key = record["membershipKey"].as_str().unwrap();
         // Each key of the spec's table, the update that changes only it, and the value the
-        // event carries (docs/design.md "Events and e-mails").
+        // event carries (docs/webhooks.md "Events").
         let cases = [
             (
                 "Name",
