@@ -7,7 +7,8 @@ use reqwest::Method;
 use serde_json::{json, Value};
 
 use crate::backend_test;
-use crate::billing::{actions, body_for, key, update, MEMBERSHIP};
+use crate::fixtures::memberships::{actions, body_for, key, update};
+use crate::fixtures::MEMBERSHIP;
 use crate::harness::TestServer;
 
 /// Every invoice of membership `key` as `GET /invoices` lists it, newest first; each is checked
