@@ -1,6 +1,7 @@
 //! Membership rules that are not calendar or money arithmetic: field rules of the create and
 //! update bodies and the test-only `chargeEmitterQueue` here; the billing state and its
-//! transitions in [`MembershipState`] (DESIGN §3–§4). The price is [`crate::price`].
+//! transitions in [`MembershipState`] (DESIGN §3–§4); which memberships may switch price in the
+//! portal ([`can_switch_price`]). The price is [`crate::price`].
 
 use chrono::{DateTime, Months, NaiveDateTime, TimeDelta, Utc};
 use serde::{Deserialize, Serialize};
@@ -11,6 +12,7 @@ mod settlement;
 mod state;
 #[cfg(test)]
 mod strategies;
+mod switch;
 mod terms;
 mod trial;
 
@@ -18,6 +20,7 @@ pub use lifecycle::Renewed;
 pub use pause::PauseCredit;
 pub use settlement::{EmailKind, FirstInvoice, InvoiceChange, RecurringAttempt, Settlement};
 pub use state::{DueAction, MembershipState};
+pub use switch::{can_switch_price, CatalogOffer};
 pub use terms::{CycleOutOfRange, Proration, ScheduledChange, Terms};
 pub use trial::TRIAL_NOTICE_LEAD;
 
