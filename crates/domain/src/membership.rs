@@ -1,11 +1,13 @@
 //! Membership rules that are not calendar or money arithmetic: field rules of the create and
 //! update bodies and the test-only `chargeEmitterQueue` here; the billing state and its
-//! transitions in [`MembershipState`] (DESIGN §3–§4); which memberships may switch price in the
-//! portal ([`can_switch_price`]). The price is [`crate::price`].
+//! transitions in [`MembershipState`] (DESIGN §3–§4); what its status lets the merchant and the
+//! customer do ([`can_pause`], [`accepts_coupon`], [`can_switch_price`]). The price is
+//! [`crate::price`].
 
 use chrono::{DateTime, Months, NaiveDateTime, TimeDelta, Utc};
 use serde::{Deserialize, Serialize};
 
+mod guards;
 mod lifecycle;
 mod pause;
 mod settlement;
@@ -16,6 +18,7 @@ mod switch;
 mod terms;
 mod trial;
 
+pub use guards::{accepts_coupon, can_pause, PauseRequest, PromotionCode};
 pub use lifecycle::Renewed;
 pub use pause::PauseCredit;
 pub use settlement::{EmailKind, FirstInvoice, InvoiceChange, RecurringAttempt, Settlement};
