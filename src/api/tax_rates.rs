@@ -9,7 +9,9 @@
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::Json;
-use recur_domain::tax::{parse_percentage, TaxRate};
+use recur_domain::tax::{
+    parse_percentage, rate_id_path, rate_set, requested_rate_ids, FoundRate, TaxRate, TAX_RATE_IDS,
+};
 use recur_domain::time::format_utc;
 use recur_domain::validation::{self as rules, FieldErrors};
 use serde::{Deserialize, Serialize};
@@ -25,8 +27,6 @@ use crate::store::tax_rates::{self, StoredRate};
 
 /// Longest rate `name`.
 const MAX_NAME_CHARS: usize = 100;
-/// Most rates a membership bills with.
-pub const MAX_RATES_PER_MEMBERSHIP: usize = 5;
 
 /// Body of a rate's creation.
 #[derive(Debug, Deserialize, ToSchema)]
@@ -287,66 +287,51 @@ pub async fn update_tax_rate(
     Ok(Json(stored.into()))
 }
 
-/// A membership's `taxRateIds`, checked against the merchant's rates (one statement): each an
-/// active rate of this merchant, none twice, at most [`MAX_RATES_PER_MEMBERSHIP`], all
-/// inclusive or all exclusive. The rates in the order given; `None` (with the errors added)
-/// when one fails or the field is absent.
+/// A membership's `taxRateIds`, checked against the merchant's rates (one statement) by the
+/// domain's rules ([`requested_rate_ids`], then [`rate_set`]): each an active rate of this
+/// merchant, none twice, at most
+/// [`MAX_RATES_PER_MEMBERSHIP`](recur_domain::tax::MAX_RATES_PER_MEMBERSHIP), all inclusive or
+/// all exclusive.
+/// The rates in the order given; `None` (with the errors added) when one fails or the field is
+/// absent.
 pub async fn resolve(
     state: &AppState,
     merchant_id: i64,
     field: Field<Vec<Field<String>>>,
     errors: &mut FieldErrors,
 ) -> Result<Option<Vec<TaxRate>>, ApiError> {
-    const PATH: &str = "taxRateIds";
-    let Some(items) = field.optional(PATH, errors) else {
+    let Some(items) = field.optional(TAX_RATE_IDS, errors) else {
         return Ok(None);
     };
-    if items.len() > MAX_RATES_PER_MEMBERSHIP {
-        errors.add(
-            PATH,
-            format!("must hold at most {MAX_RATES_PER_MEMBERSHIP} rates"),
-        );
-        return Ok(None);
-    }
-    let mut keys: Vec<String> = Vec::with_capacity(items.len());
-    let mut failed = false;
-    for (i, item) in items.into_iter().enumerate() {
-        let path = format!("{PATH}[{i}]");
-        match item.required(&path, errors) {
-            Some(key) if keys.contains(&key) => {
-                errors.add(path, "is listed twice");
-                failed = true;
-            }
-            Some(key) => keys.push(key),
-            None => failed = true,
+    let read = items
+        .into_iter()
+        .enumerate()
+        .map(|(i, item)| item.required(&rate_id_path(i), errors));
+    let keys = match requested_rate_ids(read) {
+        Ok(keys) => keys,
+        Err(refused) => {
+            errors.append(refused);
+            return Ok(None);
         }
-    }
-    if failed {
-        return Ok(None);
-    }
+    };
     // Only a request that is otherwise valid fixes the rates' terms.
-    let found = if errors.is_empty() {
+    let stored = if errors.is_empty() {
         tax_rates::claim(state.store.writer(), merchant_id, &keys).await?
     } else {
         tax_rates::by_keys(state.store.pool(), merchant_id, &keys).await?
     };
-    let mut rates = Vec::with_capacity(keys.len());
-    for (i, key) in keys.iter().enumerate() {
-        match found.iter().find(|s| s.rate.tax_rate_id == *key) {
-            Some(stored) if stored.active => rates.push(stored.rate.clone()),
-            Some(_) => errors.add(format!("{PATH}[{i}]"), "is an archived tax rate"),
-            None => errors.add(
-                format!("{PATH}[{i}]"),
-                "does not match a tax rate of this merchant",
-            ),
+    let found: Vec<FoundRate> = stored
+        .iter()
+        .map(|s| FoundRate {
+            rate: &s.rate,
+            active: s.active,
+        })
+        .collect();
+    match rate_set(&keys, &found) {
+        Ok(rates) => Ok(Some(rates)),
+        Err(refused) => {
+            errors.append(refused);
+            Ok(None)
         }
     }
-    if rates.len() != keys.len() {
-        return Ok(None);
-    }
-    if rates.iter().any(|r| r.inclusive) && rates.iter().any(|r| !r.inclusive) {
-        errors.add(PATH, "must be all inclusive or all exclusive rates");
-        return Ok(None);
-    }
-    Ok(Some(rates))
 }

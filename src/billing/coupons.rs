@@ -5,12 +5,13 @@
 //! coupon's terms ([`recur_domain::coupon::Discount`]); the invoices apply them.
 
 use chrono::{DateTime, Utc};
-use recur_domain::status::MembershipStatus;
+use recur_domain::coupon::Refusal;
+use recur_domain::membership::{accepts_coupon, PromotionCode};
 
 use super::followups::save;
 use super::{locked, BillingError};
 use crate::services::Services;
-use crate::store::coupons::{self, Refusal};
+use crate::store::coupons;
 use crate::store::customers::Created;
 use crate::store::memberships::{
     self, ClockCondition, CreatedAt, Membership, NewMembership, NewRow,
@@ -78,7 +79,8 @@ pub async fn give(
 
 /// The promotion code a customer typed on the hosted checkout of the membership `key`:
 /// redeemed and given to it when it has no coupon yet and owes its first payment (or starts
-/// its trial). A membership that already has a coupon, or has nothing to pay, is a conflict.
+/// its trial), as [`accepts_coupon`] says. A membership that already has a coupon, or has
+/// nothing to pay, is a conflict.
 pub async fn apply_at_checkout(
     state: &Services,
     merchant_id: i64,
@@ -88,16 +90,12 @@ pub async fn apply_at_checkout(
     let at = state.merchant_now(merchant_id).await?;
     let mut tx = state.store.begin().await?;
     let mut m = locked(&mut tx, state, merchant_id, key).await?;
-    if m.state.status != MembershipStatus::Incomplete {
-        return Err(BillingError::Conflict(
-            "a promotion code applies to a first payment only".into(),
-        ));
-    }
-    if m.state.discount.is_some() {
-        return Err(BillingError::Conflict(
-            "the membership already has a coupon".into(),
-        ));
-    }
+    accepts_coupon(
+        m.state.status,
+        m.state.discount.as_ref(),
+        PromotionCode::Apply,
+    )
+    .map_err(|why| BillingError::Conflict(why.into()))?;
     if let Err(refusal) = give(&mut tx, &mut m, code, at).await? {
         return Ok(Err(refusal));
     }
@@ -112,7 +110,8 @@ pub async fn apply_at_checkout(
 /// Takes back the promotion code the customer applied on the hosted checkout of the membership
 /// `key`, before paying: the membership loses the coupon and the coupon its redemption, so the
 /// code (or another) can be applied again. Only an Incomplete membership with no payment in
-/// flight whose coupon the customer gave; a coupon the merchant gave, or none, is a conflict.
+/// flight whose coupon the customer gave ([`accepts_coupon`]); a coupon the merchant gave, or
+/// none, is a conflict.
 pub async fn remove_at_checkout(
     state: &Services,
     merchant_id: i64,
@@ -121,17 +120,15 @@ pub async fn remove_at_checkout(
     let at = state.merchant_now(merchant_id).await?;
     let mut tx = state.store.begin().await?;
     let mut m = locked(&mut tx, state, merchant_id, key).await?;
-    if m.state.status != MembershipStatus::Incomplete {
-        return Err(BillingError::Conflict(
-            "a promotion code can be removed before the first payment only".into(),
-        ));
+    accepts_coupon(
+        m.state.status,
+        m.state.discount.as_ref(),
+        PromotionCode::Remove,
+    )
+    .map_err(|why| BillingError::Conflict(why.into()))?;
+    if let Some(discount) = m.state.discount.take() {
+        coupons::release(&mut tx, merchant_id, &discount.coupon.coupon_id).await?;
     }
-    let Some(discount) = m.state.discount.take().filter(|d| d.by_customer) else {
-        return Err(BillingError::Conflict(
-            "the membership has no promotion code of the customer's".into(),
-        ));
-    };
-    coupons::release(&mut tx, merchant_id, &discount.coupon.coupon_id).await?;
     save(&mut tx, &mut m, at).await?;
     tx.commit().await?;
     Ok(m)

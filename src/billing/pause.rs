@@ -1,10 +1,12 @@
 //! Pausing and resuming a membership (DESIGN §15): `POST /membership/{key}/pause` and
 //! `…/resume`, and the engine's resume when `resumeAt` arrives. The rules are the domain's
-//! ([`MembershipState::pause`](recur_domain::membership::MembershipState::pause) and `resume`);
-//! a pause's credit for the unused paid time is a credit note naming the invoice that billed the
-//! period (never a negative invoice, DESIGN §4), and a resume is a renewal starting then.
+//! ([`can_pause`], [`MembershipState::pause`](recur_domain::membership::MembershipState::pause)
+//! and `resume`); a pause's credit for the unused paid time is a credit note naming the invoice
+//! that billed the period (never a negative invoice, DESIGN §4), and a resume is a renewal
+//! starting then.
 
 use chrono::{DateTime, Utc};
+use recur_domain::membership::{can_pause, PauseRequest};
 use recur_domain::status::MembershipStatus;
 
 use super::followups::{save, Followups};
@@ -33,21 +35,22 @@ pub async fn pause(
     }
     let mut tx = state.store.begin().await?;
     let mut m = locked(&mut tx, state, merchant_id, key).await?;
-    if m.state.status == MembershipStatus::Paused {
-        m.state.set_resume_at(resume_at);
-        save(&mut tx, &mut m, at).await?;
-        tx.commit().await?;
-        return Ok(m);
+    match can_pause(m.state.status).map_err(BillingError::Conflict)? {
+        PauseRequest::NewResumeDate => {
+            m.state.set_resume_at(resume_at);
+            save(&mut tx, &mut m, at).await?;
+            tx.commit().await?;
+            return Ok(m);
+        }
+        PauseRequest::Pause => {}
     }
     let taxation = taxation::of(&mut *tx, &m).await?;
     // When the period the credit comes from started, before the pause ends it.
     let started = m.state.current_period.map(|p| p.start);
-    let credit = m.state.pause(at, resume_at, &taxation).map_err(|_| {
-        BillingError::Conflict(format!(
-            "a {} membership cannot be paused; only an Active one can",
-            m.state.status
-        ))
-    })?;
+    let credit = m
+        .state
+        .pause(at, resume_at, &taxation)
+        .map_err(|refused| BillingError::Conflict(refused.to_string()))?;
     let credits = match &credit {
         Some(credit) => {
             let owed = credit_notes::owed_back(&mut tx, &m, started, credit).await?;

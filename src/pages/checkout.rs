@@ -13,7 +13,8 @@ use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Redirect, Response};
 use minijinja::{context, Value};
-use recur_domain::coupon;
+use recur_domain::coupon::{self, Refusal};
+use recur_domain::membership::{accepts_coupon, PromotionCode};
 use recur_domain::money::display_amount;
 use recur_domain::status::MembershipStatus;
 use serde::Deserialize;
@@ -33,7 +34,6 @@ use crate::ids;
 use crate::state::AppState;
 use crate::store::charges::PagePayment;
 use crate::store::checkout_sessions::{self, SessionKind};
-use crate::store::coupons::Refusal;
 use crate::store::memberships::{self, Membership};
 use crate::store::merchants::Mode;
 use crate::store::payment_methods;
@@ -317,16 +317,18 @@ fn refusal_text(refusal: Refusal) -> &'static str {
 }
 
 /// The promotion code of a first payment or trial start: the form while the membership has no
-/// coupon, the code once it has one; nothing on a pay-now page (its invoice is fixed).
+/// coupon, the code once it has one, with its remove button when the customer may take it back
+/// ([`accepts_coupon`]); nothing on a pay-now page (its invoice is fixed).
 fn promotion(checkout: &Checkout, due: &DueNow, promo: PromoField) -> Option<Value> {
     if due.purpose == Purpose::PayNow {
         return None;
     }
-    Some(match &checkout.membership.state.discount {
+    let state = &checkout.membership.state;
+    Some(match &state.discount {
         Some(discount) => context! {
             applied => discount.coupon.code,
-            remove => discount
-                .by_customer
+            remove => accepts_coupon(state.status, Some(discount), PromotionCode::Remove)
+                .is_ok()
                 .then(|| format!("/checkout/{}/coupon/remove", checkout.token)),
         },
         None => context! {

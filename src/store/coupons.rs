@@ -2,17 +2,24 @@
 //! archivable (`active`), and how often each has been redeemed. Codes are stored uppercase and
 //! unique per merchant, so they match in any letter case. Every query is scoped by merchant id.
 //!
-//! A redemption is counted by the one statement that checks it ([`redeem`]): concurrent
-//! redemptions never take a coupon past its `max_redemptions`.
+//! Whether a coupon can be redeemed is the domain's rule ([`recur_domain::coupon::redeemable`]);
+//! [`redeem`] asks it of the coupon's row, locked, and counts the redemption with a statement
+//! that checks the same condition again: concurrent redemptions never take a coupon past its
+//! `max_redemptions`.
 
 use chrono::{DateTime, Utc};
-use recur_domain::coupon::{AppliedCoupon, CouponDuration, CouponOff, Discount};
+use recur_domain::coupon::{
+    redeemable, AppliedCoupon, CouponDuration, CouponOff, Discount, RedemptionTerms,
+};
 use recur_domain::tax::parse_percentage;
 use sqlx::any::AnyRow;
 use sqlx::{Any, Executor, Row};
 
 use super::keyset::{self, Filters, Window};
 use super::{from_micros, to_micros, Tx};
+
+/// Why a code was not redeemed: the domain's, with its field error.
+pub use recur_domain::coupon::Refusal;
 
 /// A stored coupon.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -57,6 +64,17 @@ impl Coupon {
     pub fn discount(&self) -> Discount {
         Discount::new(self.applied(), self.duration)
     }
+
+    /// The terms that decide whether it can be redeemed.
+    pub fn redemption_terms(&self) -> RedemptionTerms<'_> {
+        RedemptionTerms {
+            active: self.active,
+            expires_at: self.expires_at,
+            currency: self.currency.as_deref(),
+            max_redemptions: self.max_redemptions,
+            times_redeemed: self.times_redeemed,
+        }
+    }
 }
 
 /// The terms of a new coupon.
@@ -76,34 +94,6 @@ pub struct NewCoupon {
     pub max_redemptions: Option<i64>,
     /// When it expires.
     pub expires_at: Option<DateTime<Utc>>,
-}
-
-/// Why a code was not redeemed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Refusal {
-    /// The merchant has no coupon with this code.
-    Unknown,
-    /// The coupon is archived.
-    Archived,
-    /// The coupon's `expires_at` has passed.
-    Expired,
-    /// The coupon has been redeemed `max_redemptions` times.
-    Exhausted,
-    /// The coupon takes an amount off in another currency.
-    WrongCurrency,
-}
-
-impl Refusal {
-    /// The reason, as a field error on the code ("couponCode": ["has expired"]).
-    pub fn message(&self) -> &'static str {
-        match self {
-            Refusal::Unknown => "does not match a coupon of this merchant",
-            Refusal::Archived => "has been archived",
-            Refusal::Expired => "has expired",
-            Refusal::Exhausted => "has reached its redemption limit",
-            Refusal::WrongCurrency => "is for another currency",
-        }
-    }
 }
 
 const COLUMNS: &str = "c.id, c.merchant_id, c.coupon_key, c.code, c.percent_off, c.amount_off, \
@@ -266,13 +256,14 @@ pub async fn set_active<'c, E: Executor<'c, Database = Any>>(
 /// Redeems the merchant's coupon with `code` (any letter case) for a membership billed in
 /// `currency` at `now` (the merchant's time): the coupon, counted once more, or why not.
 ///
-/// One conditional `UPDATE` checks and counts: active, not expired, below its limit, and of
-/// this currency when it takes an amount off. Concurrent redemptions queue on the row's lock
-/// (PostgreSQL re-checks the condition on the row as the one before left it; SQLite has one
-/// writer), so a coupon is never redeemed more than `max_redemptions` times. Only when it
-/// counts nothing does one `SELECT` (locking the row on PostgreSQL) say why; should the coupon
-/// have become redeemable in between (restored from the archive, or created), the `UPDATE` runs
-/// again under that lock. The redemption commits or rolls back with `tx`.
+/// One `SELECT` reads the coupon, locking its row on PostgreSQL (`FOR UPDATE`; SQLite has one
+/// writer, and `tx` holds it from its start): no coupon with this code is unknown; for one, the
+/// domain's rule decides ([`redeemable`]: archived, expired, for another currency, exhausted, in
+/// that order). A redeemable coupon is counted by a conditional `UPDATE` that checks the same
+/// condition on the row: concurrent redemptions queue on the row's lock and each reads the row as
+/// the one before left it, so a coupon is never redeemed more than `max_redemptions` times; the
+/// condition only guards that, and should it count nothing the code is refused as unknown. The
+/// redemption commits or rolls back with `tx`.
 pub async fn redeem(
     tx: &mut Tx,
     merchant_id: i64,
@@ -280,12 +271,7 @@ pub async fn redeem(
     currency: &str,
     now: DateTime<Utc>,
 ) -> Result<Result<Coupon, Refusal>, sqlx::Error> {
-    let code = code.to_ascii_uppercase();
     let currency = currency.to_ascii_uppercase();
-    let now = to_micros(now);
-    if let Some(coupon) = count_redemption(tx, merchant_id, &code, &currency, now).await? {
-        return Ok(Ok(coupon));
-    }
     let lock = if tx.backend_name().eq_ignore_ascii_case("postgresql") {
         " FOR UPDATE"
     } else {
@@ -295,53 +281,39 @@ pub async fn redeem(
         format!("SELECT {COLUMNS} FROM coupons c WHERE c.merchant_id = $1 AND c.code = $2{lock}");
     let row = sqlx::query(&sql)
         .bind(merchant_id)
-        .bind(code.as_str())
+        .bind(code.to_ascii_uppercase())
         .fetch_optional(&mut **tx)
         .await?;
     let Some(coupon) = row.as_ref().map(decode).transpose()? else {
         return Ok(Err(Refusal::Unknown));
     };
-    let refusal = if !coupon.active {
-        Some(Refusal::Archived)
-    } else if coupon.expires_at.is_some_and(|at| to_micros(at) <= now) {
-        Some(Refusal::Expired)
-    } else if coupon.currency.as_ref().is_some_and(|c| *c != currency) {
-        Some(Refusal::WrongCurrency)
-    } else if coupon
-        .max_redemptions
-        .is_some_and(|max| coupon.times_redeemed >= max)
-    {
-        Some(Refusal::Exhausted)
-    } else {
-        None
-    };
-    if let Some(refusal) = refusal {
+    if let Err(refusal) = redeemable(&coupon.redemption_terms(), &currency, now) {
         return Ok(Err(refusal));
     }
-    let counted = count_redemption(tx, merchant_id, &code, &currency, now).await?;
+    let counted = count_redemption(tx, &coupon, &currency, to_micros(now)).await?;
     Ok(counted.ok_or(Refusal::Unknown))
 }
 
-/// The conditional `UPDATE` of [`redeem`]: the coupon counted once more, or `None` when it is
-/// not redeemable for `currency` at `now`.
+/// The conditional `UPDATE` of [`redeem`]: `coupon` counted once more, or `None` when its row
+/// is not redeemable for `currency` at `now` (the condition of
+/// [`redeemable`](recur_domain::coupon::redeemable), in SQL).
 async fn count_redemption(
     tx: &mut Tx,
-    merchant_id: i64,
-    code: &str,
+    coupon: &Coupon,
     currency: &str,
     now: i64,
 ) -> Result<Option<Coupon>, sqlx::Error> {
     let sql = format!(
         "UPDATE coupons SET times_redeemed = times_redeemed + 1 \
-         WHERE merchant_id = $1 AND code = $2 AND active = 1 \
+         WHERE merchant_id = $1 AND id = $2 AND active = 1 \
          AND (expires_at IS NULL OR expires_at > $3) \
          AND (max_redemptions IS NULL OR times_redeemed < max_redemptions) \
          AND (currency IS NULL OR currency = $4) {}",
         returning()
     );
     let row = sqlx::query(&sql)
-        .bind(merchant_id)
-        .bind(code)
+        .bind(coupon.merchant_id)
+        .bind(coupon.id)
         .bind(now)
         .bind(currency)
         .fetch_optional(&mut **tx)

@@ -5,7 +5,7 @@
 //! first invoice or a renewal, one each period (`once`: one; `repeating`: `durationInCycles`;
 //! `forever`: every one). A discount never takes more than the amount it discounts, so a coupon
 //! alone never makes a total negative. The rules of its fields are here too, so the API and the
-//! dashboard check them alike.
+//! dashboard check them alike, and whether it can be redeemed ([`redeemable`]).
 
 use chrono::{DateTime, Months, Utc};
 use rust_decimal::Decimal;
@@ -13,6 +13,10 @@ use serde::{Deserialize, Serialize};
 
 use crate::membership::{parse_end_date, END_DATE_MAX_LEAD_MONTHS};
 use crate::tax::{exclusive_tax, parse_percentage};
+
+mod redemption;
+
+pub use redemption::{redeemable, RedemptionTerms, Refusal};
 
 /// Longest coupon code, in characters.
 pub const MAX_CODE_CHARS: usize = 40;

@@ -1,22 +1,28 @@
 //! Membership rules that are not calendar or money arithmetic: field rules of the create and
 //! update bodies and the test-only `chargeEmitterQueue` here; the billing state and its
-//! transitions in [`MembershipState`] (DESIGN §3–§4). The price is [`crate::price`].
+//! transitions in [`MembershipState`] (DESIGN §3–§4); what its status lets the merchant and the
+//! customer do ([`can_pause`], [`accepts_coupon`], [`can_switch_price`]). The price is
+//! [`crate::price`].
 
 use chrono::{DateTime, Months, NaiveDateTime, TimeDelta, Utc};
 use serde::{Deserialize, Serialize};
 
+mod guards;
 mod lifecycle;
 mod pause;
 mod settlement;
 mod state;
 #[cfg(test)]
 mod strategies;
+mod switch;
 mod terms;
 mod trial;
 
+pub use guards::{accepts_coupon, can_pause, PauseRequest, PromotionCode};
 pub use lifecycle::Renewed;
 pub use settlement::{EmailKind, FirstInvoice, InvoiceChange, RecurringAttempt, Settlement};
 pub use state::{DueAction, MembershipState};
+pub use switch::{can_switch_price, CatalogOffer};
 pub use terms::{CycleOutOfRange, Proration, ScheduledChange, Terms};
 pub use trial::TRIAL_NOTICE_LEAD;
 

@@ -11,11 +11,19 @@
 //!
 //! Negative amounts (a downgrade's credit, before it becomes a credit note) are taxed
 //! symmetrically: `tax(−a) = −tax(a)`.
+//!
+//! Which rates a membership may bill with is [`rate_set`]'s rule.
 
 use std::str::FromStr;
 
 use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};
+
+mod rate_set;
+
+pub use rate_set::{
+    rate_id_path, rate_set, requested_rate_ids, FoundRate, MAX_RATES_PER_MEMBERSHIP, TAX_RATE_IDS,
+};
 
 /// The member states of the European Union (ISO 3166-1 alpha-2 codes). This is the EU's
 /// membership, a political fact, not an ISO table: no crate carries it. Greece is `GR` here (the

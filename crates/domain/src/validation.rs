@@ -36,6 +36,13 @@ impl FieldErrors {
         }
     }
 
+    /// Records every message of `other` too, after the ones of its paths already here.
+    pub fn append(&mut self, other: FieldErrors) {
+        for (path, messages) in other.0 {
+            self.0.entry(path).or_default().extend(messages);
+        }
+    }
+
     /// True when nothing failed.
     pub fn is_empty(&self) -> bool {
         self.0.is_empty()
@@ -378,6 +385,12 @@ mod tests {
         assert_eq!(errors.check::<i32>("b", Err("bad".into())), None);
         errors.add("b", "worse");
         assert_eq!(errors.as_map()["b"], vec!["bad", "worse"]);
+        let mut more = FieldErrors::new();
+        more.add("b", "worst");
+        more.add("c", "odd");
+        errors.append(more);
+        assert_eq!(errors.as_map()["b"], vec!["bad", "worse", "worst"]);
+        assert_eq!(errors.as_map()["c"], vec!["odd"]);
         assert!(!errors.is_empty());
     }
 

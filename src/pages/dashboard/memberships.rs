@@ -12,6 +12,7 @@ use axum::extract::{Path, RawQuery, State};
 use axum::http::HeaderMap;
 use axum::response::Response;
 use minijinja::{context, Value};
+use recur_domain::membership::{can_pause, PauseRequest};
 use recur_domain::money::display_amount;
 use recur_domain::status::MembershipStatus;
 
@@ -128,7 +129,7 @@ pub async fn show(
             membership => membership_row(t, lang, &m),
             order_id => m.order_id,
             cancelable => m.state.status.can_cancel() && !m.state.status.is_terminal(),
-            pausable => m.state.status == MembershipStatus::Active,
+            pausable => can_pause(m.state.status) == Ok(PauseRequest::Pause),
             paused => m.state.status == MembershipStatus::Paused,
             terms => terms(t, lang, &m),
             pay_now_url => pay_now_url,

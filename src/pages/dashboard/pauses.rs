@@ -14,8 +14,7 @@ use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
 use chrono::{DateTime, Utc};
-use recur_domain::membership as rules;
-use recur_domain::status::MembershipStatus;
+use recur_domain::membership::{self as rules, PauseRequest};
 
 use super::actions::{
     confirm_action, confirm_page, membership_of, membership_url, outcome_page,
@@ -70,7 +69,7 @@ fn pause_form(
     typed: String,
     error: Option<String>,
 ) -> Result<Response, ApiError> {
-    let paused = m.state.status == MembershipStatus::Paused;
+    let paused = rules::can_pause(m.state.status) == Ok(PauseRequest::NewResumeDate);
     let key = &m.membership_key;
     let confirm = Confirm {
         nav: "customers",

@@ -15,11 +15,10 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Redirect, Response};
 use chrono::{DateTime, Utc};
 use minijinja::{context, Value};
-use recur_domain::membership::{Proration, ScheduledChange};
+use recur_domain::membership::{can_switch_price, CatalogOffer, Proration, ScheduledChange};
 use recur_domain::money::display_amount;
 use recur_domain::price::Price;
 use recur_domain::settings::PortalPlanChange;
-use recur_domain::status::MembershipStatus;
 use serde::Deserialize;
 
 use super::portal_membership;
@@ -53,24 +52,22 @@ impl Offer {
     }
 }
 
-/// Whether a membership may switch price in the portal: made from a catalog price, Active or
-/// Trialing (PastDue and Unpaid pay what is overdue first; a Paused one has no running period),
-/// and, when switches wait for the next renewal, renewing at all (an `endDate` may stop it).
+/// Whether a membership may switch price in the portal: the domain's [`can_switch_price`] (made
+/// from a catalog price, Active or Trialing, and renewing when switches wait for the renewal).
 fn switchable(portal: &PageSession, m: &Membership) -> bool {
-    let status = matches!(
+    can_switch_price(
         m.state.status,
-        MembershipStatus::Active | MembershipStatus::Trialing
-    );
-    let renews =
-        portal.plan_change == PortalPlanChange::Now || m.state.next_billing_date().is_some();
-    m.price_key.is_some() && status && renews
+        m.price_key.is_some(),
+        portal.plan_change,
+        m.state.next_billing_date().is_some(),
+    )
 }
 
 /// The prices `m` may switch to, oldest first: the other active prices of its price's product
-/// (when the product is active) in its currency, whose per-period total for its quantity fits
-/// and whose terms differ from its own (a price billing the same on the same cycle changes
-/// nothing the customer pays). When switches wait for the renewal, the price already scheduled
-/// for it is not offered again.
+/// (when the product is active) that the domain offers it
+/// ([`switch_offer`](recur_domain::membership::MembershipState::switch_offer):
+/// in its currency, for its quantity, a total that fits, terms that differ from its own and,
+/// when switches wait for the renewal, not the price already scheduled for it).
 pub(super) async fn offers(
     state: &AppState,
     portal: &PageSession,
@@ -84,33 +81,22 @@ pub(super) async fn offers(
     let Some(current) = current.filter(|p| p.product_active) else {
         return Ok(Vec::new());
     };
-    let quantity = m.state.price.quantity.unwrap_or(1);
-    let currency = m.currency();
-    let scheduled = scheduled_key(portal, m);
     let siblings = prices::active_of_product(pool, m.merchant_id, current.product_id).await?;
     Ok(siblings
         .into_iter()
-        .filter(|p| p.price_key != current_key && p.currency == m.currency)
-        .filter(|p| Some(p.price_key.as_str()) != scheduled)
         .filter_map(|price| {
-            let new = m
-                .state
-                .price
-                .updated(Some(price.unit_amount), Some(quantity), currency)
-                .ok()?;
-            let differs =
-                new.per_period() != m.state.price.per_period() || price.cycle != m.state.cycle;
-            differs.then_some(Offer { price, new })
+            let offer = CatalogOffer {
+                price_key: &price.price_key,
+                currency: &price.currency,
+                unit_amount: price.unit_amount,
+                cycle: price.cycle,
+            };
+            let new =
+                m.state
+                    .switch_offer(m.currency(), current_key, portal.plan_change, &offer)?;
+            Some(Offer { price, new })
         })
         .collect())
-}
-
-/// The catalog price scheduled for `m`'s renewal when the portal's switches wait for it too.
-fn scheduled_key<'m>(portal: &PageSession, m: &'m Membership) -> Option<&'m str> {
-    let change = m.state.scheduled.as_ref()?;
-    (portal.plan_change == PortalPlanChange::NextPeriod)
-        .then_some(change.price_key.as_deref())
-        .flatten()
 }
 
 /// An offer as the portal lists it under its membership.
@@ -257,7 +243,7 @@ async fn choose(
     if m.price_key.as_deref() == Some(price_id) {
         return Ok(Choice::Portal("switched"));
     }
-    if scheduled_key(portal, m) == Some(price_id) {
+    if m.state.scheduled_switch(portal.plan_change) == Some(price_id) {
         return Ok(Choice::Portal("scheduled"));
     }
     if m.price_key.is_none() {
