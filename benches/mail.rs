@@ -143,7 +143,7 @@ async fn recur_rate(sink: &SmtpSink, database_url: &str, n: usize) -> f64 {
     }
     tx.commit().await.unwrap();
     let before = sink.delivered().len();
-    let mailer = state.mailer.clone().run(state.services.clone());
+    let mailer = state.mailer.clone().run(state.platform.clone());
     let rate = drain::rate_until_drained(&state.store, "emails", "Sent", n, mailer).await;
     assert_eq!(
         sink.delivered().len() - before,

@@ -105,7 +105,7 @@ async fn recur_rate(receiver: &WebhookReceiver, database_url: &str, n: usize) ->
         .unwrap();
     }
     tx.commit().await.unwrap();
-    let dispatcher = state.webhooks.clone().run(state.services.clone());
+    let dispatcher = state.webhooks.clone().run(state.platform.clone());
     drain::rate_until_drained(&state.store, "events", "Delivered", n, dispatcher).await
 }
 

@@ -105,7 +105,7 @@ pub async fn start(config: Config) -> anyhow::Result<RunningServer> {
                 .await
         }),
     };
-    let workers = Workers::start(&state.services, &state.webhooks, &state.mailer);
+    let workers = Workers::start(&state.platform, &state.webhooks, &state.mailer);
     Ok(RunningServer {
         addr,
         metrics_addr,

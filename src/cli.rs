@@ -150,7 +150,7 @@ pub async fn run(cli: Cli, config: Config) -> anyhow::Result<()> {
                 anyhow::bail!("test clocks are only available to sandbox merchants");
             }
             let actions =
-                test_clock::advance(&state.services, &state.webhooks, merchant.id, to).await?;
+                test_clock::advance(&state.platform, &state.webhooks, merchant.id, to).await?;
             println!(
                 "test clock of {user_name} at {}; {actions} billing actions ran",
                 format_utc(to)

@@ -3,21 +3,21 @@
 //! holds it (only its keyed digest is stored with the session); the `pdfUrl` of invoices and
 //! credit notes is signed the same way, with an expiry.
 
-use crate::services::Services;
+use crate::platform::Platform;
 
 /// The URL of the e-mailed pay-now link of checkout session `session_key`.
-pub fn pay_now_url(services: &Services, session_key: &str) -> String {
+pub fn pay_now_url(platform: &Platform, session_key: &str) -> String {
     format!(
         "{}/checkout/{}",
-        services.public_url,
-        pay_now_token(services, session_key)
+        platform.public_url,
+        pay_now_token(platform, session_key)
     )
 }
 
 /// The token of a pay-now link: a keyed digest of its session key, which only the server key
 /// can produce.
-pub fn pay_now_token(services: &Services, session_key: &str) -> String {
-    services
+pub fn pay_now_token(platform: &Platform, session_key: &str) -> String {
+    platform
         .keys
         .lookup_digest(&format!("pay-now-link:{session_key}"))
 }
@@ -25,11 +25,11 @@ pub fn pay_now_token(services: &Services, session_key: &str) -> String {
 /// The URL of the pay-now link the "payment failed" e-mail of a membership carries, among its
 /// open checkout `sessions` (`(session_key, token_digest)`, newest first): the newest whose
 /// stored digest is that of the link's token. `None` when none of them is a pay-now link.
-pub fn open_pay_now_url(services: &Services, sessions: &[(String, String)]) -> Option<String> {
+pub fn open_pay_now_url(platform: &Platform, sessions: &[(String, String)]) -> Option<String> {
     sessions
         .iter()
-        .find(|(key, digest)| services.keys.lookup_digest(&pay_now_token(services, key)) == *digest)
-        .map(|(key, _)| pay_now_url(services, key))
+        .find(|(key, digest)| platform.keys.lookup_digest(&pay_now_token(platform, key)) == *digest)
+        .map(|(key, _)| pay_now_url(platform, key))
 }
 
 /// How long the `pdfUrl` of an invoice or credit note works.
@@ -58,7 +58,7 @@ impl Document {
 /// [`DOCUMENT_LINK_LIFETIME`] after `now` (the server's time): its signature is a keyed digest,
 /// under the server key, of the merchant, the document and the expiry.
 pub fn document_url(
-    services: &Services,
+    platform: &Platform,
     merchant_id: i64,
     document: Document,
     key: &str,
@@ -67,15 +67,15 @@ pub fn document_url(
     let expires = (now + DOCUMENT_LINK_LIFETIME).timestamp();
     format!(
         "{}/documents/{}/{key}/pdf?merchant={merchant_id}&expires={expires}&signature={}",
-        services.public_url,
+        platform.public_url,
         document.segment(),
-        document_signature(services, merchant_id, document, key, expires)
+        document_signature(platform, merchant_id, document, key, expires)
     )
 }
 
 /// Whether `signature` signs this link and it has not expired at `now`.
 pub fn document_link_valid(
-    services: &Services,
+    platform: &Platform,
     merchant_id: i64,
     document: Document,
     key: &str,
@@ -83,19 +83,19 @@ pub fn document_link_valid(
     signature: &str,
     now: chrono::DateTime<chrono::Utc>,
 ) -> bool {
-    let expected = document_signature(services, merchant_id, document, key, expires);
+    let expected = document_signature(platform, merchant_id, document, key, expires);
     now.timestamp() < expires
         && recur_domain::signature::constant_time_eq(expected.as_bytes(), signature.as_bytes())
 }
 
 fn document_signature(
-    services: &Services,
+    platform: &Platform,
     merchant_id: i64,
     document: Document,
     key: &str,
     expires: i64,
 ) -> String {
-    services.keys.lookup_digest(&format!(
+    platform.keys.lookup_digest(&format!(
         "document-link:{merchant_id}:{}:{key}:{expires}",
         document.segment()
     ))

@@ -8,7 +8,7 @@ use serde::Serialize;
 use crate::auth::password;
 use crate::ids;
 use crate::keys::random_bytes;
-use crate::services::Services;
+use crate::platform::Platform;
 use crate::store::merchants::{self, Mode, NewMerchant};
 use crate::store::processors;
 use crate::store::Store;
@@ -59,7 +59,7 @@ impl MerchantCredentials {
 
 /// Creates a merchant named `name` with fresh credentials.
 pub async fn create(
-    state: &Services,
+    state: &Platform,
     name: &str,
     mode: Mode,
 ) -> anyhow::Result<MerchantCredentials> {
@@ -100,7 +100,7 @@ pub async fn create(
 }
 
 /// Creates the demo sandbox merchant when the database has no merchant at all.
-pub async fn create_demo_if_none(state: &Services) -> anyhow::Result<Option<MerchantCredentials>> {
+pub async fn create_demo_if_none(state: &Platform) -> anyhow::Result<Option<MerchantCredentials>> {
     if merchants::count(&state.store).await? > 0 {
         return Ok(None);
     }
@@ -110,7 +110,7 @@ pub async fn create_demo_if_none(state: &Services) -> anyhow::Result<Option<Merc
 }
 
 /// Replaces the merchant secret of the merchant with this login name; returns the new secret.
-pub async fn rotate_secret(state: &Services, user_name: &str) -> anyhow::Result<String> {
+pub async fn rotate_secret(state: &Platform, user_name: &str) -> anyhow::Result<String> {
     let secret = ids::merchant_secret();
     let mut tx = state.store.begin().await?;
     let found = merchants::replace_secret(

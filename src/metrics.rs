@@ -1,7 +1,7 @@
 //! The process's Prometheus registry: request counts and latencies by route, the outcomes of
 //! the webhook attempts and e-mail sends this process recorded, and the outboxes' backlog.
 //! `/metrics` (`api::metrics`) renders it; every layer that counts something holds it through
-//! [`Services`](crate::services::Services).
+//! [`Platform`](crate::platform::Platform).
 
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;

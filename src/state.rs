@@ -1,4 +1,4 @@
-//! The state of the HTTP layer: the process's [`Services`] and what only requests need (access
+//! The state of the HTTP layer: the process's [`Platform`] and what only requests need (access
 //! tokens, remembered API keys, the login limiter, the merchants' processor keys, the hosted
 //! pages' strings) and the two delivery workers' handles. Built once at start-up
 //! ([`AppState::build`]).
@@ -20,8 +20,8 @@ use crate::i18n::Strings;
 use crate::keys::ServerKeys;
 use crate::merchants::ProcessorKeys;
 use crate::metrics::Metrics;
+use crate::platform::Platform;
 use crate::processor::sandbox::SandboxProcessor;
-use crate::services::Services;
 use crate::store::Store;
 
 /// State shared by every request handler and worker.
@@ -31,7 +31,7 @@ pub struct AppState(Arc<Shared>);
 /// What [`AppState`] holds.
 pub struct Shared {
     /// What every layer works with.
-    pub services: Arc<Services>,
+    pub platform: Arc<Platform>,
     /// Access-token signer and verifier.
     pub tokens: TokenService,
     /// API keys remembered by this process, and their recorded uses.
@@ -49,9 +49,9 @@ pub struct Shared {
 }
 
 impl Deref for Shared {
-    type Target = Services;
-    fn deref(&self) -> &Services {
-        &self.services
+    type Target = Platform;
+    fn deref(&self) -> &Platform {
+        &self.platform
     }
 }
 
@@ -94,7 +94,7 @@ impl AppState {
         let webhooks = Dispatcher::new(&config.webhooks)?;
         let mailer = Mailer::new(&config)?;
         Ok(Self(Arc::new(Shared {
-            services: Arc::new(Services {
+            platform: Arc::new(Platform {
                 config,
                 store,
                 keys,

@@ -11,7 +11,7 @@ use tokio::task::JoinHandle;
 use crate::billing::{engine, test_clock};
 use crate::delivery::mail::Mailer;
 use crate::delivery::webhooks::Dispatcher;
-use crate::services::Services;
+use crate::platform::Platform;
 use crate::store::{dashboard_sessions, idempotency};
 
 /// How often the billing worker looks for due memberships.
@@ -26,18 +26,18 @@ pub struct Workers {
 }
 
 impl Workers {
-    /// Starts every worker on `services`, delivering with `webhooks` and `mailer`.
+    /// Starts every worker on `platform`, delivering with `webhooks` and `mailer`.
     pub fn start(
-        services: &Arc<Services>,
+        platform: &Arc<Platform>,
         webhooks: &Arc<Dispatcher>,
         mailer: &Arc<Mailer>,
     ) -> Self {
         Self {
             tasks: vec![
-                tokio::spawn(run_billing(services.clone(), webhooks.clone())),
-                tokio::spawn(webhooks.clone().run(services.clone())),
-                tokio::spawn(mailer.clone().run(services.clone())),
-                tokio::spawn(run_housekeeping(services.clone())),
+                tokio::spawn(run_billing(platform.clone(), webhooks.clone())),
+                tokio::spawn(webhooks.clone().run(platform.clone())),
+                tokio::spawn(mailer.clone().run(platform.clone())),
+                tokio::spawn(run_housekeeping(platform.clone())),
             ],
         }
     }
@@ -53,13 +53,13 @@ impl Workers {
 /// The billing worker: a pass every [`BILLING_INTERVAL`], and at once again while a pass finds
 /// a full batch. Each pass first resumes a test-clock catch-up whose process died mid-way (and
 /// delivers what it made due).
-async fn run_billing(services: Arc<Services>, webhooks: Arc<Dispatcher>) {
+async fn run_billing(platform: Arc<Platform>, webhooks: Arc<Dispatcher>) {
     const BATCH: u32 = 500;
     repeat("billing pass", BILLING_INTERVAL, || {
-        let (services, webhooks) = (services.clone(), webhooks.clone());
+        let (platform, webhooks) = (platform.clone(), webhooks.clone());
         async move {
-            test_clock::resume_stalled(&services, &webhooks).await?;
-            engine::tick(&services, BATCH)
+            test_clock::resume_stalled(&platform, &webhooks).await?;
+            engine::tick(&platform, BATCH)
                 .await
                 .map(|actions| actions == BATCH)
         }
@@ -70,7 +70,7 @@ async fn run_billing(services: Arc<Services>, webhooks: Arc<Dispatcher>) {
 /// Housekeeping: every [`HOUSEKEEPING_INTERVAL`], deletes the idempotency keys past their
 /// retention and the dashboard sessions that have ended, in batches so that no statement holds
 /// a table for long.
-async fn run_housekeeping(state: Arc<Services>) {
+async fn run_housekeeping(state: Arc<Platform>) {
     const BATCH: i64 = 1000;
     repeat(
         "purging expired idempotency keys and ended dashboard sessions",

@@ -20,7 +20,7 @@ const LAYERS: &[(&str, u8)] = &[
     ("metrics", 1),
     ("auth", 1),
     // What the layers above the foundation work with.
-    ("services", 2),
+    ("platform", 2),
     // Events, merchants, customer links.
     ("events", 3),
     ("merchants", 3),

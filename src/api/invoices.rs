@@ -18,7 +18,7 @@ use super::membership_records::InvoiceRecord;
 use super::problem::{ApiError, Problem};
 use crate::billing::refunds::{self, RefundAsk};
 use crate::links::{self, Document};
-use crate::services::Services;
+use crate::platform::Platform;
 use crate::state::AppState;
 use crate::store::credit_notes::{self, CreditNote};
 use crate::store::invoices::{self, Invoice};
@@ -101,7 +101,7 @@ pub struct CreditNoteRecord {
 
 impl CreditNoteRecord {
     /// The record of `note`, with its PDF link as of `now` (the server's time).
-    pub fn of(state: &Services, note: &CreditNote, now: DateTime<Utc>) -> Result<Self, ApiError> {
+    pub fn of(state: &Platform, note: &CreditNote, now: DateTime<Utc>) -> Result<Self, ApiError> {
         let currency = Currency::parse(&note.currency).map_err(anyhow::Error::from)?;
         Ok(Self {
             credit_note_key: note.credit_note_key.clone(),
@@ -145,7 +145,7 @@ impl InvoiceDocument {
     /// `customer_key`, with its `refunds` and `credit_notes` (oldest first), its links signed
     /// as of `now` (the server's time).
     pub fn new(
-        state: &Services,
+        state: &Platform,
         invoice: &Invoice,
         (membership_key, customer_key): (String, String),
         refunds: &[Refund],

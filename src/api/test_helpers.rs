@@ -206,7 +206,7 @@ pub async fn advance_clock(
     let Some(to) = to else {
         return Err(ApiError::Validation(errors));
     };
-    test_clock::advance(&state.services, &state.webhooks, auth.merchant_id, to).await?;
+    test_clock::advance(&state.platform, &state.webhooks, auth.merchant_id, to).await?;
     Ok(Json(ClockRecord {
         now: format_utc(to),
     }))

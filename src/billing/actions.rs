@@ -8,7 +8,7 @@ use recur_domain::membership::DueAction;
 use super::followups::{self, Followups};
 use super::lifecycle;
 use super::{pause, recurring, BillingError};
-use crate::services::Services;
+use crate::platform::Platform;
 use crate::store::charges::Charge;
 use crate::store::memberships::Membership;
 use crate::store::Tx;
@@ -16,7 +16,7 @@ use crate::store::Tx;
 /// Takes the action due on a claimed membership at `at`, in the caller's transaction. Returns
 /// the `Pending` attempt to run once it commits, if the action charges.
 pub(super) async fn act(
-    state: &Services,
+    state: &Platform,
     tx: &mut Tx,
     m: &mut Membership,
     at: DateTime<Utc>,

@@ -13,8 +13,8 @@ use super::{credit_notes, proration, BillingError};
 use crate::delivery::compose::Sender;
 use crate::events::subscription::{Movement, TransactionFacts};
 use crate::events::{self};
+use crate::platform::Platform;
 use crate::processor::{ChargeOutcome, ChargeRequest};
-use crate::services::Services;
 use crate::store::charges::{self, Charge, ChargeKind, ChargeStatus, Completion};
 use crate::store::coupons;
 use crate::store::customers::{self, Customer};
@@ -39,7 +39,7 @@ pub enum Settled {
 /// Asks the processor to run a `Pending` attempt (again: the idempotency key makes a repeat
 /// harmless) and records the answer. A processor failure leaves the attempt `Pending`.
 pub async fn execute(
-    state: &Services,
+    state: &Platform,
     charge: &Charge,
     at: DateTime<Utc>,
 ) -> Result<Settled, BillingError> {
@@ -52,7 +52,7 @@ pub async fn execute(
 /// [`execute`] for many attempts: one processor call and one transaction for all of them.
 /// Returns how each ended, in order. A processor failure leaves every one `Pending`.
 pub async fn execute_many(
-    state: &Services,
+    state: &Platform,
     charges: Vec<Charge>,
     at: DateTime<Utc>,
 ) -> Result<Vec<Settled>, BillingError> {
@@ -95,7 +95,7 @@ pub async fn execute_many(
 
 /// Records the processor's answers and their consequences in one transaction.
 async fn finish(
-    state: &Services,
+    state: &Platform,
     answered: &[(Charge, ChargeOutcome)],
     cards: &HashMap<i64, PaymentMethod>,
     at: DateTime<Utc>,
@@ -354,7 +354,7 @@ impl Context {
 /// Completes attempts left `Pending` at or before `before` (by a crash, or a processor that did
 /// not answer): of one merchant, or of all. Returns how many were completed here.
 pub async fn recover_pending(
-    state: &Services,
+    state: &Platform,
     merchant_id: Option<i64>,
     before: DateTime<Utc>,
     at: DateTime<Utc>,

@@ -11,7 +11,7 @@ use recur_domain::tax::InvoiceTax;
 use super::BillingError;
 use crate::ids;
 use crate::links;
-use crate::services::Services;
+use crate::platform::Platform;
 use crate::store::checkout_sessions::{self, CheckoutSession, NewSession, SessionKind};
 use crate::store::invoices;
 use crate::store::memberships::Membership;
@@ -43,7 +43,7 @@ pub struct SessionSpec<'a> {
 /// Opens a checkout or portal session; returns the link's token (kept nowhere: only its keyed
 /// digest is stored) and the session.
 pub async fn open_session(
-    state: &Services,
+    state: &Platform,
     spec: SessionSpec<'_>,
     now: DateTime<Utc>,
 ) -> Result<(String, CheckoutSession), BillingError> {
@@ -83,7 +83,7 @@ pub async fn open_session(
 /// outbox keeps the key, never the token.
 pub async fn open_pay_now_link(
     tx: &mut Tx,
-    state: &Services,
+    state: &Platform,
     m: &Membership,
     at: DateTime<Utc>,
 ) -> Result<String, sqlx::Error> {
@@ -150,7 +150,7 @@ pub struct DueNow {
 /// ([`MembershipStatus::pays_open_invoice`]); `None` when it has nothing to pay (Active, or over
 /// with nothing open).
 pub async fn due_now(
-    state: &Services,
+    state: &Platform,
     m: &Membership,
     at: DateTime<Utc>,
 ) -> Result<Option<DueNow>, BillingError> {
@@ -211,7 +211,7 @@ pub async fn due_now(
 /// fingerprint for the customer. `attached` cards are used for renewals at once; others wait
 /// until they have paid ([`payment_methods::attach`]).
 pub async fn save_card(
-    state: &Services,
+    state: &Platform,
     merchant_id: i64,
     customer_id: i64,
     card: &CardNumber,

@@ -10,7 +10,7 @@ use recur_domain::membership::{accepts_coupon, PromotionCode};
 
 use super::followups::save;
 use super::{locked, BillingError};
-use crate::services::Services;
+use crate::platform::Platform;
 use crate::store::coupons;
 use crate::store::customers::Created;
 use crate::store::memberships::{
@@ -24,7 +24,7 @@ use crate::store::Tx;
 /// the membership's currency at `at`; a create that loses a race for the order id rolls its
 /// redemption back.
 pub async fn create_with_coupon(
-    state: &Services,
+    state: &Platform,
     mut new: NewMembership,
     customer_key: &str,
     at: CreatedAt,
@@ -82,7 +82,7 @@ pub async fn give(
 /// its trial), as [`accepts_coupon`] says. A membership that already has a coupon, or has
 /// nothing to pay, is a conflict.
 pub async fn apply_at_checkout(
-    state: &Services,
+    state: &Platform,
     merchant_id: i64,
     key: &str,
     code: &str,
@@ -113,7 +113,7 @@ pub async fn apply_at_checkout(
 /// flight whose coupon the customer gave ([`accepts_coupon`]); a coupon the merchant gave, or
 /// none, is a conflict.
 pub async fn remove_at_checkout(
-    state: &Services,
+    state: &Platform,
     merchant_id: i64,
     key: &str,
 ) -> Result<Membership, BillingError> {

@@ -5,7 +5,7 @@
 use chrono::{DateTime, TimeDelta, Utc};
 
 use super::{actions, charging, refunds, renewals, BillingError};
-use crate::services::Services;
+use crate::platform::Platform;
 use crate::store::memberships;
 
 /// Which memberships a run looks at, and at what time the actions are taken.
@@ -21,7 +21,7 @@ pub enum Scope {
 /// Performs the earliest action due at `until`; returns `false` when none is due or the one
 /// claimed has a charge in flight after all.
 pub async fn run_next_due(
-    state: &Services,
+    state: &Platform,
     scope: Scope,
     until: DateTime<Utc>,
 ) -> Result<bool, BillingError> {
@@ -59,7 +59,7 @@ pub async fn run_next_due(
 
 /// How long work may stay unanswered before another pass or process takes it over: a `Pending`
 /// attempt, or a test-clock catch-up whose process fell silent (`RECUR_BILLING_RECOVERY_SECONDS`).
-pub(super) fn recovery_grace(state: &Services) -> TimeDelta {
+pub(super) fn recovery_grace(state: &Platform) -> TimeDelta {
     i64::try_from(state.config.billing_recovery_seconds)
         .ok()
         .and_then(TimeDelta::try_seconds)
@@ -67,7 +67,7 @@ pub(super) fn recovery_grace(state: &Services) -> TimeDelta {
 }
 
 /// At `now`, the time before which unanswered work counts as abandoned ([`recovery_grace`]).
-pub(super) fn abandoned_before(state: &Services, now: DateTime<Utc>) -> DateTime<Utc> {
+pub(super) fn abandoned_before(state: &Platform, now: DateTime<Utc>) -> DateTime<Utc> {
     now.checked_sub_signed(recovery_grace(state))
         .unwrap_or(DateTime::<Utc>::MIN_UTC)
 }
@@ -78,7 +78,7 @@ pub const RENEWAL_BATCH: u32 = 250;
 /// One pass of the background worker: attempts left `Pending` longer than
 /// `RECUR_BILLING_RECOVERY_SECONDS` (a crash between the processor's answer and the commit
 /// leaves them so) first, then up to `batch` due actions. Returns how many actions ran.
-pub async fn tick(state: &Services, batch: u32) -> Result<u32, BillingError> {
+pub async fn tick(state: &Platform, batch: u32) -> Result<u32, BillingError> {
     let now = state.clock.now();
     charging::recover_pending(state, None, abandoned_before(state, now), now).await?;
     refunds::recover_pending(state, None, abandoned_before(state, now), now).await?;

@@ -9,7 +9,7 @@ use super::{checkout, BillingError};
 use crate::delivery::compose::{self, About, Sender};
 use crate::delivery::credits::Credited;
 use crate::events::{self, Event};
-use crate::services::Services;
+use crate::platform::Platform;
 use crate::store::customers::{self, Customer};
 use crate::store::invoices::{self, Invoice, RECENT_INVOICES};
 use crate::store::memberships::{self, Membership};
@@ -119,7 +119,7 @@ impl Followups {
     pub(super) async fn outbox_rows<'a>(
         self,
         tx: &mut Tx,
-        state: &Services,
+        state: &Platform,
         reporting: Reporting<'a>,
         at: DateTime<Utc>,
     ) -> Result<(Vec<Event<'a>>, Vec<NewEmail>), BillingError> {
@@ -199,7 +199,7 @@ impl Followups {
     pub async fn record(
         self,
         tx: &mut Tx,
-        state: &Services,
+        state: &Platform,
         m: &Membership,
         customer: &Customer,
         invoice: Option<&Invoice>,
@@ -242,7 +242,7 @@ impl Followups {
     pub async fn record_for(
         self,
         tx: &mut Tx,
-        state: &Services,
+        state: &Platform,
         m: &Membership,
         invoice: Option<&Invoice>,
         at: DateTime<Utc>,

@@ -13,8 +13,8 @@ use super::followups::{save, Followups};
 use super::invoicing::{issue, new_invoice};
 use super::{credit_notes, locked, numbering, BillingError};
 use crate::delivery::credits::Credited;
+use crate::platform::Platform;
 use crate::processor::Verification;
-use crate::services::Services;
 use crate::store::charges::{self, Charge, ChargeKind, NewCharge, PagePayment};
 use crate::store::invoices::{self, Invoice, InvoiceKind};
 use crate::store::memberships::{self, Membership};
@@ -74,7 +74,7 @@ pub async fn notify_trial_end(
 /// ([`invoices::void_open_except_renewals`]). Canceling a Canceled membership changes nothing;
 /// a Completed or Expired one is a conflict.
 pub async fn cancel(
-    state: &Services,
+    state: &Platform,
     merchant_id: i64,
     key: &str,
 ) -> Result<Membership, BillingError> {
@@ -197,7 +197,7 @@ enum PayWith {
 /// Charges the first invoice of an Incomplete membership with the customer's saved card (the
 /// sandbox pay helper). Declines leave it Incomplete.
 pub async fn pay_first(
-    state: &Services,
+    state: &Platform,
     merchant_id: i64,
     key: &str,
 ) -> Result<Membership, BillingError> {
@@ -210,7 +210,7 @@ pub async fn pay_first(
 /// has nothing due is a conflict. `page` says where the customer paid (the notification's
 /// `SessionId` and `ClientIP`).
 pub async fn pay_checkout(
-    state: &Services,
+    state: &Platform,
     merchant_id: i64,
     key: &str,
     card: i64,
@@ -220,7 +220,7 @@ pub async fn pay_checkout(
 }
 
 async fn pay(
-    state: &Services,
+    state: &Platform,
     merchant_id: i64,
     key: &str,
     with: PayWith,
@@ -287,7 +287,7 @@ async fn pay(
 /// nothing is charged; Trialing until the trial ends. A refused card is a decline that changes
 /// nothing.
 async fn start_trial(
-    state: &Services,
+    state: &Platform,
     mut tx: Tx,
     mut m: Membership,
     with: PayWith,

@@ -32,7 +32,7 @@ pub mod update;
 
 use chrono::{DateTime, Utc};
 
-use crate::services::Services;
+use crate::platform::Platform;
 use crate::store::charges;
 use crate::store::customers::{self, Customer};
 use crate::store::memberships::{self, Membership};
@@ -76,10 +76,10 @@ pub enum BillingError {
     Internal(#[from] anyhow::Error),
 }
 
-/// The merchant's customer with this key, if any, and [`Services::merchant_now`]: one statement when the
+/// The merchant's customer with this key, if any, and [`Platform::merchant_now`]: one statement when the
 /// customer exists.
 pub async fn customer_and_merchant_now(
-    state: &Services,
+    state: &Platform,
     merchant_id: i64,
     customer_key: &str,
 ) -> Result<(Option<Customer>, DateTime<Utc>), sqlx::Error> {
@@ -93,7 +93,7 @@ pub async fn customer_and_merchant_now(
 /// (one at a time per membership, `store::charges`).
 async fn locked(
     tx: &mut Tx,
-    state: &Services,
+    state: &Platform,
     merchant_id: i64,
     key: &str,
 ) -> Result<Membership, BillingError> {

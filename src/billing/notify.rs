@@ -6,11 +6,11 @@ use super::BillingError;
 use crate::events::subscription::{SubscriptionTransaction, TransactionFacts};
 use crate::events::transaction::account_id;
 use crate::events::Event;
-use crate::services::Services;
+use crate::platform::Platform;
 
 /// The `TRANSACTION_DATA_UPDATE` event of a completed charge attempt or refund.
 pub async fn transaction<'a>(
-    state: &'a Services,
+    state: &'a Platform,
     facts: TransactionFacts<'a>,
 ) -> Result<Event<'a>, BillingError> {
     let bin = state.processor.bin_info(&facts.payment_method.bin).await?;

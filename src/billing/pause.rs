@@ -11,7 +11,7 @@ use recur_domain::status::MembershipStatus;
 
 use super::followups::{save, Followups};
 use super::{charging, credit_notes, locked, recurring, taxation, BillingError};
-use crate::services::Services;
+use crate::platform::Platform;
 use crate::store::charges::Charge;
 use crate::store::invoices::Invoice;
 use crate::store::memberships::{self, Membership};
@@ -21,7 +21,7 @@ use crate::store::Tx;
 /// Paused, its unused paid time credited; a Paused one takes the new `resume_at`; any other
 /// status is a conflict.
 pub async fn pause(
-    state: &Services,
+    state: &Platform,
     merchant_id: i64,
     key: &str,
     resume_at: Option<DateTime<Utc>>,
@@ -73,7 +73,7 @@ pub async fn pause(
 /// renewal (credit first). A declined charge makes it PastDue, as a declined renewal does. Any
 /// other status is a conflict.
 pub async fn resume(
-    state: &Services,
+    state: &Platform,
     merchant_id: i64,
     key: &str,
 ) -> Result<Membership, BillingError> {

@@ -19,8 +19,8 @@ use crate::delivery::credits::Credited;
 use crate::events;
 use crate::events::subscription::{Movement, TransactionFacts};
 use crate::ids;
+use crate::platform::Platform;
 use crate::processor::{ChargeOutcome, RefundRequest};
-use crate::services::Services;
 use crate::store::charges;
 use crate::store::credit_notes::{self, CreditNote};
 use crate::store::customers;
@@ -56,7 +56,7 @@ pub struct Recorded {
 /// Conflict when the invoice is not Paid or nothing of it is left to refund (checked before the
 /// amount); `Invalid` on `amount` when it is not positive or more than what is left.
 pub async fn refund_invoice(
-    state: &Services,
+    state: &Platform,
     merchant_id: i64,
     invoice_key: &str,
     ask: RefundAsk,
@@ -120,7 +120,7 @@ pub async fn refund_invoice(
 /// repeat harmless) and records the answer, with a credit note when it succeeded. Returns the
 /// refund as recorded, by this process or by another that answered first.
 pub async fn execute(
-    state: &Services,
+    state: &Platform,
     refund: &Refund,
     at: DateTime<Utc>,
 ) -> Result<Recorded, BillingError> {
@@ -246,7 +246,7 @@ pub async fn execute(
 /// Completes invoice refunds left `Pending` at or before `before` (a crash, or a processor that
 /// did not answer): of one merchant, or of all. Returns how many there were.
 pub async fn recover_pending(
-    state: &Services,
+    state: &Platform,
     merchant_id: Option<i64>,
     before: DateTime<Utc>,
     at: DateTime<Utc>,

@@ -13,7 +13,7 @@ use chrono::{DateTime, Utc};
 use super::actions::act;
 use super::{charging, numbering, BillingError};
 use super::{followups, lifecycle, recurring, taxation};
-use crate::services::Services;
+use crate::platform::Platform;
 use crate::store::charges::{self, ChargeKind, NewCharge};
 use crate::store::invoices::{self, Invoice, NewInvoice};
 use crate::store::memberships::{self, Membership};
@@ -22,7 +22,7 @@ use crate::store::payment_methods;
 /// Renews up to `limit` Active memberships of real-time merchants whose period ended by
 /// `until`. Returns how many memberships it acted on (fewer than `limit`: none are left).
 pub async fn renew_due(
-    state: &Services,
+    state: &Platform,
     until: DateTime<Utc>,
     limit: u32,
 ) -> Result<u32, BillingError> {

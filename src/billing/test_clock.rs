@@ -13,7 +13,7 @@ use chrono::{DateTime, Utc};
 use super::engine::{abandoned_before, recovery_grace, run_next_due, Scope};
 use super::{charging, refunds, BillingError};
 use crate::delivery::webhooks::Dispatcher;
-use crate::services::Services;
+use crate::platform::Platform;
 use crate::store::{memberships, test_clocks};
 
 /// Rounds of a catch-up that found due work it could not claim (locked by a concurrent request,
@@ -24,7 +24,7 @@ const MAX_BLOCKED_ROUNDS: u32 = 1_000;
 /// `recur_domain::schedule::test_clock_refusal`), catches the engine up and delivers the
 /// webhook events that are due by then. Returns how many billing actions ran.
 pub async fn advance(
-    state: &Arc<Services>,
+    state: &Arc<Platform>,
     webhooks: &Arc<Dispatcher>,
     merchant_id: i64,
     to: DateTime<Utc>,
@@ -44,7 +44,7 @@ pub async fn advance(
 /// Resumes one catch-up whose process fell silent for longer than the recovery grace (killed
 /// mid-advance); returns whether there was one. Run by the billing worker of every process.
 pub async fn resume_stalled(
-    state: &Arc<Services>,
+    state: &Arc<Platform>,
     webhooks: &Arc<Dispatcher>,
 ) -> Result<bool, BillingError> {
     let now = state.clock.now();
@@ -70,7 +70,7 @@ pub async fn resume_stalled(
 
 /// Delivers what fell due and marks the catch-up done.
 async fn finish(
-    state: &Arc<Services>,
+    state: &Arc<Platform>,
     webhooks: &Arc<Dispatcher>,
     actions: u64,
     lease: Lease,
@@ -85,7 +85,7 @@ async fn finish(
 /// work that another request holds (its row locked, or a charge of it in flight) is waited for,
 /// so the advance answers only once everything due by `until` has run.
 async fn lease_run(
-    state: &Services,
+    state: &Platform,
     lease: &mut Lease,
     until: DateTime<Utc>,
 ) -> Result<u64, BillingError> {
@@ -118,7 +118,7 @@ struct Lease {
 }
 
 impl Lease {
-    fn new(state: &Services, merchant_id: i64) -> Self {
+    fn new(state: &Platform, merchant_id: i64) -> Self {
         Self {
             merchant_id,
             stamp: state.clock.now(),
@@ -127,7 +127,7 @@ impl Lease {
     }
 
     /// Renews the stamp once half the grace has passed since it was written.
-    async fn keep(&mut self, state: &Services) -> Result<(), BillingError> {
+    async fn keep(&mut self, state: &Platform) -> Result<(), BillingError> {
         let now = state.clock.now();
         if !self.owned || now - self.stamp < recovery_grace(state) / 2 {
             return Ok(());
@@ -139,7 +139,7 @@ impl Lease {
     }
 
     /// Marks the catch-up finished, unless another process owns it now.
-    async fn release(self, state: &Services) -> Result<(), BillingError> {
+    async fn release(self, state: &Platform) -> Result<(), BillingError> {
         if self.owned {
             test_clocks::finish(state.store.pool(), self.merchant_id, self.stamp).await?;
         }

@@ -23,7 +23,7 @@ use super::followups::{save, Followups};
 use super::invoicing::{issue, new_invoice};
 use super::proration::{followups_of, DiscountChange, Target};
 use super::{numbering, taxation, BillingError};
-use crate::services::Services;
+use crate::platform::Platform;
 use crate::store::charges::{self, Charge, ChargeKind, NewCharge};
 use crate::store::coupons;
 use crate::store::invoices::{self, Invoice, InvoiceKind};
@@ -105,7 +105,7 @@ pub struct UpdateOutcome {
 
 /// Applies `changes` to the membership `key` of `merchant_id`, prorating as DESIGN §4 says.
 pub async fn update(
-    state: &Services,
+    state: &Platform,
     merchant_id: i64,
     key: &str,
     changes: Changes,
@@ -450,7 +450,7 @@ async fn proration_charge(
 
 /// Drops the change scheduled for the membership `key`'s next period, if any: its terms stay.
 pub async fn cancel_scheduled(
-    state: &Services,
+    state: &Platform,
     merchant_id: i64,
     key: &str,
 ) -> Result<Membership, BillingError> {

@@ -4,10 +4,10 @@
 
 use recur_domain::cascade::is_soft_decline;
 
+use crate::platform::Platform;
 use crate::processor::{
     AlternativeRequest, ChargeOutcome, ChargeRequest, PayoutRequest, RefundRequest,
 };
-use crate::services::Services;
 use crate::store::cashier_transactions::{Attempt, TransactionStatus};
 use crate::store::processors::PaymentProcessor;
 
@@ -54,7 +54,7 @@ pub struct Cascade {
 /// `{key_prefix}:{processor id}`, so repeating a cascade with the same prefix repeats no
 /// movement of money.
 pub async fn run(
-    state: &Services,
+    state: &Platform,
     merchant_id: i64,
     route: &[PaymentProcessor],
     operation: Operation<'_>,

@@ -13,7 +13,7 @@ use super::CashierError;
 use crate::events::cashier::OrderTransaction;
 use crate::events::{self, Action, Event};
 use crate::ids;
-use crate::services::Services;
+use crate::platform::Platform;
 use crate::store::cashier_sessions::{self, CashierSession};
 use crate::store::cashier_transactions::{
     self, CardFacts, CashierTransaction, NewTransaction, TransactionKind, TransactionStatus,
@@ -42,7 +42,7 @@ pub struct CashierPayment<'a> {
 /// Runs the customer's payment (or payout, for a payout session) through the cascade, records
 /// it, notifies the merchant and ends the session's claim (closing it after a success).
 pub async fn pay(
-    state: &Services,
+    state: &Platform,
     payment: CashierPayment<'_>,
 ) -> Result<CashierTransaction, CashierError> {
     let session = payment.session;
@@ -110,7 +110,7 @@ pub async fn pay(
 /// card, or the same alternative method, through every card processor of the merchant in cascade
 /// order. Notified with `Retried: true`; a success closes the order's session.
 pub async fn retry(
-    state: &Services,
+    state: &Platform,
     merchant_id: i64,
     order_id: &str,
 ) -> Result<CashierTransaction, CashierError> {
@@ -181,7 +181,7 @@ pub async fn retry(
 
 /// Refunds `amount` (minor units; everything left when `None`) of the order's successful pay-in.
 pub async fn refund(
-    state: &Services,
+    state: &Platform,
     merchant_id: i64,
     order_id: &str,
     amount: Option<Decimal>,
@@ -244,7 +244,7 @@ pub async fn refund(
 /// Sends `amount` (minor units) to the card of the order's latest successful card pay-in or
 /// payout, through the merchant's card processors from that one's processor on.
 pub async fn payout(
-    state: &Services,
+    state: &Platform,
     merchant_id: i64,
     order_id: &str,
     amount: Decimal,
@@ -325,7 +325,7 @@ pub async fn payout(
 /// Schedules the order's newest transaction notification for delivery again. `Ok(false)` when
 /// the order has none.
 pub async fn resync(
-    state: &Services,
+    state: &Platform,
     merchant_id: i64,
     order_id: &str,
 ) -> Result<bool, CashierError> {
@@ -363,7 +363,7 @@ struct Recorded<'a> {
 /// Records the transaction and its notification, and ends the session's claim, in one database
 /// transaction.
 async fn record(
-    state: &Services,
+    state: &Platform,
     r: Recorded<'_>,
     cascade: Cascade,
 ) -> Result<CashierTransaction, CashierError> {
@@ -457,7 +457,7 @@ async fn ledger_refund(
 /// when the session has none).
 async fn notify(
     tx: &mut Tx,
-    state: &Services,
+    state: &Platform,
     session: &CashierSession,
     payer: &Payer,
     t: &CashierTransaction,

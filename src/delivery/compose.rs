@@ -11,7 +11,7 @@ use serde_json::{json, Value};
 use sqlx::{Any, Executor};
 
 use super::credits::{self, Credited};
-use crate::services::Services;
+use crate::platform::Platform;
 use crate::store::customers::Customer;
 use crate::store::invoices::Invoice;
 use crate::store::memberships::Membership;
@@ -72,7 +72,7 @@ pub struct About<'a> {
 
 /// Renders a customer e-mail from `sender` about `m` and what `about` names.
 pub fn email(
-    state: &Services,
+    state: &Platform,
     kind: EmailKind,
     sender: &Sender,
     m: &Membership,

@@ -9,7 +9,7 @@ use recur_domain::money::{display_amount, Currency};
 use serde_json::{json, Value};
 
 use crate::links::{self, Document};
-use crate::services::Services;
+use crate::platform::Platform;
 use crate::store::credit_notes::{CreditKind, CreditNote};
 
 /// A credit note written by a change, with the number of the invoice it credits.
@@ -76,7 +76,7 @@ pub(super) fn wording(credited: &Credited) -> anyhow::Result<(String, String, St
 /// `body` (of an e-mail of `merchant_id`; `html` when it is the HTML part) with every credit-note
 /// marker replaced by the credit note's signed PDF link, valid from `now` (the server's time).
 pub fn with_links(
-    state: &Services,
+    state: &Platform,
     merchant_id: i64,
     body: &str,
     html: bool,

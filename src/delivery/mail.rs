@@ -18,7 +18,7 @@ use tokio::task::JoinSet;
 use super::credits;
 use crate::config::Config;
 use crate::links;
-use crate::services::Services;
+use crate::platform::Platform;
 use crate::store::emails::{self, OutgoingEmail};
 use crate::store::outbox::LINK_MARKER;
 
@@ -43,7 +43,7 @@ enum Transport {
 /// The e-mail with its links in place: the pay-now link for [`LINK_MARKER`] and the signed PDF
 /// link of each credit note it lists ([`credits::with_links`]). Their tokens and signatures are
 /// derived from the server key as the message goes out, so the outbox never holds them.
-fn with_link(state: &Services, mut email: OutgoingEmail) -> OutgoingEmail {
+fn with_link(state: &Platform, mut email: OutgoingEmail) -> OutgoingEmail {
     if let Some(session_key) = &email.link_session {
         let url = links::pay_now_url(state, session_key);
         email.text_body = email.text_body.replace(LINK_MARKER, &url);
@@ -103,7 +103,7 @@ impl Mailer {
 
     /// Leases up to [`Mailer::CONCURRENCY`] due e-mails in one statement, sends them at once,
     /// and records every outcome in one transaction; returns how many it tried.
-    pub async fn run_pass(self: &Arc<Self>, state: &Services) -> anyhow::Result<usize> {
+    pub async fn run_pass(self: &Arc<Self>, state: &Platform) -> anyhow::Result<usize> {
         let now = state.clock.now();
         let limit = i64::try_from(Self::CONCURRENCY).unwrap_or(i64::MAX);
         let leased = emails::lease_due(&state.store, now, now + LEASE, limit).await?;
@@ -160,7 +160,7 @@ impl Mailer {
     }
 
     /// Runs the mailer until the task is dropped.
-    pub async fn run(self: Arc<Self>, state: Arc<Services>) {
+    pub async fn run(self: Arc<Self>, state: Arc<Platform>) {
         tracing::info!(destination = %self.destination(), "mailer started");
         loop {
             match self.run_pass(&state).await {

@@ -4,14 +4,14 @@
 
 use recur_domain::time::format_utc;
 
-use crate::services::Services;
+use crate::platform::Platform;
 use crate::store::merchants::Merchant;
 use crate::store::outbox::{MailKind, NewEmail};
 use crate::store::webhook_endpoints::Disabled;
 
 /// The e-mail telling `merchant` (at its support address `to`) that `endpoint` was disabled.
 pub fn endpoint_disabled(
-    state: &Services,
+    state: &Platform,
     merchant: &Merchant,
     endpoint: &Disabled,
     to: String,

@@ -12,7 +12,7 @@ use chrono::{DateTime, Utc};
 use super::target::Target;
 use super::{Delivery, Dispatcher};
 use crate::delivery::guard::literal_refusal;
-use crate::services::Services;
+use crate::platform::Platform;
 use crate::store::events::{EventStatus, Outcome};
 use crate::store::merchants::Merchant;
 
@@ -21,7 +21,7 @@ pub(super) type Attempt = (Target, Outcome);
 
 impl Dispatcher {
     /// One attempt to deliver a leased event, and its outcome (not yet recorded).
-    pub(super) async fn attempt(&self, state: &Services, delivery: Delivery) -> Attempt {
+    pub(super) async fn attempt(&self, state: &Platform, delivery: Delivery) -> Attempt {
         let Delivery {
             target,
             test_clock,
@@ -61,7 +61,7 @@ impl Dispatcher {
     /// there was none.
     async fn post(
         &self,
-        state: &Services,
+        state: &Platform,
         target: &Target,
         merchant: &Merchant,
         now: DateTime<Utc>,
@@ -111,7 +111,7 @@ struct Signed {
 /// at merchant time `now`: the merchant's signing secret for an event's own URL; an endpoint's
 /// secret, and its previous one while a rotation's overlap lasts.
 fn sign(
-    state: &Services,
+    state: &Platform,
     target: &Target,
     merchant: &Merchant,
     now: DateTime<Utc>,

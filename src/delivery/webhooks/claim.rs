@@ -8,7 +8,7 @@ use anyhow::Context;
 
 use super::target::Target;
 use super::{endpoint_of, Delivery, Dispatcher, PER_ENDPOINT};
-use crate::services::Services;
+use crate::platform::Platform;
 use crate::store::endpoint_deliveries;
 use crate::store::events::{self, Candidate, Scope};
 use crate::store::merchants::{self, Merchant};
@@ -29,7 +29,7 @@ impl Dispatcher {
     /// merchant.
     pub(super) async fn claim(
         &self,
-        state: &Services,
+        state: &Platform,
         scope: Scope,
         free: usize,
         held: &HashMap<String, usize>,

@@ -21,7 +21,7 @@ use tokio::task::JoinSet;
 
 use super::guard::GuardedResolver;
 use crate::config::WebhookConfig;
-use crate::services::Services;
+use crate::platform::Platform;
 use crate::store::events::Scope;
 use crate::store::merchants::Merchant;
 use attempt::Attempt;
@@ -106,7 +106,7 @@ impl Dispatcher {
     /// (the test clock's catch-up).
     pub async fn deliver_due_now(
         self: &Arc<Self>,
-        state: &Arc<Services>,
+        state: &Arc<Platform>,
         merchant_id: i64,
     ) -> anyhow::Result<usize> {
         let mut delivered = 0;
@@ -144,7 +144,7 @@ impl Dispatcher {
     /// slots free while the next claim is under way. A leased event that found no slot within
     /// one time-out is let go, to be claimed again when its lease expires. Finished attempts go
     /// to a recorder task, so that recording overlaps claiming and delivering too.
-    pub async fn run(self: Arc<Self>, state: Arc<Services>) {
+    pub async fn run(self: Arc<Self>, state: Arc<Platform>) {
         let (finished_tx, finished_rx) = mpsc::channel(RECORD_QUEUE);
         tokio::spawn(recorder(state.clone(), finished_rx));
         let concurrency = self.concurrency;

@@ -12,7 +12,7 @@ use super::attempt::Attempt;
 use super::target::Target;
 use super::RECORD_QUEUE;
 use crate::delivery::notices;
-use crate::services::Services;
+use crate::platform::Platform;
 use crate::store::events::{self, EventStatus};
 use crate::store::webhook_endpoints::{self, Health};
 use crate::store::{endpoint_deliveries, merchant_settings, merchants, outbox, Tx};
@@ -20,7 +20,7 @@ use crate::store::{endpoint_deliveries, merchant_settings, merchants, outbox, Tx
 /// Records attempts as the dispatcher hands them over, all those queued by then in one
 /// transaction, until the dispatcher stops. An attempt whose recording fails keeps its lease
 /// until it expires, and the delivery is then made again (at least once, never lost).
-pub(super) async fn recorder(state: Arc<Services>, mut queue: mpsc::Receiver<Attempt>) {
+pub(super) async fn recorder(state: Arc<Platform>, mut queue: mpsc::Receiver<Attempt>) {
     let mut batch = Vec::new();
     while queue.recv_many(&mut batch, RECORD_QUEUE).await > 0 {
         if let Err(error) = record(&state, std::mem::take(&mut batch)).await {
@@ -30,7 +30,7 @@ pub(super) async fn recorder(state: Arc<Services>, mut queue: mpsc::Receiver<Att
 }
 
 /// Records finished attempts in one transaction, then logs them.
-pub(super) async fn record(state: &Services, attempts: Vec<Attempt>) -> anyhow::Result<()> {
+pub(super) async fn record(state: &Platform, attempts: Vec<Attempt>) -> anyhow::Result<()> {
     let mut own = Vec::new();
     let mut to_endpoints = Vec::new();
     for (target, outcome) in &attempts {
@@ -109,7 +109,7 @@ fn health_of<'a>(attempts: impl Iterator<Item = (i64, &'a events::Outcome)>) -> 
 /// Queues the e-mail telling the merchant its endpoint was disabled, to its support address;
 /// a merchant without one is not told by e-mail (the log and the endpoint's record say it).
 async fn tell_merchant(
-    state: &Services,
+    state: &Platform,
     tx: &mut Tx,
     endpoint: &webhook_endpoints::Disabled,
 ) -> anyhow::Result<()> {

@@ -165,7 +165,7 @@ pub async fn advance_clock(
             return render(&state, &staff, &headers, None, Some(error)).await;
         }
     };
-    let result = test_clock::advance(&state.services, &state.webhooks, staff.merchant.id, to)
+    let result = test_clock::advance(&state.platform, &state.webhooks, staff.merchant.id, to)
         .await
         .map(|_| ());
     if result.is_ok() {

@@ -1,6 +1,6 @@
 //! What the layers below the HTTP surface work with: the database, the processor, the clock,
 //! the server keys, the configuration, the templates and the metrics. Billing, the cashier,
-//! events, delivery and the workers take a [`Services`]; the HTTP layer's
+//! events, delivery and the workers take a [`Platform`]; the HTTP layer's
 //! [`AppState`](crate::state::AppState) holds one beside what only requests need (access tokens,
 //! the login limiter, the pages' strings), so no lower layer sees the whole application.
 
@@ -16,8 +16,8 @@ use crate::processor::Processor;
 use crate::store::test_clocks;
 use crate::store::Store;
 
-/// The shared services of one process.
-pub struct Services {
+/// The shared platform of one process.
+pub struct Platform {
     /// The configuration the process started with.
     pub config: Config,
     /// The database.
@@ -37,7 +37,7 @@ pub struct Services {
     pub public_url: String,
 }
 
-impl Services {
+impl Platform {
     /// The merchant's current time: its test clock when it has one (sandbox), otherwise the
     /// injected clock.
     pub async fn merchant_now(&self, merchant_id: i64) -> Result<DateTime<Utc>, sqlx::Error> {
