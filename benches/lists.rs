@@ -43,8 +43,8 @@
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
-use recur::api::client_address::PeerAddress;
-use recur::api::pagination::{seal, ListScope};
+use recur::http::client_address::PeerAddress;
+use recur::http::pagination::{seal, ListScope};
 use recur::merchants::MerchantCredentials;
 use recur::state::AppState;
 use recur::store::{to_micros, Backend};

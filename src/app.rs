@@ -7,9 +7,9 @@ use anyhow::Context;
 use tokio::net::TcpListener;
 
 use crate::api;
-use crate::api::client_address::PeerAddress;
 use crate::clock::SystemClock;
 use crate::config::Config;
+use crate::http::client_address::PeerAddress;
 use crate::merchants;
 use crate::net::tls::TlsListener;
 use crate::pages;

@@ -19,6 +19,7 @@ pub mod clock;
 pub mod config;
 pub mod delivery;
 pub mod events;
+pub mod http;
 pub mod i18n;
 pub mod ids;
 pub mod keys;
@@ -29,7 +30,7 @@ pub mod net;
 pub mod pages;
 pub mod platform;
 pub mod processor;
-
+pub mod services;
 pub mod state;
 pub mod store;
 pub mod telemetry;

@@ -16,9 +16,9 @@ use utoipa::ToSchema;
 
 use super::extract::{AuthMerchant, JsonBody};
 use super::idempotency::RememberInstead;
-use super::input::{required_text, Field};
-use super::pagination::Page;
+use super::page::Page;
 use super::problem::{ApiError, Problem};
+use crate::http::input::{required_text, Field};
 use crate::ids;
 use crate::state::AppState;
 use crate::store::api_keys::{self, ApiKey, NewApiKey, Scope, MAX_LIVE_PER_MERCHANT};

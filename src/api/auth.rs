@@ -6,11 +6,11 @@ use recur_domain::validation::FieldErrors;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
-use super::client_address::ClientAddress;
 use super::extract::JsonBody;
-use super::input::Field;
 use super::problem::{ApiError, Problem};
 use crate::auth::login::{self, Outcome};
+use crate::http::client_address::ClientAddress;
+use crate::http::input::Field;
 use crate::state::AppState;
 
 /// Credentials issued to the merchant.

@@ -13,10 +13,10 @@ use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
 use super::extract::JsonBody;
-use super::input::Field;
 use super::merchant_secret::SecretMerchant;
 use super::problem::{ApiError, Problem};
 use crate::cashier::orders;
+use crate::http::input::Field;
 use crate::state::AppState;
 use crate::store::cashier_transactions::CashierTransaction;
 

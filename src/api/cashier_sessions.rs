@@ -18,9 +18,9 @@ use utoipa::ToSchema;
 
 use super::extract::JsonBody;
 use super::field_schemas::{CountryCode, CurrencyCode, HttpsUrl, WebUrl};
-use super::input::{optional_text, required_text, Field};
 use super::merchant_secret::SecretMerchant;
 use super::problem::{ApiError, Problem};
+use crate::http::input::{optional_text, required_text, Field};
 use crate::ids;
 use crate::state::AppState;
 use crate::store::cashier_sessions::{self, NewCashierSession};

@@ -19,10 +19,11 @@ use super::extract::{AuthMerchant, JsonBody};
 use super::field_schemas::{
     CouponCode, CouponDurationName, CurrencyCode, DurationInCycles, MaxRedemptions,
 };
-use super::input::{optional_flag, refuse_given, required_text, Field};
 use super::membership_fields::{amount, currency};
-use super::pagination::{ListQuery, ListScope, Page, PageParams};
+use super::page::Page;
 use super::problem::{ApiError, Problem};
+use crate::http::input::{optional_flag, refuse_given, required_text, Field};
+use crate::http::pagination::{ListQuery, ListScope, PageParams};
 use crate::ids;
 use crate::state::AppState;
 use crate::store::coupons::{self, Coupon, NewCoupon};

@@ -10,8 +10,8 @@ use utoipa::ToSchema;
 
 use super::extract::{AuthMerchant, JsonBody};
 use super::field_schemas::{CountryCode, PersonName};
-use super::input::{required_text, Field};
 use super::problem::{ApiError, Problem};
+use crate::http::input::{required_text, Field};
 use crate::ids;
 use crate::state::AppState;
 use crate::store::customers::{self, Created, Customer, NewCustomer, TaxId};

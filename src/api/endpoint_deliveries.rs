@@ -11,9 +11,10 @@ use serde::Serialize;
 use utoipa::ToSchema;
 
 use super::extract::AuthMerchant;
-use super::pagination::{ListQuery, ListScope, Page, PageParams};
+use super::page::Page;
 use super::problem::{ApiError, Problem};
 use crate::events::{test_payload, TEST_ACTION};
+use crate::http::pagination::{ListQuery, ListScope, PageParams};
 use crate::state::AppState;
 use crate::store::endpoint_deliveries::{self, LoggedAttempt};
 use crate::store::webhook_endpoints;

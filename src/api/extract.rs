@@ -7,9 +7,9 @@ use axum::http::request::Parts;
 use axum::http::{header, HeaderMap};
 use serde::de::DeserializeOwned;
 
-use super::nul_text;
 use super::problem::ApiError;
 use crate::auth::api_keys;
+use crate::http::nul_text;
 use crate::state::AppState;
 use crate::store::api_keys::Scope;
 

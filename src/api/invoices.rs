@@ -13,10 +13,10 @@ use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 use super::extract::{AuthMerchant, OptionalJsonBody};
-use super::input::Field;
 use super::membership_records::InvoiceRecord;
 use super::problem::{ApiError, Problem};
 use crate::billing::refunds::{self, RefundAsk};
+use crate::http::input::Field;
 use crate::links::{self, Document};
 use crate::platform::Platform;
 use crate::state::AppState;

@@ -7,8 +7,8 @@ use recur_domain::membership as rules;
 use recur_domain::money::{format_amount, Currency, MAX_AMOUNT_MINOR};
 use recur_domain::validation::FieldErrors;
 
-use super::input::{prefixed, Field};
 use super::problem::ApiError;
+use crate::http::input::{prefixed, Field};
 use crate::state::AppState;
 use crate::store::prices::{self, CatalogPrice};
 

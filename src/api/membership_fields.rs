@@ -11,7 +11,7 @@ use serde::Deserialize;
 use utoipa::ToSchema;
 
 use super::field_schemas::{CurrencyCode, IntervalCount, Quantity, UnitPrice};
-use super::input::{required_text, Field};
+use crate::http::input::{required_text, Field};
 
 /// `pricingInfo` of the create body.
 #[derive(Debug, Deserialize, ToSchema)]

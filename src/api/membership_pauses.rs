@@ -10,10 +10,10 @@ use serde::Deserialize;
 use utoipa::ToSchema;
 
 use super::extract::{AuthMerchant, OptionalJsonBody};
-use super::input::Field;
 use super::membership_records::{record_of, MembershipRecord};
 use super::problem::{ApiError, Problem};
 use crate::billing::pause;
+use crate::http::input::Field;
 use crate::state::AppState;
 
 /// Body of `POST /membership/{membershipKey}/pause` (optional).

@@ -11,7 +11,6 @@ use utoipa::ToSchema;
 
 use super::extract::{AuthMerchant, JsonBody};
 use super::field_schemas::{CouponCode, HttpsUrl, IntervalCount, Quantity, UnitPrice};
-use super::input::{optional_text, prefixed, required_text, Field};
 use super::membership_catalog;
 use super::membership_fields::{
     check_updated_cycle, check_updated_price, decimal_value, interval_count, positive_minor,
@@ -21,6 +20,7 @@ use super::membership_records::{record_of, MembershipRecord};
 use super::problem::{ApiError, Problem};
 use super::tax_rates;
 use crate::billing::update::{self, Changes, Effective};
+use crate::http::input::{optional_text, prefixed, required_text, Field};
 use crate::state::AppState;
 use crate::store::memberships::{self, Membership};
 

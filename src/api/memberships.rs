@@ -15,7 +15,6 @@ use utoipa::ToSchema;
 
 use super::extract::{AuthMerchant, JsonBody};
 use super::field_schemas::{CouponCode, HttpsUrl, Quantity, TrialDays};
-use super::input::{prefixed, required_text, Field};
 use super::membership_catalog::{self, CatalogTerms};
 use super::membership_fields::{billing_cycle, pricing, BillingCycleInput, PricingInfoInput};
 use super::membership_records::{record_of, CreditNotes, MembershipRecord};
@@ -23,6 +22,7 @@ use super::problem::{ApiError, Problem};
 use super::tax_rates;
 use crate::billing::customer_and_merchant_now;
 use crate::billing::{coupons, lifecycle};
+use crate::http::input::{prefixed, required_text, Field};
 use crate::ids;
 use crate::state::AppState;
 use crate::store::customers::Created;

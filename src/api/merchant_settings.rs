@@ -15,8 +15,8 @@ use utoipa::ToSchema;
 
 use super::extract::{AuthMerchant, JsonBody};
 use super::field_schemas::{BrandColor, CountryCode, HttpsUrl, InvoicePrefix, PlanChange};
-use super::input::Field;
 use super::problem::{ApiError, Problem};
+use crate::http::input::Field;
 use crate::state::AppState;
 use crate::store::merchant_settings::{self, Change, Named, Patch};
 

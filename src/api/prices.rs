@@ -17,10 +17,11 @@ use utoipa::{IntoParams, ToSchema};
 
 use super::extract::{AuthMerchant, JsonBody};
 use super::field_schemas::{CurrencyCode, IntervalCount, IntervalTypeName, TrialDays};
-use super::input::{optional_flag, refuse_given, required_text, Field};
 use super::membership_fields::{amount, currency, interval_count};
-use super::pagination::{flag, text, Given, ListQuery, ListScope, Page, PageParams};
+use super::page::Page;
 use super::problem::{ApiError, Problem};
+use crate::http::input::{optional_flag, refuse_given, required_text, Field};
+use crate::http::pagination::{flag, text, Given, ListQuery, ListScope, PageParams};
 use crate::ids;
 use crate::state::AppState;
 use crate::store::prices::{self, CatalogPrice, Filter, NewPrice};

@@ -1,34 +1,15 @@
-//! Every failure as `application/problem+json`:
-//! `{"type", "title", "status", "errors": {"<json.path>": ["message", …]}, "traceId"}`.
+//! The API's failures ([`ApiError`]), each answered as the problem document of
+//! [`crate::http::problem`].
 
 use std::collections::BTreeMap;
 
 use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use recur_domain::validation::FieldErrors;
-use serde::Serialize;
-use utoipa::ToSchema;
 
-use super::trace_id::current_trace_id;
 use crate::billing::BillingError;
 use crate::cashier::CashierError;
-
-/// The problem document (RFC 9457) recur answers every failure with.
-#[derive(Debug, Serialize, ToSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct Problem {
-    /// URI naming the kind of problem (`urn:recur:problem:<kind>`).
-    #[serde(rename = "type")]
-    pub kind: String,
-    /// Short human summary.
-    pub title: String,
-    /// The HTTP status.
-    pub status: u16,
-    /// Failing fields by JSON path, each with every message that applies.
-    pub errors: BTreeMap<String, Vec<String>>,
-    /// Correlates this response with the server's logs (`X-Trace-Id` header).
-    pub trace_id: String,
-}
+pub use crate::http::problem::{problem_response, Problem};
 
 /// A failure a handler returns; rendered as a [`Problem`].
 #[derive(Debug, thiserror::Error)]
@@ -83,6 +64,12 @@ pub enum ApiError {
     /// Anything unexpected (500). The cause is logged, never sent.
     #[error("internal error: {0}")]
     Internal(#[from] anyhow::Error),
+}
+
+impl From<FieldErrors> for ApiError {
+    fn from(errors: FieldErrors) -> Self {
+        ApiError::Validation(errors)
+    }
 }
 
 impl From<sqlx::Error> for ApiError {
@@ -236,26 +223,4 @@ impl IntoResponse for ApiError {
         }
         response
     }
-}
-
-/// A problem response for `status` with the given kind, title and field errors.
-pub fn problem_response(
-    status: StatusCode,
-    kind: &str,
-    title: String,
-    errors: BTreeMap<String, Vec<String>>,
-) -> Response {
-    let body = Problem {
-        kind: format!("urn:recur:problem:{kind}"),
-        title,
-        status: status.as_u16(),
-        errors,
-        trace_id: current_trace_id(),
-    };
-    let mut response = (status, axum::Json(body)).into_response();
-    response.headers_mut().insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("application/problem+json"),
-    );
-    response
 }

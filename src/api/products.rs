@@ -12,9 +12,10 @@ use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
 use super::extract::{AuthMerchant, JsonBody};
-use super::input::{optional_flag, optional_text, required_text, Field};
-use super::pagination::{flag, Given, ListQuery, ListScope, Page, PageParams};
+use super::page::Page;
 use super::problem::{ApiError, Problem};
+use crate::http::input::{optional_flag, optional_text, required_text, Field};
+use crate::http::pagination::{flag, Given, ListQuery, ListScope, PageParams};
 use crate::ids;
 use crate::state::AppState;
 use crate::store::products::{self, Changes, Product};

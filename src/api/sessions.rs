@@ -16,9 +16,9 @@ use utoipa::ToSchema;
 
 use super::extract::{AuthMerchant, JsonBody};
 use super::field_schemas::HttpsUrl;
-use super::input::{optional_text, prefixed, required_text, Field};
 use super::problem::{ApiError, Problem};
 use crate::billing::checkout::{self, SessionSpec};
+use crate::http::input::{optional_text, prefixed, required_text, Field};
 use crate::state::AppState;
 use crate::store::checkout_sessions::{CheckoutSession, SessionKind};
 use crate::store::customers::{self, Customer};

@@ -18,9 +18,10 @@ use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 use super::extract::{AuthMerchant, JsonBody};
-use super::input::{optional_text, required_text, Field};
-use super::pagination::{ListQuery, ListScope, Page, PageParams};
+use super::page::Page;
 use super::problem::{ApiError, Problem};
+use crate::http::input::{optional_text, required_text, Field};
+use crate::http::pagination::{ListQuery, ListScope, PageParams};
 use crate::ids;
 use crate::state::AppState;
 use crate::store::tax_rates::{self, StoredRate};

@@ -13,10 +13,10 @@ use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 use super::extract::{AuthMerchant, JsonBody};
-use super::input::{required_text, Field};
 use super::membership_records::{record_of, MembershipRecord};
 use super::problem::{ApiError, Problem};
 use crate::billing::{checkout, lifecycle, test_clock};
+use crate::http::input::{required_text, Field};
 use crate::state::AppState;
 use crate::store::customers;
 use crate::store::merchants::{self, Mode};

@@ -17,11 +17,11 @@ use utoipa::ToSchema;
 
 use super::extract::{AuthMerchant, JsonBody};
 use super::idempotency::RememberInstead;
-use super::input::{optional_text, required_text, Field};
 use super::lists::ActionName;
-use super::pagination::Page;
+use super::page::Page;
 use super::problem::{ApiError, Problem};
 use crate::events::Action;
+use crate::http::input::{optional_text, required_text, Field};
 use crate::keys::random_bytes;
 use crate::state::AppState;
 use crate::store::webhook_endpoints::{self, Changes, Endpoint, NewEndpoint, MAX_PER_MERCHANT};

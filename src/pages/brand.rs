@@ -10,7 +10,7 @@ use axum::response::{IntoResponse, Response};
 use recur_domain::settings::{accent_ink, brand_color, readable_on_white};
 use serde::Serialize;
 
-use crate::api::problem::ApiError;
+use crate::pages::failure::PageError;
 use crate::state::AppState;
 use crate::store::merchant_settings::{self, Settings};
 use crate::store::merchants::Merchant;
@@ -63,7 +63,7 @@ impl Brand {
     }
 
     /// The brand of `merchant`, its settings read.
-    pub async fn load(state: &AppState, merchant: &Merchant) -> Result<Self, ApiError> {
+    pub async fn load(state: &AppState, merchant: &Merchant) -> Result<Self, PageError> {
         let settings = merchant_settings::get(state.store.pool(), merchant.id).await?;
         Ok(Self::new(merchant, settings))
     }
@@ -80,11 +80,11 @@ impl Brand {
 /// the text on it, and links when the colour is readable on white). It depends on the colour
 /// alone, not on a merchant: no lookup, nothing revealed, and cacheable for good. Anything but
 /// six hexadecimal digits and `.css` is a 404.
-pub async fn accent_stylesheet(Path(file): Path<String>) -> Result<Response, ApiError> {
+pub async fn accent_stylesheet(Path(file): Path<String>) -> Result<Response, PageError> {
     let color = file
         .strip_suffix(".css")
         .and_then(|hex| brand_color(&format!("#{hex}")).ok())
-        .ok_or(ApiError::NotFound)?;
+        .ok_or(PageError::NotFound)?;
     let link = if readable_on_white(&color) {
         format!(" --link: {color};")
     } else {

@@ -25,9 +25,9 @@ use super::form::{decline_message, CardForm, FormErrors, PageForm, TokenForm};
 use super::format::input_amount;
 use super::render::{see_other, with_status};
 use super::{csrf, expired, session};
-use crate::api::client_address::ClientAddress;
-use crate::api::problem::ApiError;
 use crate::cashier::orders::{self, CashierPayment};
+use crate::http::client_address::ClientAddress;
+use crate::pages::failure::PageError;
 use crate::state::AppState;
 use crate::store::cashier_sessions::{self, CashierSession, PendingPayment};
 use crate::store::cashier_transactions::{CardFacts, TransactionStatus};
@@ -128,7 +128,7 @@ pub async fn find_session(
     state: &AppState,
     token: Option<&str>,
     order_id: Option<&str>,
-) -> Result<Option<CashierSession>, ApiError> {
+) -> Result<Option<CashierSession>, PageError> {
     let Some(token) = token else { return Ok(None) };
     let session =
         cashier_sessions::by_token_digest(&state.store, &state.keys.lookup_digest(token)).await?;
@@ -153,14 +153,14 @@ pub fn offered(
         .collect()
 }
 
-async fn load(state: &AppState, link: &CashierQuery) -> Result<Option<Cashier>, ApiError> {
+async fn load(state: &AppState, link: &CashierQuery) -> Result<Option<Cashier>, PageError> {
     let token = link.session_token.as_deref();
     let Some(session) = find_session(state, token, link.order_id.as_deref()).await? else {
         return Ok(None);
     };
     let merchant = merchants::by_id(&state.store, session.merchant_id)
         .await?
-        .ok_or(ApiError::NotFound)?;
+        .ok_or(PageError::NotFound)?;
     let brand = Brand::load(state, &merchant).await?;
     let currency = Currency::parse(&session.fields.currency).map_err(anyhow::Error::from)?;
     let fixed = link.m_fixed_pp_id.clone().filter(|f| !f.is_empty());
@@ -188,7 +188,7 @@ async fn posted(
     headers: &HeaderMap,
     link: &CashierQuery,
     csrf_token: &str,
-) -> Result<Result<Cashier, Response>, ApiError> {
+) -> Result<Result<Cashier, Response>, PageError> {
     let cashier = load(state, link).await?;
     let token = cashier
         .as_ref()
@@ -202,7 +202,7 @@ pub async fn show(
     State(state): State<AppState>,
     headers: HeaderMap,
     Query(query): Query<CashierQuery>,
-) -> Result<Response, ApiError> {
+) -> Result<Response, PageError> {
     let t = session::strings(&state, &headers);
     let Some(cashier) = load(&state, &query).await? else {
         return expired::page_for(&state, t);
@@ -222,7 +222,7 @@ pub async fn pay(
     client: ClientAddress,
     headers: HeaderMap,
     PageForm(form): PageForm<CashierForm>,
-) -> Result<Response, ApiError> {
+) -> Result<Response, PageError> {
     let t = session::strings(&state, &headers);
     let cashier = match posted(&state, t, &headers, &form.link, &form.card.csrf_token).await? {
         Ok(cashier) => cashier,
@@ -319,7 +319,7 @@ pub async fn confirm(
     client: ClientAddress,
     headers: HeaderMap,
     PageForm(form): PageForm<ConfirmForm>,
-) -> Result<Response, ApiError> {
+) -> Result<Response, PageError> {
     let t = session::strings(&state, &headers);
     let cashier = match posted(&state, t, &headers, &form.link, &form.form.csrf_token).await? {
         Ok(cashier) => cashier,
@@ -365,7 +365,7 @@ async fn settle(
     amount: i64,
     card: Option<CardFacts>,
     client_ip: Option<String>,
-) -> Result<Response, ApiError> {
+) -> Result<Response, PageError> {
     let now = state.clock.now();
     if !cashier_sessions::claim(&state.store, cashier.session.id, now, now + CLAIM).await? {
         // Paid meanwhile (double click, second tab) or a payment in flight.
@@ -425,7 +425,7 @@ async fn card_facts(
     state: &AppState,
     merchant_id: i64,
     number: &recur_domain::card::CardNumber,
-) -> Result<CardFacts, ApiError> {
+) -> Result<CardFacts, PageError> {
     let token = state.processor.tokenize(merchant_id, number).await?;
     let bin = state.processor.bin_info(number.bin()).await?;
     Ok(CardFacts {

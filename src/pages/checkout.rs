@@ -25,12 +25,12 @@ use super::invoice_view::{discount_label, tax_label};
 use super::render::{allow_form_redirect, page, see_other, with_status, Framing};
 use super::session::{self, EnteredCard, PageSession};
 use super::{csrf, expired};
-use crate::api::client_address::ClientAddress;
-use crate::api::problem::ApiError;
 use crate::billing::checkout::{self, DueNow, Purpose};
 use crate::billing::{coupons, lifecycle, taxation, BillingError};
+use crate::http::client_address::ClientAddress;
 use crate::i18n;
 use crate::ids;
+use crate::pages::failure::PageError;
 use crate::state::AppState;
 use crate::store::charges::PagePayment;
 use crate::store::checkout_sessions::{self, SessionKind};
@@ -45,7 +45,7 @@ struct Checkout {
     token: String,
 }
 
-async fn load(state: &AppState, token: &str) -> Result<Option<Checkout>, ApiError> {
+async fn load(state: &AppState, token: &str) -> Result<Option<Checkout>, PageError> {
     let Some(page) = session::open(state, token, SessionKind::Checkout).await? else {
         return Ok(None);
     };
@@ -54,7 +54,7 @@ async fn load(state: &AppState, token: &str) -> Result<Option<Checkout>, ApiErro
     };
     let membership = memberships::by_id(state.store.pool(), page.merchant.id, membership_id)
         .await?
-        .ok_or(ApiError::NotFound)?;
+        .ok_or(PageError::NotFound)?;
     Ok(Some(Checkout {
         page,
         membership,
@@ -67,7 +67,7 @@ pub async fn show(
     State(state): State<AppState>,
     headers: HeaderMap,
     Path(token): Path<String>,
-) -> Result<Response, ApiError> {
+) -> Result<Response, PageError> {
     let t = session::strings(&state, &headers);
     let Some(checkout) = load(&state, &token).await? else {
         return expired::page_for(&state, t);
@@ -91,7 +91,7 @@ pub async fn pay(
     headers: HeaderMap,
     Path(token): Path<String>,
     PageForm(form): PageForm<CardForm>,
-) -> Result<Response, ApiError> {
+) -> Result<Response, PageError> {
     let t = session::strings(&state, &headers);
     let (checkout, due) = match payable_post(&state, t, &headers, &token, &form.csrf_token).await? {
         Ok(accepted) => accepted,
@@ -126,7 +126,7 @@ pub async fn pay_saved(
     headers: HeaderMap,
     Path(token): Path<String>,
     PageForm(form): PageForm<TokenForm>,
-) -> Result<Response, ApiError> {
+) -> Result<Response, PageError> {
     let t = session::strings(&state, &headers);
     let (checkout, due) = match payable_post(&state, t, &headers, &token, &form.csrf_token).await? {
         Ok(accepted) => accepted,
@@ -148,7 +148,7 @@ async fn payable_post(
     headers: &HeaderMap,
     token: &str,
     csrf_token: &str,
-) -> Result<Result<(Checkout, DueNow), Response>, ApiError> {
+) -> Result<Result<(Checkout, DueNow), Response>, PageError> {
     let loaded = load(state, token).await?;
     let checkout = match csrf::accept_post(state, t, headers, token, csrf_token, loaded)? {
         Ok(checkout) => checkout,
@@ -169,7 +169,7 @@ pub async fn confirm(
     headers: HeaderMap,
     Path(token): Path<String>,
     PageForm(form): PageForm<TokenForm>,
-) -> Result<Response, ApiError> {
+) -> Result<Response, PageError> {
     let t = session::strings(&state, &headers);
     let loaded = load(&state, &token).await?;
     let checkout = match csrf::accept_post(&state, t, &headers, &token, &form.csrf_token, loaded)? {
@@ -221,7 +221,7 @@ pub async fn apply_code(
     headers: HeaderMap,
     Path(token): Path<String>,
     PageForm(form): PageForm<CodeForm>,
-) -> Result<Response, ApiError> {
+) -> Result<Response, PageError> {
     let t = session::strings(&state, &headers);
     let (checkout, due) = match coupon_post(&state, t, &headers, &token, &form).await? {
         Ok(accepted) => accepted,
@@ -253,7 +253,7 @@ pub async fn remove_code(
     headers: HeaderMap,
     Path(token): Path<String>,
     PageForm(form): PageForm<CodeForm>,
-) -> Result<Response, ApiError> {
+) -> Result<Response, PageError> {
     let t = session::strings(&state, &headers);
     let (checkout, _) = match coupon_post(&state, t, &headers, &token, &form).await? {
         Ok(accepted) => accepted,
@@ -278,7 +278,7 @@ async fn coupon_post(
     headers: &HeaderMap,
     token: &str,
     form: &CodeForm,
-) -> Result<Result<(Checkout, DueNow), Response>, ApiError> {
+) -> Result<Result<(Checkout, DueNow), Response>, PageError> {
     Ok(
         match payable_post(state, t, headers, token, &form.csrf_token).await? {
             Ok((checkout, _)) if checkout.page.session.challenge_pending => Err(see_page(token)),
@@ -295,7 +295,7 @@ async fn refused_code(
     due: &DueNow,
     typed: &str,
     why: &str,
-) -> Result<Response, ApiError> {
+) -> Result<Response, PageError> {
     let promo = PromoField {
         typed: typed.to_string(),
         error: t.get(why).cloned(),
@@ -348,7 +348,7 @@ async fn charge(
     due: &DueNow,
     method_id: i64,
     client: ClientAddress,
-) -> Result<Response, ApiError> {
+) -> Result<Response, PageError> {
     let merchant_id = checkout.page.merchant.id;
     let key = &checkout.membership.membership_key;
     let page = PagePayment {
@@ -439,7 +439,7 @@ async fn form_page(
     due: &DueNow,
     form: CardFormState,
     promo: PromoField,
-) -> Result<Response, ApiError> {
+) -> Result<Response, PageError> {
     let saved = payment_methods::current(
         state.store.pool(),
         checkout.page.merchant.id,
@@ -474,7 +474,7 @@ async fn challenge_page(
     state: &AppState,
     t: &BTreeMap<String, String>,
     checkout: &Checkout,
-) -> Result<Response, ApiError> {
+) -> Result<Response, PageError> {
     let due = checkout::due_now(state, &checkout.membership, checkout.page.now).await?;
     let card = session::card_awaiting_confirmation(state, &checkout.page).await?;
     page(
@@ -502,7 +502,7 @@ async fn outcome_page(
     state: &AppState,
     t: &BTreeMap<String, String>,
     checkout: &Checkout,
-) -> Result<Response, ApiError> {
+) -> Result<Response, PageError> {
     let m = &checkout.membership;
     let lang = i18n::lang(t);
     let active = m.state.status == MembershipStatus::Active;

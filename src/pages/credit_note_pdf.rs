@@ -9,10 +9,13 @@ use axum::response::Response;
 use super::credit_note_view::CreditNoteView;
 use super::invoice_pdf::{party, BOLD, COLUMN, LEFT, REGULAR, RIGHT};
 use super::pdf::{self, Document, A4_HEIGHT};
-use crate::api::problem::ApiError;
+use crate::pages::failure::PageError;
 
 /// The download of the PDF of `view`, labelled with the strings `t`, named after its number.
-pub fn download(view: &CreditNoteView, t: &BTreeMap<String, String>) -> Result<Response, ApiError> {
+pub fn download(
+    view: &CreditNoteView,
+    t: &BTreeMap<String, String>,
+) -> Result<Response, PageError> {
     pdf::download(
         render(view, t)?,
         &format!("credit-note-{}.pdf", view.number),

@@ -10,8 +10,8 @@ use axum::response::Response;
 use recur_domain::signature::constant_time_eq;
 
 use super::{expired, notice};
-use crate::api::problem::ApiError;
 use crate::keys::ServerKeys;
+use crate::pages::failure::PageError;
 use crate::state::AppState;
 
 /// The form token of the page session `session_token`.
@@ -50,7 +50,7 @@ pub fn accept_post<T>(
     session_token: &str,
     posted: &str,
     loaded: Option<T>,
-) -> Result<Result<T, Response>, ApiError> {
+) -> Result<Result<T, Response>, PageError> {
     let Some(loaded) = loaded else {
         return expired::page_for(state, t).map(Err);
     };

@@ -14,8 +14,8 @@ use super::brand::Brand;
 use super::credit_note_view::credit_note_view;
 use super::invoice_view::{invoice_view, InvoiceView};
 use super::{credit_note_pdf, invoice_pdf, notice, session};
-use crate::api::problem::ApiError;
 use crate::links::{self, Document};
+use crate::pages::failure::PageError;
 use crate::state::AppState;
 use crate::store::invoices::Invoice;
 use crate::store::{credit_notes, customers, invoices, memberships, merchant_settings};
@@ -40,7 +40,7 @@ pub async fn view_of(
     state: &AppState,
     t: &BTreeMap<String, String>,
     invoice: &Invoice,
-) -> Result<Option<InvoiceView>, ApiError> {
+) -> Result<Option<InvoiceView>, PageError> {
     let pool = state.store.pool();
     let merchant_id = invoice.merchant_id;
     let Some(m) = memberships::by_id(pool, merchant_id, invoice.membership_id).await? else {
@@ -62,7 +62,7 @@ pub async fn invoice(
     headers: HeaderMap,
     Path(key): Path<String>,
     Query(query): Query<HashMap<String, String>>,
-) -> Result<Response, ApiError> {
+) -> Result<Response, PageError> {
     let t = session::strings(&state, &headers);
     let Some(merchant_id) = signed_merchant(&state, &query, Document::Invoice, &key) else {
         return notice::not_found(&state, t);
@@ -82,7 +82,7 @@ pub async fn credit_note(
     headers: HeaderMap,
     Path(key): Path<String>,
     Query(query): Query<HashMap<String, String>>,
-) -> Result<Response, ApiError> {
+) -> Result<Response, PageError> {
     let t = session::strings(&state, &headers);
     let Some(merchant_id) = signed_merchant(&state, &query, Document::CreditNote, &key) else {
         return notice::not_found(&state, t);
@@ -96,7 +96,7 @@ pub async fn credit_note_pdf_of(
     t: &BTreeMap<String, String>,
     merchant_id: i64,
     key: &str,
-) -> Result<Response, ApiError> {
+) -> Result<Response, PageError> {
     let pool = state.store.pool();
     let Some(note) = credit_notes::by_key(pool, merchant_id, key).await? else {
         return notice::not_found(state, t);

@@ -7,14 +7,14 @@ use axum::response::Response;
 use minijinja::context;
 
 use super::render::{page, Framing};
-use crate::api::problem::ApiError;
+use crate::pages::failure::PageError;
 use crate::state::AppState;
 
 /// 410 Gone with an explanation in the visitor's language.
 pub fn page_for(
     state: &AppState,
     strings: &BTreeMap<String, String>,
-) -> Result<Response, ApiError> {
+) -> Result<Response, PageError> {
     page(
         state,
         StatusCode::GONE,

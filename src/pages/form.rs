@@ -1,5 +1,5 @@
-//! The posted forms of the hosted pages: an extractor whose failures are problem documents like
-//! every other error, and the card fields shared by checkout, portal and cashier.
+//! The posted forms of the hosted pages: an extractor that refuses what no browser sends, and the
+//! card fields shared by checkout, portal and cashier.
 
 use std::collections::BTreeMap;
 
@@ -11,27 +11,29 @@ use recur_domain::card_entry::{CardEntry, CheckedCard};
 use serde::de::DeserializeOwned;
 use serde::Deserialize;
 
-use crate::api::nul_text;
-use crate::api::problem::ApiError;
+use axum::response::Response;
+
+use crate::http::{nul_text, problem};
 use crate::store::customers::NewCustomer;
 
-/// `application/x-www-form-urlencoded` body; a malformed one, or one with a field holding U+0000
-/// ([`nul_text`]), is a 400 problem document.
+/// `application/x-www-form-urlencoded` body. A body no browser's form sends (another content type,
+/// malformed, a field holding U+0000 ([`nul_text`])) is refused at the edge, before the page's
+/// handler, with a 400 problem document, as the edge refuses U+0000 in any address.
 pub struct PageForm<T>(pub T);
 
 impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for PageForm<T> {
-    type Rejection = ApiError;
+    type Rejection = Response;
 
     async fn from_request(req: Request, state: &S) -> Result<Self, Self::Rejection> {
         let (parts, body) = req.into_parts();
         let bytes = Bytes::from_request(Request::from_parts(parts.clone(), body), state)
             .await
-            .map_err(|rejection| ApiError::MalformedBody(rejection.body_text()))?;
-        nul_text::check_form(&String::from_utf8_lossy(&bytes))?;
+            .map_err(|rejection| problem::malformed_body(rejection.body_text()))?;
+        nul_text::check_form(&String::from_utf8_lossy(&bytes)).map_err(problem::validation)?;
         Form::<T>::from_request(Request::from_parts(parts, Body::from(bytes)), state)
             .await
             .map(|Form(value)| PageForm(value))
-            .map_err(|rejection| ApiError::MalformedBody(rejection.body_text()))
+            .map_err(|rejection| problem::malformed_body(rejection.body_text()))
     }
 }
 

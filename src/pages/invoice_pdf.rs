@@ -9,7 +9,7 @@ use axum::response::Response;
 
 use super::invoice_view::InvoiceView;
 use super::pdf::{self, Document, Style, A4_HEIGHT, A4_WIDTH};
-use crate::api::problem::ApiError;
+use crate::pages::failure::PageError;
 
 pub(super) const LEFT: f32 = 56.0;
 pub(super) const RIGHT: f32 = A4_WIDTH - 56.0;
@@ -26,7 +26,7 @@ pub fn download(
     view: &InvoiceView,
     t: &BTreeMap<String, String>,
     invoice_key: &str,
-) -> Result<Response, ApiError> {
+) -> Result<Response, PageError> {
     pdf::download(render(view, t)?, &format!("invoice-{invoice_key}.pdf"))
 }
 

@@ -11,6 +11,7 @@ pub mod csrf;
 pub mod dashboard;
 pub mod documents;
 pub mod expired;
+pub mod failure;
 pub mod form;
 pub mod format;
 pub mod invoice_pdf;
@@ -24,7 +25,7 @@ pub mod session;
 use axum::http::header;
 use axum::response::IntoResponse;
 use axum::routing::{get, post};
-use axum::Router;
+use axum::{middleware, Router};
 
 use crate::state::AppState;
 
@@ -92,6 +93,10 @@ pub fn router(state: &AppState) -> Router<AppState> {
         .route("/assets/cashier-page.js", get(cashier_page_script))
         .route("/cdn/cashier.js", get(cashier_embed_script))
         .merge(dashboard::routes())
+        .layer(middleware::from_fn_with_state(
+            state.clone(),
+            failure::render,
+        ))
 }
 
 async fn stylesheet() -> impl IntoResponse {

@@ -8,11 +8,11 @@ use axum::response::Response;
 use minijinja::context;
 
 use super::render::{page, Framing};
-use crate::api::problem::ApiError;
+use crate::pages::failure::PageError;
 use crate::state::AppState;
 
 /// 403: a form posted without its token or from another site.
-pub fn forbidden(state: &AppState, t: &BTreeMap<String, String>) -> Result<Response, ApiError> {
+pub fn forbidden(state: &AppState, t: &BTreeMap<String, String>) -> Result<Response, PageError> {
     show(
         state,
         t,
@@ -23,7 +23,7 @@ pub fn forbidden(state: &AppState, t: &BTreeMap<String, String>) -> Result<Respo
 }
 
 /// 404 inside a valid session: an invoice or membership that is not the customer's.
-pub fn not_found(state: &AppState, t: &BTreeMap<String, String>) -> Result<Response, ApiError> {
+pub fn not_found(state: &AppState, t: &BTreeMap<String, String>) -> Result<Response, PageError> {
     show(
         state,
         t,
@@ -34,7 +34,7 @@ pub fn not_found(state: &AppState, t: &BTreeMap<String, String>) -> Result<Respo
 }
 
 /// 400: a page asked for with parameters it cannot take (a cursor recur did not give).
-pub fn bad_request(state: &AppState, t: &BTreeMap<String, String>) -> Result<Response, ApiError> {
+pub fn bad_request(state: &AppState, t: &BTreeMap<String, String>) -> Result<Response, PageError> {
     show(
         state,
         t,
@@ -48,7 +48,7 @@ pub fn bad_request(state: &AppState, t: &BTreeMap<String, String>) -> Result<Res
 pub fn too_many_attempts(
     state: &AppState,
     t: &BTreeMap<String, String>,
-) -> Result<Response, ApiError> {
+) -> Result<Response, PageError> {
     show(
         state,
         t,
@@ -58,13 +58,13 @@ pub fn too_many_attempts(
     )
 }
 
-fn show(
+pub(super) fn show(
     state: &AppState,
     t: &BTreeMap<String, String>,
     status: StatusCode,
     title: &str,
     text: &str,
-) -> Result<Response, ApiError> {
+) -> Result<Response, PageError> {
     page(
         state,
         status,

@@ -9,7 +9,7 @@ use axum::response::{Html, IntoResponse, Response};
 use minijinja::{context, Value};
 
 use super::brand::Brand;
-use crate::api::problem::ApiError;
+use crate::pages::failure::PageError;
 use crate::state::AppState;
 
 /// Whether other sites may show the page in a frame.
@@ -37,7 +37,7 @@ pub fn page(
     context: Value,
     brand: Option<&Brand>,
     framing: Framing,
-) -> Result<Response, ApiError> {
+) -> Result<Response, PageError> {
     let context = match brand {
         Some(brand) => context! { brand => Value::from_serialize(brand), ..context },
         None => context,

@@ -9,8 +9,8 @@ use axum::http::{header, HeaderMap};
 use chrono::{DateTime, Utc};
 
 use super::brand::Brand;
-use crate::api::problem::ApiError;
 use crate::billing::checkout;
+use crate::pages::failure::PageError;
 use crate::state::AppState;
 use crate::store::checkout_sessions::{self, CheckoutSession, SessionKind};
 use crate::store::customers::{self, Customer};
@@ -41,7 +41,7 @@ pub async fn open(
     state: &AppState,
     token: &str,
     kind: SessionKind,
-) -> Result<Option<PageSession>, ApiError> {
+) -> Result<Option<PageSession>, PageError> {
     let digest = state.keys.lookup_digest(token);
     let Some(session) = checkout_sessions::by_token_digest(state.store.pool(), &digest).await?
     else {
@@ -56,10 +56,10 @@ pub async fn open(
     }
     let merchant = merchants::by_id(&state.store, session.merchant_id)
         .await?
-        .ok_or(ApiError::NotFound)?;
+        .ok_or(PageError::NotFound)?;
     let customer = customers::by_id(state.store.pool(), session.merchant_id, session.customer_id)
         .await?
-        .ok_or(ApiError::NotFound)?;
+        .ok_or(PageError::NotFound)?;
     let settings = merchant_settings::get(state.store.pool(), merchant.id).await?;
     let plan_change = settings.portal_plan_change();
     let brand = Brand::new(&merchant, settings);
@@ -97,7 +97,7 @@ pub async fn enter_card(
     state: &AppState,
     page: &PageSession,
     card: CheckedCard,
-) -> Result<EnteredCard, ApiError> {
+) -> Result<EnteredCard, PageError> {
     let merchant_id = page.merchant.id;
     let method = checkout::save_card(
         state,
@@ -118,7 +118,7 @@ pub async fn enter_card(
 pub async fn saved_card(
     state: &AppState,
     page: &PageSession,
-) -> Result<Option<EnteredCard>, ApiError> {
+) -> Result<Option<EnteredCard>, PageError> {
     let saved =
         payment_methods::current(state.store.pool(), page.merchant.id, page.customer.id).await?;
     match saved {
@@ -133,7 +133,7 @@ async fn ready_or_parked(
     state: &AppState,
     page: &PageSession,
     method: PaymentMethod,
-) -> Result<EnteredCard, ApiError> {
+) -> Result<EnteredCard, PageError> {
     if state
         .processor
         .requires_authentication(page.merchant.id, &method.processor_token)
@@ -151,7 +151,7 @@ async fn ready_or_parked(
 pub async fn confirmed_card(
     state: &AppState,
     page: &PageSession,
-) -> Result<Option<PaymentMethod>, ApiError> {
+) -> Result<Option<PaymentMethod>, PageError> {
     let Some(id) = page
         .session
         .pending_payment_method_id
@@ -167,7 +167,7 @@ pub async fn confirmed_card(
 pub async fn card_awaiting_confirmation(
     state: &AppState,
     page: &PageSession,
-) -> Result<Option<PaymentMethod>, ApiError> {
+) -> Result<Option<PaymentMethod>, PageError> {
     match page.session.pending_payment_method_id {
         Some(id) => Ok(payment_methods::get(state.store.pool(), page.merchant.id, id).await?),
         None => Ok(None),

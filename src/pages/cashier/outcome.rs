@@ -10,8 +10,8 @@ use minijinja::context;
 use recur_domain::money::display_amount;
 
 use super::Cashier;
-use crate::api::problem::ApiError;
 use crate::i18n;
+use crate::pages::failure::PageError;
 use crate::pages::form::decline_message;
 use crate::pages::render::{page as render, Framing};
 use crate::state::AppState;
@@ -25,7 +25,7 @@ pub(super) async fn page(
     t: &BTreeMap<String, String>,
     cashier: &Cashier,
     transaction: Option<&CashierTransaction>,
-) -> Result<Response, ApiError> {
+) -> Result<Response, PageError> {
     let latest = match transaction {
         Some(t) => Some(t.clone()),
         None => {

@@ -9,10 +9,10 @@ use minijinja::context;
 use recur_domain::money::{display_amount, Currency};
 
 use super::Cashier;
-use crate::api::problem::ApiError;
 use crate::cashier::payer::Payer;
 use crate::i18n;
 use crate::pages::csrf;
+use crate::pages::failure::PageError;
 use crate::pages::form::FormErrors;
 use crate::pages::render::{allow_form_redirect, page, Framing};
 use crate::state::AppState;
@@ -37,7 +37,7 @@ pub(super) fn form_page(
     t: &BTreeMap<String, String>,
     cashier: &Cashier,
     entry: Entry,
-) -> Result<Response, ApiError> {
+) -> Result<Response, PageError> {
     let fields = &cashier.session.fields;
     let payer = Payer::of(&cashier.session)?;
     let lang = i18n::lang(t);
@@ -100,7 +100,7 @@ pub(super) fn challenge_page(
     t: &BTreeMap<String, String>,
     cashier: &Cashier,
     pending: &PendingPayment,
-) -> Result<Response, ApiError> {
+) -> Result<Response, PageError> {
     let lang = i18n::lang(t);
     page(
         state,

@@ -20,10 +20,10 @@ use serde::Deserialize;
 
 use super::confirm::{self, Confirm, Field, Outcome};
 use super::staff;
-use crate::api::problem::ApiError;
 use crate::billing::refunds::{self, RefundAsk};
 use crate::billing::{lifecycle, BillingError};
 use crate::i18n;
+use crate::pages::failure::PageError;
 use crate::pages::form::PageForm;
 use crate::pages::render::with_status;
 use crate::pages::{notice, session};
@@ -60,7 +60,7 @@ pub(super) fn confirm_page(
     t: &BTreeMap<String, String>,
     key: &str,
     confirm: Confirm<'_>,
-) -> Result<Response, ApiError> {
+) -> Result<Response, PageError> {
     confirm::page(state, staff, t, &membership_url(key), confirm)
 }
 
@@ -74,7 +74,7 @@ pub(super) fn outcome_page(
     status: StatusCode,
     outcome: &str,
     text: Value,
-) -> Result<Response, ApiError> {
+) -> Result<Response, PageError> {
     let back = membership_url(key);
     let told = Outcome {
         nav: "customers",
@@ -95,7 +95,7 @@ pub(super) fn refused(
     t: &BTreeMap<String, String>,
     key: &str,
     error: BillingError,
-) -> Result<Response, ApiError> {
+) -> Result<Response, PageError> {
     match error {
         BillingError::NotFound => notice::not_found(state, t),
         BillingError::Conflict(_) | BillingError::PaymentInProgress => {
@@ -138,7 +138,7 @@ pub(super) async fn membership_of(
     state: &AppState,
     headers: &HeaderMap,
     key: &str,
-) -> Result<Result<(staff::Staff, Membership), Response>, ApiError> {
+) -> Result<Result<(staff::Staff, Membership), Response>, PageError> {
     let staff = match staff::require(state, headers).await? {
         Ok(staff) => staff,
         Err(redirect) => return Ok(Err(redirect)),
@@ -158,7 +158,7 @@ pub(super) async fn posted_to_membership(
     headers: &HeaderMap,
     key: &str,
     form: &ActionForm,
-) -> Result<Result<(staff::Staff, Membership), Response>, ApiError> {
+) -> Result<Result<(staff::Staff, Membership), Response>, PageError> {
     let (staff, m) = match membership_of(state, headers, key).await? {
         Ok(found) => found,
         Err(page) => return Ok(Err(page)),
@@ -177,7 +177,7 @@ pub(super) fn forged(
     t: &BTreeMap<String, String>,
     form: &ActionForm,
     headers: &HeaderMap,
-) -> Result<Option<Response>, ApiError> {
+) -> Result<Option<Response>, PageError> {
     if staff::form_is_genuine(state, &staff.token, &form.csrf_token, headers) {
         Ok(None)
     } else {
@@ -190,7 +190,7 @@ pub async fn confirm_cancel(
     State(state): State<AppState>,
     headers: HeaderMap,
     Path(key): Path<String>,
-) -> Result<Response, ApiError> {
+) -> Result<Response, PageError> {
     confirm_action(&state, &headers, &key, "cancel", "cancel").await
 }
 
@@ -202,7 +202,7 @@ pub(super) async fn confirm_action(
     key: &str,
     name: &str,
     path: &str,
-) -> Result<Response, ApiError> {
+) -> Result<Response, PageError> {
     let (staff, _) = match membership_of(state, headers, key).await? {
         Ok(found) => found,
         Err(page) => return Ok(page),
@@ -230,7 +230,7 @@ pub async fn cancel(
     headers: HeaderMap,
     Path(key): Path<String>,
     PageForm(form): PageForm<ActionForm>,
-) -> Result<Response, ApiError> {
+) -> Result<Response, PageError> {
     let (staff, _) = match posted_to_membership(&state, &headers, &key, &form).await? {
         Ok(found) => found,
         Err(page) => return Ok(page),
@@ -252,7 +252,7 @@ async fn invoice_of(
     headers: &HeaderMap,
     key: &str,
     invoice_key: &str,
-) -> Result<Result<(staff::Staff, Invoice), Response>, ApiError> {
+) -> Result<Result<(staff::Staff, Invoice), Response>, PageError> {
     let (staff, m) = match membership_of(state, headers, key).await? {
         Ok(found) => found,
         Err(page) => return Ok(Err(page)),
@@ -274,7 +274,7 @@ fn refund_form(
     invoice: &Invoice,
     typed: String,
     error: Option<String>,
-) -> Result<Response, ApiError> {
+) -> Result<Response, PageError> {
     let lang = i18n::lang(t);
     let left = Currency::parse(&invoice.currency)
         .map(|c| display_amount(invoice.amount_paid - invoice.amount_refunded, c, lang))
@@ -300,7 +300,7 @@ pub async fn confirm_refund(
     State(state): State<AppState>,
     headers: HeaderMap,
     Path((key, invoice_key)): Path<(String, String)>,
-) -> Result<Response, ApiError> {
+) -> Result<Response, PageError> {
     let (staff, invoice) = match invoice_of(&state, &headers, &key, &invoice_key).await? {
         Ok(found) => found,
         Err(page) => return Ok(page),
@@ -317,7 +317,7 @@ pub async fn refund(
     headers: HeaderMap,
     Path((key, invoice_key)): Path<(String, String)>,
     PageForm(form): PageForm<ActionForm>,
-) -> Result<Response, ApiError> {
+) -> Result<Response, PageError> {
     let (staff, invoice) = match invoice_of(&state, &headers, &key, &invoice_key).await? {
         Ok(found) => found,
         Err(page) => return Ok(page),
@@ -374,7 +374,7 @@ pub async fn confirm_resend(
     State(state): State<AppState>,
     headers: HeaderMap,
     Path((key, action_id)): Path<(String, String)>,
-) -> Result<Response, ApiError> {
+) -> Result<Response, PageError> {
     let (staff, _) = match membership_of(&state, &headers, &key).await? {
         Ok(found) => found,
         Err(page) => return Ok(page),
@@ -405,7 +405,7 @@ pub async fn resend(
     headers: HeaderMap,
     Path((key, action_id)): Path<(String, String)>,
     PageForm(form): PageForm<ActionForm>,
-) -> Result<Response, ApiError> {
+) -> Result<Response, PageError> {
     let (staff, _) = match posted_to_membership(&state, &headers, &key, &form).await? {
         Ok(found) => found,
         Err(page) => return Ok(page),

@@ -16,8 +16,9 @@ use super::confirm::{self, Confirm, Outcome};
 use super::staff::Staff;
 use super::{framed, staff};
 use crate::api::api_keys::{self, CreateApiKeyRequest};
-use crate::api::input::Field;
 use crate::api::problem::ApiError;
+use crate::http::input::Field;
+use crate::pages::failure::PageError;
 use crate::pages::form::PageForm;
 use crate::pages::render::with_status;
 use crate::pages::{notice, session};
@@ -60,7 +61,7 @@ async fn list_page(
     staff: &staff::Staff,
     t: &BTreeMap<String, String>,
     shown: Shown,
-) -> Result<Response, ApiError> {
+) -> Result<Response, PageError> {
     let keys = stored::live_for_merchant(&state.store, staff.merchant.id).await?;
     let keys: Vec<Value> = keys
         .into_iter()
@@ -96,7 +97,7 @@ pub async fn list(
     State(state): State<AppState>,
     headers: HeaderMap,
     staff: Staff,
-) -> Result<Response, ApiError> {
+) -> Result<Response, PageError> {
     let t = session::strings(&state, &headers);
     list_page(&state, &staff, t, Shown::default()).await
 }
@@ -107,7 +108,7 @@ pub async fn create(
     State(state): State<AppState>,
     headers: HeaderMap,
     PageForm(form): PageForm<KeyForm>,
-) -> Result<Response, ApiError> {
+) -> Result<Response, PageError> {
     let staff = match staff::posting(&state, &headers, &form.csrf_token).await? {
         Ok(staff) => staff,
         Err(answer) => return Ok(answer),
@@ -146,7 +147,7 @@ pub async fn create(
         Err(ApiError::Conflict(why)) => {
             told(&state, &staff, t, StatusCode::CONFLICT, "refused", why)
         }
-        Err(other) => Err(other),
+        Err(other) => Err(other.into()),
     }
 }
 
@@ -158,7 +159,7 @@ fn told(
     status: StatusCode,
     outcome: &str,
     text: String,
-) -> Result<Response, ApiError> {
+) -> Result<Response, PageError> {
     let told = Outcome {
         nav: "api-keys",
         back: PAGE,
@@ -171,7 +172,7 @@ fn told(
 }
 
 /// Whether the merchant holds the live key `key_id`.
-async fn holds(state: &AppState, merchant_id: i64, key_id: &str) -> Result<bool, ApiError> {
+async fn holds(state: &AppState, merchant_id: i64, key_id: &str) -> Result<bool, PageError> {
     let keys = stored::live_for_merchant(&state.store, merchant_id).await?;
     Ok(keys.iter().any(|key| key.key_id == key_id))
 }
@@ -183,7 +184,7 @@ pub async fn confirm_revoke(
     headers: HeaderMap,
     staff: Staff,
     Path(key_id): Path<String>,
-) -> Result<Response, ApiError> {
+) -> Result<Response, PageError> {
     let t = session::strings(&state, &headers);
     if !holds(&state, staff.merchant.id, &key_id).await? {
         return notice::not_found(&state, t);
@@ -205,7 +206,7 @@ pub async fn revoke(
     headers: HeaderMap,
     Path(key_id): Path<String>,
     PageForm(form): PageForm<KeyForm>,
-) -> Result<Response, ApiError> {
+) -> Result<Response, PageError> {
     let staff = match staff::posting(&state, &headers, &form.csrf_token).await? {
         Ok(staff) => staff,
         Err(answer) => return Ok(answer),
@@ -217,6 +218,6 @@ pub async fn revoke(
             told(&state, &staff, t, StatusCode::OK, "done", text)
         }
         Err(ApiError::NotFound) => notice::not_found(&state, t),
-        Err(other) => Err(other),
+        Err(other) => Err(other.into()),
     }
 }

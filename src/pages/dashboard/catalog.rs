@@ -21,12 +21,13 @@ use super::fields::{self, beside, ActiveForm};
 use super::lists::StatusFilter;
 use super::staff::Staff;
 use super::{framed, link, or_bad_request, staff, without_empty};
-use crate::api::input::Field;
-use crate::api::pagination::{ListQuery, PageParams};
 use crate::api::prices::{self, CreatePriceRequest, PriceFilters};
 use crate::api::problem::ApiError;
 use crate::api::products::{self, CreateProductRequest, ProductFilters, UpdateProductRequest};
+use crate::http::input::Field;
+use crate::http::pagination::{ListQuery, PageParams};
 use crate::i18n;
+use crate::pages::failure::PageError;
 use crate::pages::form::PageForm;
 use crate::pages::format::{display_time, interval_phrase};
 use crate::pages::render::with_status;
@@ -132,7 +133,7 @@ async fn catalog_page(
     query: &str,
     form: &ProductForm,
     errors: BTreeMap<String, String>,
-) -> Result<Response, ApiError> {
+) -> Result<Response, PageError> {
     let lang = i18n::lang(t);
     let ListQuery(page) = ListQuery::<PageParams>::parse(query)?;
     let ListQuery(filters) = ListQuery::<ProductFilters>::parse(query)?;
@@ -183,7 +184,7 @@ pub async fn list(
     headers: HeaderMap,
     staff: Staff,
     RawQuery(query): RawQuery,
-) -> Result<Response, ApiError> {
+) -> Result<Response, PageError> {
     let t = session::strings(&state, &headers);
     let query = without_empty(query.as_deref());
     let form = ProductForm::default();
@@ -196,7 +197,7 @@ pub async fn create_product(
     State(state): State<AppState>,
     headers: HeaderMap,
     PageForm(form): PageForm<ProductForm>,
-) -> Result<Response, ApiError> {
+) -> Result<Response, PageError> {
     let staff = match staff::posting(&state, &headers, &form.csrf_token).await? {
         Ok(staff) => staff,
         Err(answer) => return Ok(answer),
@@ -212,7 +213,7 @@ pub async fn create_product(
             let page = catalog_page(&state, &staff, t, "", &form, beside(errors)).await?;
             Ok(with_status(page, StatusCode::BAD_REQUEST))
         }
-        Err(other) => Err(other),
+        Err(other) => Err(other.into()),
     }
 }
 
@@ -226,7 +227,7 @@ async fn product_page(
     query: &str,
     form: &PriceForm,
     errors: BTreeMap<String, String>,
-) -> Result<Response, ApiError> {
+) -> Result<Response, PageError> {
     let lang = i18n::lang(t);
     let merchant_id = staff.merchant.id;
     let Some(product) = stored_products::get(state.store.pool(), merchant_id, key).await? else {
@@ -279,7 +280,7 @@ pub async fn show_product(
     staff: Staff,
     Path(key): Path<String>,
     RawQuery(query): RawQuery,
-) -> Result<Response, ApiError> {
+) -> Result<Response, PageError> {
     let t = session::strings(&state, &headers);
     let query = without_empty(query.as_deref());
     let form = PriceForm::default();
@@ -294,7 +295,7 @@ pub async fn create_price(
     headers: HeaderMap,
     Path(key): Path<String>,
     PageForm(form): PageForm<PriceForm>,
-) -> Result<Response, ApiError> {
+) -> Result<Response, PageError> {
     let staff = match staff::posting(&state, &headers, &form.csrf_token).await? {
         Ok(staff) => staff,
         Err(answer) => return Ok(answer),
@@ -319,7 +320,7 @@ pub async fn create_price(
             }
             Ok(with_status(page, StatusCode::BAD_REQUEST))
         }
-        Err(other) => Err(other),
+        Err(other) => Err(other.into()),
     }
 }
 
@@ -330,7 +331,7 @@ fn told(
     t: &BTreeMap<String, String>,
     key: &str,
     text: &str,
-) -> Result<Response, ApiError> {
+) -> Result<Response, PageError> {
     let back = product_url(key);
     let told = Outcome {
         nav: "catalog",
@@ -350,7 +351,7 @@ pub async fn set_product_active(
     headers: HeaderMap,
     Path(key): Path<String>,
     PageForm(form): PageForm<ActiveForm>,
-) -> Result<Response, ApiError> {
+) -> Result<Response, PageError> {
     let staff = match staff::posting(&state, &headers, &form.csrf_token).await? {
         Ok(staff) => staff,
         Err(answer) => return Ok(answer),
@@ -368,7 +369,7 @@ pub async fn set_product_active(
         Ok(_) if active => told(&state, &staff, t, &key, "dash_product_restored"),
         Ok(_) => told(&state, &staff, t, &key, "dash_product_archived"),
         Err(ApiError::NotFound) => notice::not_found(&state, t),
-        Err(other) => Err(other),
+        Err(other) => Err(other.into()),
     }
 }
 
@@ -379,7 +380,7 @@ pub async fn set_price_active(
     headers: HeaderMap,
     Path(key): Path<String>,
     PageForm(form): PageForm<ActiveForm>,
-) -> Result<Response, ApiError> {
+) -> Result<Response, PageError> {
     let staff = match staff::posting(&state, &headers, &form.csrf_token).await? {
         Ok(staff) => staff,
         Err(answer) => return Ok(answer),
@@ -392,6 +393,6 @@ pub async fn set_price_active(
         Ok(price) if active => told(&state, &staff, t, &price.product_key, "dash_price_restored"),
         Ok(price) => told(&state, &staff, t, &price.product_key, "dash_price_archived"),
         Err(ApiError::NotFound) => notice::not_found(&state, t),
-        Err(other) => Err(other),
+        Err(other) => Err(other.into()),
     }
 }

@@ -8,7 +8,7 @@ use axum::response::{IntoResponse, Response};
 use plotters::drawing::DrawingAreaErrorKind;
 use plotters::prelude::*;
 
-use crate::api::problem::ApiError;
+use crate::pages::failure::PageError;
 
 /// Width of the chart, in pixels.
 const WIDTH: u32 = 600;
@@ -24,7 +24,7 @@ const AXIS: RGBColor = RGBColor(0x98, 0xa2, 0xb3);
 /// The SVG of one bar per value of `days` (minor units, oldest first), scaled to the largest
 /// magnitude, with the zero axis in the middle when a day is negative and at the bottom
 /// otherwise. Heights are computed in integers: no money passes through a float.
-pub fn revenue_svg(days: &[i64]) -> Result<String, ApiError> {
+pub fn revenue_svg(days: &[i64]) -> Result<String, PageError> {
     let mut svg = String::new();
     {
         let root = SVGBackend::with_string(&mut svg, (WIDTH, HEIGHT)).into_drawing_area();
@@ -78,8 +78,8 @@ fn px(value: i128) -> i32 {
     i32::try_from(value).unwrap_or(0)
 }
 
-fn draw_error<E: std::error::Error + Send + Sync>(error: DrawingAreaErrorKind<E>) -> ApiError {
-    ApiError::Internal(anyhow::anyhow!("drawing the chart: {error}"))
+fn draw_error<E: std::error::Error + Send + Sync>(error: DrawingAreaErrorKind<E>) -> PageError {
+    PageError::Internal(anyhow::anyhow!("drawing the chart: {error}"))
 }
 
 /// `svg` as a response: `image/svg+xml` under a policy that forbids everything, so the file

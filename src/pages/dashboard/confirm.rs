@@ -9,7 +9,7 @@ use axum::response::Response;
 use minijinja::{context, Value};
 
 use super::{framed, staff::Staff};
-use crate::api::problem::ApiError;
+use crate::pages::failure::PageError;
 use crate::pages::render::with_status;
 use crate::state::AppState;
 
@@ -57,7 +57,7 @@ pub fn page(
     t: &BTreeMap<String, String>,
     back: &str,
     confirm: Confirm<'_>,
-) -> Result<Response, ApiError> {
+) -> Result<Response, PageError> {
     framed(
         state,
         staff,
@@ -109,7 +109,7 @@ pub fn outcome(
     t: &BTreeMap<String, String>,
     status: StatusCode,
     told: Outcome<'_>,
-) -> Result<Response, ApiError> {
+) -> Result<Response, PageError> {
     let page = framed(
         state,
         staff,

@@ -22,9 +22,10 @@ use super::fields::{self, beside, ActiveForm};
 use super::staff::Staff;
 use super::{framed_with_status, link, or_bad_request, staff, without_empty};
 use crate::api::coupons::{self, CreateCouponRequest};
-use crate::api::pagination::{ListQuery, PageParams};
 use crate::api::problem::ApiError;
+use crate::http::pagination::{ListQuery, PageParams};
 use crate::i18n;
+use crate::pages::failure::PageError;
 use crate::pages::form::PageForm;
 use crate::pages::format::display_time;
 use crate::pages::{notice, session};
@@ -127,7 +128,7 @@ async fn coupons_page(
     status: StatusCode,
     form: &CouponForm,
     errors: BTreeMap<String, String>,
-) -> Result<Response, ApiError> {
+) -> Result<Response, PageError> {
     let lang = i18n::lang(t);
     let ListQuery(page) = ListQuery::<PageParams>::parse(query)?;
     let found = coupons::coupon_page(state, staff.merchant.id, page).await;
@@ -181,7 +182,7 @@ pub async fn list(
     headers: HeaderMap,
     staff: Staff,
     RawQuery(query): RawQuery,
-) -> Result<Response, ApiError> {
+) -> Result<Response, PageError> {
     let t = session::strings(&state, &headers);
     let query = without_empty(query.as_deref());
     let form = CouponForm::default();
@@ -197,7 +198,7 @@ pub async fn create(
     State(state): State<AppState>,
     headers: HeaderMap,
     PageForm(form): PageForm<CouponForm>,
-) -> Result<Response, ApiError> {
+) -> Result<Response, PageError> {
     let staff = match staff::posting(&state, &headers, &form.csrf_token).await? {
         Ok(staff) => staff,
         Err(answer) => return Ok(answer),
@@ -218,7 +219,7 @@ pub async fn create(
         Ok(_) => return Ok(Redirect::to(PAGE).into_response()),
         Err(ApiError::Validation(errors)) => (StatusCode::BAD_REQUEST, errors),
         Err(ApiError::FieldConflict(errors)) => (StatusCode::CONFLICT, errors),
-        Err(other) => return Err(other),
+        Err(other) => return Err(other.into()),
     };
     coupons_page(&state, &staff, t, "", status, &form, beside(errors)).await
 }
@@ -231,7 +232,7 @@ pub async fn set_active(
     headers: HeaderMap,
     Path(key): Path<String>,
     PageForm(form): PageForm<ActiveForm>,
-) -> Result<Response, ApiError> {
+) -> Result<Response, PageError> {
     let staff = match staff::posting(&state, &headers, &form.csrf_token).await? {
         Ok(staff) => staff,
         Err(answer) => return Ok(answer),
@@ -253,7 +254,7 @@ pub async fn set_active(
                 .replace("{code}", &coupon.code)
         }
         Err(ApiError::NotFound) => return notice::not_found(&state, t),
-        Err(other) => return Err(other),
+        Err(other) => return Err(other.into()),
     };
     let told = Outcome {
         nav: "coupons",

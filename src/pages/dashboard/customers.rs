@@ -14,9 +14,9 @@ use recur_domain::status::InvoiceStatus;
 use super::staff::Staff;
 use super::{framed, link, or_bad_request, param, without_empty};
 use crate::api::lists::{self, CustomerFilters, InvoiceFilters};
-use crate::api::pagination::{ListQuery, PageParams};
-use crate::api::problem::ApiError;
+use crate::http::pagination::{ListQuery, PageParams};
 use crate::i18n;
+use crate::pages::failure::PageError;
 use crate::pages::format::{display_date, interval_phrase};
 use crate::pages::invoice_view::shown_number;
 use crate::pages::{notice, session};
@@ -34,7 +34,7 @@ pub async fn list(
     headers: HeaderMap,
     staff: Staff,
     RawQuery(query): RawQuery,
-) -> Result<Response, ApiError> {
+) -> Result<Response, PageError> {
     let t = session::strings(&state, &headers);
     let lang = i18n::lang(t);
     let query = without_empty(query.as_deref());
@@ -87,7 +87,7 @@ pub async fn show(
     staff: Staff,
     Path(customer_key): Path<String>,
     RawQuery(query): RawQuery,
-) -> Result<Response, ApiError> {
+) -> Result<Response, PageError> {
     let t = session::strings(&state, &headers);
     let lang = i18n::lang(t);
     let merchant_id = staff.merchant.id;

@@ -9,7 +9,7 @@ use recur_domain::membership::parse_end_date;
 use recur_domain::validation::FieldErrors;
 use serde::Deserialize;
 
-use crate::api::input::Field;
+use crate::http::input::Field;
 
 /// The form of an archive or restore button: `active` is `false` to archive, `true` to restore.
 #[derive(Debug, Deserialize)]

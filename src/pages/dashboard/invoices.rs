@@ -9,8 +9,8 @@ use axum::response::Response;
 use minijinja::context;
 
 use super::staff::Staff;
-use crate::api::problem::ApiError;
 use crate::pages::credit_note_view::credit_note_view;
+use crate::pages::failure::PageError;
 use crate::pages::invoice_view::{invoice_view, InvoiceView};
 use crate::pages::render::{page, Framing};
 use crate::pages::{documents, invoice_pdf, notice, session};
@@ -24,7 +24,7 @@ async fn view_of(
     headers: &HeaderMap,
     staff: &Staff,
     invoice_key: &str,
-) -> Result<Option<(InvoiceView, String, i64)>, ApiError> {
+) -> Result<Option<(InvoiceView, String, i64)>, PageError> {
     let pool = state.store.pool();
     let merchant_id = staff.merchant.id;
     let Some(invoice) = invoices::by_key(pool, merchant_id, invoice_key).await? else {
@@ -47,7 +47,7 @@ pub async fn show(
     headers: HeaderMap,
     staff: Staff,
     Path(invoice_key): Path<String>,
-) -> Result<Response, ApiError> {
+) -> Result<Response, PageError> {
     let t = session::strings(&state, &headers);
     let Some((view, membership_key, id)) = view_of(&state, &headers, &staff, &invoice_key).await?
     else {
@@ -84,7 +84,7 @@ pub async fn pdf(
     headers: HeaderMap,
     staff: Staff,
     Path(invoice_key): Path<String>,
-) -> Result<Response, ApiError> {
+) -> Result<Response, PageError> {
     let t = session::strings(&state, &headers);
     let Some((view, ..)) = view_of(&state, &headers, &staff, &invoice_key).await? else {
         return notice::not_found(&state, t);
@@ -98,7 +98,7 @@ pub async fn credit_note_pdf(
     headers: HeaderMap,
     staff: Staff,
     Path(key): Path<String>,
-) -> Result<Response, ApiError> {
+) -> Result<Response, PageError> {
     let t = session::strings(&state, &headers);
     documents::credit_note_pdf_of(&state, t, staff.merchant.id, &key).await
 }

@@ -15,9 +15,9 @@ use super::customers::{invoice_rows, membership_row};
 use super::staff::Staff;
 use super::{framed, link, or_bad_request, param, without_empty};
 use crate::api::lists::{self, EventFilters, InvoiceFilters, MembershipFilters};
-use crate::api::pagination::{ListQuery, PageParams};
-use crate::api::problem::ApiError;
+use crate::http::pagination::{ListQuery, PageParams};
 use crate::i18n;
+use crate::pages::failure::PageError;
 use crate::pages::format::display_time;
 use crate::pages::session;
 use crate::state::AppState;
@@ -30,7 +30,7 @@ pub async fn memberships(
     headers: HeaderMap,
     staff: Staff,
     RawQuery(query): RawQuery,
-) -> Result<Response, ApiError> {
+) -> Result<Response, PageError> {
     let t = session::strings(&state, &headers);
     let lang = i18n::lang(t);
     let query = without_empty(query.as_deref());
@@ -62,7 +62,7 @@ pub async fn invoices(
     headers: HeaderMap,
     staff: Staff,
     RawQuery(query): RawQuery,
-) -> Result<Response, ApiError> {
+) -> Result<Response, PageError> {
     let t = session::strings(&state, &headers);
     let lang = i18n::lang(t);
     let query = without_empty(query.as_deref());
@@ -92,7 +92,7 @@ pub async fn events(
     headers: HeaderMap,
     staff: Staff,
     RawQuery(query): RawQuery,
-) -> Result<Response, ApiError> {
+) -> Result<Response, PageError> {
     let t = session::strings(&state, &headers);
     let lang = i18n::lang(t);
     let query = without_empty(query.as_deref());
@@ -153,7 +153,7 @@ impl StatusFilter<'_> {
         query: &str,
         rows: Value,
         next: Option<String>,
-    ) -> Result<Response, ApiError> {
+    ) -> Result<Response, PageError> {
         let status = param(query, self.param);
         let statuses: Vec<Value> = self
             .names

@@ -13,10 +13,10 @@ use minijinja::context;
 use serde::Deserialize;
 
 use super::staff::{self, COOKIE, LOGIN_COOKIE};
-use crate::api::client_address::ClientAddress;
-use crate::api::problem::ApiError;
 use crate::auth::login::{self, Outcome};
+use crate::http::client_address::ClientAddress;
 use crate::ids;
+use crate::pages::failure::PageError;
 use crate::pages::form::{PageForm, TokenForm};
 use crate::pages::render::{page, Framing};
 use crate::pages::{csrf, notice, session};
@@ -58,7 +58,7 @@ fn login_page(
     nonce: &str,
     user_name: &str,
     error: Option<&String>,
-) -> Result<Response, ApiError> {
+) -> Result<Response, PageError> {
     page(
         state,
         status,
@@ -75,7 +75,10 @@ fn login_page(
 }
 
 /// `GET /dashboard/login`: the login form (the overview, when already logged in).
-pub async fn form(State(state): State<AppState>, headers: HeaderMap) -> Result<Response, ApiError> {
+pub async fn form(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+) -> Result<Response, PageError> {
     if staff::open(&state, &headers).await?.is_some() {
         return Ok(Redirect::to("/dashboard/overview").into_response());
     }
@@ -96,7 +99,7 @@ pub async fn submit(
     headers: HeaderMap,
     ClientAddress(client): ClientAddress,
     PageForm(form): PageForm<LoginForm>,
-) -> Result<Response, ApiError> {
+) -> Result<Response, PageError> {
     let t = session::strings(&state, &headers);
     let nonce = staff::cookie(&headers, LOGIN_COOKIE).unwrap_or_default();
     if nonce.is_empty()
@@ -178,7 +181,7 @@ pub async fn logout(
     State(state): State<AppState>,
     headers: HeaderMap,
     PageForm(form): PageForm<TokenForm>,
-) -> Result<Response, ApiError> {
+) -> Result<Response, PageError> {
     let t = session::strings(&state, &headers);
     let Some(token) = staff::cookie(&headers, COOKIE) else {
         return Ok(Redirect::to("/dashboard/login").into_response());

@@ -21,10 +21,10 @@ use super::customers::{invoice_rows, membership_row};
 use super::staff::Staff;
 use super::{framed, link, or_bad_request, without_empty};
 use crate::api::lists::{self, InvoiceFilters};
-use crate::api::pagination::{ListQuery, PageParams};
-use crate::api::problem::ApiError;
+use crate::http::pagination::{ListQuery, PageParams};
 use crate::i18n;
 use crate::links;
+use crate::pages::failure::PageError;
 use crate::pages::format::{display_date, display_time, interval_phrase};
 use crate::pages::{notice, session};
 use crate::state::AppState;
@@ -42,7 +42,7 @@ pub async fn show(
     staff: Staff,
     Path(membership_key): Path<String>,
     RawQuery(query): RawQuery,
-) -> Result<Response, ApiError> {
+) -> Result<Response, PageError> {
     let t = session::strings(&state, &headers);
     let lang = i18n::lang(t);
     let merchant_id = staff.merchant.id;

@@ -36,6 +36,7 @@ use super::csrf;
 use super::notice;
 use super::render::{page, Framing};
 use crate::api::problem::ApiError;
+use crate::pages::failure::PageError;
 use crate::state::AppState;
 use crate::store::merchants::Mode;
 use staff::Staff;
@@ -172,7 +173,7 @@ fn framed(
     template: &str,
     nav: &str,
     context: Value,
-) -> Result<Response, ApiError> {
+) -> Result<Response, PageError> {
     framed_with_status(state, staff, t, StatusCode::OK, template, nav, context)
 }
 
@@ -185,7 +186,7 @@ fn framed_with_status(
     template: &str,
     nav: &str,
     context: Value,
-) -> Result<Response, ApiError> {
+) -> Result<Response, PageError> {
     page(
         state,
         status,
@@ -208,11 +209,11 @@ fn or_bad_request<T>(
     state: &AppState,
     t: &BTreeMap<String, String>,
     result: Result<T, ApiError>,
-) -> Result<Result<T, Response>, ApiError> {
+) -> Result<Result<T, Response>, PageError> {
     match result {
         Ok(value) => Ok(Ok(value)),
         Err(ApiError::Validation(_)) => notice::bad_request(state, t).map(Err),
-        Err(other) => Err(other),
+        Err(other) => Err(other.into()),
     }
 }
 

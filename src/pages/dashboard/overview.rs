@@ -18,8 +18,8 @@ use rust_decimal::Decimal;
 
 use super::staff::Staff;
 use super::{chart, framed, link, param};
-use crate::api::problem::ApiError;
 use crate::i18n;
+use crate::pages::failure::PageError;
 use crate::pages::format::display_date;
 use crate::pages::{notice, session};
 use crate::state::AppState;
@@ -42,7 +42,7 @@ pub async fn revenue(
     state: &AppState,
     merchant_id: i64,
     now: DateTime<Utc>,
-) -> Result<Revenue, ApiError> {
+) -> Result<Revenue, PageError> {
     let today = now.timestamp().div_euclid(86_400);
     let first = today - (REVENUE_DAYS - 1);
     let day_start = |day: i64| DateTime::from_timestamp(day * 86_400, 0).unwrap_or(now);
@@ -111,7 +111,7 @@ pub async fn read(
     state: &AppState,
     merchant_id: i64,
     now: DateTime<Utc>,
-) -> Result<Figures, ApiError> {
+) -> Result<Figures, PageError> {
     let pool = state.store.pool();
     let mut monthly: BTreeMap<String, Vec<Decimal>> = BTreeMap::new();
     for group in store::recurring(pool, merchant_id).await? {
@@ -144,7 +144,7 @@ pub async fn show(
     State(state): State<AppState>,
     headers: HeaderMap,
     staff: Staff,
-) -> Result<Response, ApiError> {
+) -> Result<Response, PageError> {
     let t = session::strings(&state, &headers);
     let lang = i18n::lang(t);
     let merchant_id = staff.merchant.id;
@@ -233,7 +233,7 @@ pub async fn revenue_chart(
     headers: HeaderMap,
     staff: Staff,
     RawQuery(query): RawQuery,
-) -> Result<Response, ApiError> {
+) -> Result<Response, PageError> {
     let t = session::strings(&state, &headers);
     let code = param(query.as_deref().unwrap_or_default(), "currency").unwrap_or_default();
     let Ok(currency) = Currency::parse(&code) else {

@@ -23,9 +23,9 @@ use super::actions::{
 use super::confirm::{Confirm, Field};
 use super::fields;
 use super::staff::Staff;
-use crate::api::problem::ApiError;
 use crate::billing::{pause, update, BillingError};
 use crate::i18n;
+use crate::pages::failure::PageError;
 use crate::pages::form::PageForm;
 use crate::pages::format::display_time;
 use crate::pages::render::with_status;
@@ -68,7 +68,7 @@ fn pause_form(
     m: &Membership,
     typed: String,
     error: Option<String>,
-) -> Result<Response, ApiError> {
+) -> Result<Response, PageError> {
     let paused = rules::can_pause(m.state.status) == Ok(PauseRequest::NewResumeDate);
     let key = &m.membership_key;
     let confirm = Confirm {
@@ -100,7 +100,7 @@ pub async fn confirm_pause(
     State(state): State<AppState>,
     headers: HeaderMap,
     Path(key): Path<String>,
-) -> Result<Response, ApiError> {
+) -> Result<Response, PageError> {
     let (staff, m) = match membership_of(&state, &headers, &key).await? {
         Ok(found) => found,
         Err(page) => return Ok(page),
@@ -117,7 +117,7 @@ pub async fn pause(
     headers: HeaderMap,
     Path(key): Path<String>,
     PageForm(form): PageForm<ActionForm>,
-) -> Result<Response, ApiError> {
+) -> Result<Response, PageError> {
     let (staff, m) = match posted_to_membership(&state, &headers, &key, &form).await? {
         Ok(found) => found,
         Err(page) => return Ok(page),
@@ -153,7 +153,7 @@ pub async fn confirm_resume(
     State(state): State<AppState>,
     headers: HeaderMap,
     Path(key): Path<String>,
-) -> Result<Response, ApiError> {
+) -> Result<Response, PageError> {
     confirm_action(&state, &headers, &key, "resume", "resume").await
 }
 
@@ -165,7 +165,7 @@ pub async fn resume(
     headers: HeaderMap,
     Path(key): Path<String>,
     PageForm(form): PageForm<ActionForm>,
-) -> Result<Response, ApiError> {
+) -> Result<Response, PageError> {
     let (staff, _) = match posted_to_membership(&state, &headers, &key, &form).await? {
         Ok(found) => found,
         Err(page) => return Ok(page),
@@ -187,7 +187,7 @@ pub async fn confirm_drop_change(
     State(state): State<AppState>,
     headers: HeaderMap,
     Path(key): Path<String>,
-) -> Result<Response, ApiError> {
+) -> Result<Response, PageError> {
     confirm_action(&state, &headers, &key, "drop_change", "pending-update").await
 }
 
@@ -199,7 +199,7 @@ pub async fn drop_change(
     headers: HeaderMap,
     Path(key): Path<String>,
     PageForm(form): PageForm<ActionForm>,
-) -> Result<Response, ApiError> {
+) -> Result<Response, PageError> {
     let (staff, m) = match posted_to_membership(&state, &headers, &key, &form).await? {
         Ok(found) => found,
         Err(page) => return Ok(page),

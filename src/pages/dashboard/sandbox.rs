@@ -14,9 +14,9 @@ use serde::Deserialize;
 
 use super::staff::{self, Staff};
 use super::{framed_with_status, param};
-use crate::api::problem::ApiError;
 use crate::api::test_helpers::parse_instant;
 use crate::billing::{checkout, lifecycle, test_clock, BillingError};
+use crate::pages::failure::PageError;
 use crate::pages::form::PageForm;
 use crate::pages::{notice, session};
 use crate::state::AppState;
@@ -48,7 +48,7 @@ pub struct SandboxForm {
 async fn sandbox_staff(
     state: &AppState,
     headers: &HeaderMap,
-) -> Result<Result<Staff, Response>, ApiError> {
+) -> Result<Result<Staff, Response>, PageError> {
     let staff = match staff::require(state, headers).await? {
         Ok(staff) => staff,
         Err(redirect) => return Ok(Err(redirect)),
@@ -66,7 +66,7 @@ async fn render(
     headers: &HeaderMap,
     done: Option<String>,
     error: Option<(StatusCode, String)>,
-) -> Result<Response, ApiError> {
+) -> Result<Response, PageError> {
     let t = session::strings(state, headers);
     let now = state.merchant_now(staff.merchant.id).await?;
     let status = error.as_ref().map_or(StatusCode::OK, |(status, _)| *status);
@@ -92,7 +92,7 @@ pub async fn show(
     State(state): State<AppState>,
     headers: HeaderMap,
     RawQuery(query): RawQuery,
-) -> Result<Response, ApiError> {
+) -> Result<Response, PageError> {
     let staff = match sandbox_staff(&state, &headers).await? {
         Ok(staff) => staff,
         Err(page) => return Ok(page),
@@ -109,7 +109,7 @@ async fn answer(
     headers: &HeaderMap,
     result: Result<(), BillingError>,
     done: &str,
-) -> Result<Response, ApiError> {
+) -> Result<Response, PageError> {
     let Err(error) = result else {
         return Ok(Redirect::to(&format!("/dashboard/sandbox?done={done}")).into_response());
     };
@@ -136,7 +136,7 @@ async fn checked(
     state: &AppState,
     headers: &HeaderMap,
     form: &SandboxForm,
-) -> Result<Result<Staff, Response>, ApiError> {
+) -> Result<Result<Staff, Response>, PageError> {
     let staff = match sandbox_staff(state, headers).await? {
         Ok(staff) => staff,
         Err(page) => return Ok(Err(page)),
@@ -153,7 +153,7 @@ pub async fn advance_clock(
     State(state): State<AppState>,
     headers: HeaderMap,
     PageForm(form): PageForm<SandboxForm>,
-) -> Result<Response, ApiError> {
+) -> Result<Response, PageError> {
     let staff = match checked(&state, &headers, &form).await? {
         Ok(staff) => staff,
         Err(page) => return Ok(page),
@@ -181,7 +181,7 @@ pub async fn attach_card(
     State(state): State<AppState>,
     headers: HeaderMap,
     PageForm(form): PageForm<SandboxForm>,
-) -> Result<Response, ApiError> {
+) -> Result<Response, PageError> {
     let staff = match checked(&state, &headers, &form).await? {
         Ok(staff) => staff,
         Err(page) => return Ok(page),
@@ -215,7 +215,7 @@ pub async fn pay(
     State(state): State<AppState>,
     headers: HeaderMap,
     PageForm(form): PageForm<SandboxForm>,
-) -> Result<Response, ApiError> {
+) -> Result<Response, PageError> {
     let staff = match checked(&state, &headers, &form).await? {
         Ok(staff) => staff,
         Err(page) => return Ok(page),

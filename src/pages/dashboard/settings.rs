@@ -15,10 +15,11 @@ use serde::Deserialize;
 
 use super::staff::Staff;
 use super::{framed, staff};
-use crate::api::input::Field;
 use crate::api::merchant_settings::{self, SettingsUpdate};
 use crate::api::problem::ApiError;
+use crate::http::input::Field;
 use crate::pages::brand::Brand;
+use crate::pages::failure::PageError;
 use crate::pages::form::PageForm;
 use crate::pages::render::with_status;
 use crate::pages::session;
@@ -122,7 +123,7 @@ fn settings_page(
     form: &SettingsForm,
     errors: &BTreeMap<String, Vec<String>>,
     saved: bool,
-) -> Result<Response, ApiError> {
+) -> Result<Response, PageError> {
     let fields: Vec<Value> = form
         .fields()
         .into_iter()
@@ -168,11 +169,11 @@ pub async fn show(
     State(state): State<AppState>,
     headers: HeaderMap,
     staff: Staff,
-) -> Result<Response, ApiError> {
+) -> Result<Response, PageError> {
     let t = session::strings(&state, &headers);
     let named = stored::with_name(state.store.pool(), staff.merchant.id)
         .await?
-        .ok_or(ApiError::NotFound)?;
+        .ok_or(PageError::NotFound)?;
     let form = SettingsForm::of(named.settings);
     settings_page(&state, &staff, t, &form, &BTreeMap::new(), false)
 }
@@ -183,7 +184,7 @@ pub async fn save(
     State(state): State<AppState>,
     headers: HeaderMap,
     PageForm(form): PageForm<SettingsForm>,
-) -> Result<Response, ApiError> {
+) -> Result<Response, PageError> {
     let staff = match staff::posting(&state, &headers, &form.csrf_token).await? {
         Ok(staff) => staff,
         Err(answer) => return Ok(answer),
@@ -204,6 +205,6 @@ pub async fn save(
             let page = settings_page(&state, &staff, t, &form, errors.as_map(), false)?;
             Ok(with_status(page, StatusCode::BAD_REQUEST))
         }
-        Err(other) => Err(other),
+        Err(other) => Err(other.into()),
     }
 }

@@ -9,8 +9,8 @@ use axum::http::{header, HeaderMap, HeaderValue};
 use axum::response::{IntoResponse, Redirect, Response};
 use chrono::{DateTime, Utc};
 
-use crate::api::problem::ApiError;
 use crate::pages::brand::Brand;
+use crate::pages::failure::PageError;
 use crate::pages::{csrf, notice, session};
 use crate::state::AppState;
 use crate::store::dashboard_sessions;
@@ -39,7 +39,7 @@ pub struct Staff {
 }
 
 /// The request's session, renewed, or `None` when it has none that is still open.
-pub async fn open(state: &AppState, headers: &HeaderMap) -> Result<Option<Staff>, ApiError> {
+pub async fn open(state: &AppState, headers: &HeaderMap) -> Result<Option<Staff>, PageError> {
     let Some(token) = cookie(headers, COOKIE) else {
         return Ok(None);
     };
@@ -51,7 +51,7 @@ pub async fn open(state: &AppState, headers: &HeaderMap) -> Result<Option<Staff>
     };
     let merchant = merchants::by_id(&state.store, merchant_id)
         .await?
-        .ok_or(ApiError::NotFound)?;
+        .ok_or(PageError::NotFound)?;
     let brand = Brand::load(state, &merchant).await?;
     let now = state.merchant_now(merchant_id).await?;
     Ok(Some(Staff {
@@ -66,7 +66,7 @@ pub async fn open(state: &AppState, headers: &HeaderMap) -> Result<Option<Staff>
 pub async fn require(
     state: &AppState,
     headers: &HeaderMap,
-) -> Result<Result<Staff, Response>, ApiError> {
+) -> Result<Result<Staff, Response>, PageError> {
     Ok(open(state, headers)
         .await?
         .ok_or_else(|| Redirect::to("/dashboard/login").into_response()))
@@ -105,7 +105,7 @@ pub fn set_cookie(
     name: &str,
     value: &str,
     max_age: Option<u32>,
-) -> Result<HeaderValue, ApiError> {
+) -> Result<HeaderValue, PageError> {
     let secure = if state.public_url.starts_with("https://") {
         "; Secure"
     } else {
@@ -117,7 +117,7 @@ pub fn set_cookie(
     HeaderValue::from_str(&format!(
         "{name}={value}; Path={COOKIE_PATH}; HttpOnly; SameSite=Lax{secure}{max_age}"
     ))
-    .map_err(|e| ApiError::Internal(e.into()))
+    .map_err(|e| PageError::Internal(e.into()))
 }
 
 /// The session of a posted form that carries the session's form token and comes from this
@@ -126,7 +126,7 @@ pub async fn posting(
     state: &AppState,
     headers: &HeaderMap,
     csrf_token: &str,
-) -> Result<Result<Staff, Response>, ApiError> {
+) -> Result<Result<Staff, Response>, PageError> {
     let staff = match require(state, headers).await? {
         Ok(staff) => staff,
         Err(redirect) => return Ok(Err(redirect)),

@@ -8,7 +8,6 @@
 
 use std::collections::BTreeMap;
 
-use axum::body::Bytes;
 use axum::extract::{Path, RawQuery, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
@@ -19,9 +18,10 @@ use super::staff::Staff;
 use super::webhooks::{Posted, PAGE};
 use super::{framed, link, or_bad_request, staff, without_empty};
 use crate::api::endpoint_deliveries;
-use crate::api::pagination::{ListQuery, PageParams};
 use crate::api::problem::ApiError;
 use crate::api::webhook_endpoints::{self, EndpointRecord};
+use crate::http::pagination::{ListQuery, PageParams};
+use crate::pages::failure::PageError;
 use crate::pages::{notice, session};
 use crate::state::AppState;
 use crate::store::webhook_endpoints::{self as stored, Changes};
@@ -38,13 +38,13 @@ fn told(
     t: &BTreeMap<String, String>,
     id: &str,
     result: Result<(String, Option<String>), ApiError>,
-) -> Result<Response, ApiError> {
+) -> Result<Response, PageError> {
     let back = page_of(id);
     let (status, outcome, text, secret) = match result {
         Ok((text, secret)) => (StatusCode::OK, "done", text, secret),
         Err(ApiError::NotFound) => return notice::not_found(state, t),
         Err(ApiError::Conflict(why)) => (StatusCode::CONFLICT, "refused", why, None),
-        Err(other) => return Err(other),
+        Err(other) => return Err(other.into()),
     };
     let told = Outcome {
         nav: "webhooks",
@@ -64,7 +64,7 @@ pub async fn show(
     staff: Staff,
     Path(id): Path<String>,
     RawQuery(query): RawQuery,
-) -> Result<Response, ApiError> {
+) -> Result<Response, PageError> {
     let t = session::strings(&state, &headers);
     let merchant_id = staff.merchant.id;
     let Some(endpoint) = stored::get(state.store.pool(), merchant_id, &id).await? else {
@@ -98,9 +98,8 @@ pub async fn set_enabled(
     State(state): State<AppState>,
     headers: HeaderMap,
     Path(id): Path<String>,
-    body: Bytes,
-) -> Result<Response, ApiError> {
-    let posted = Posted::read(&body)?;
+    posted: Posted,
+) -> Result<Response, PageError> {
     let staff = match staff::posting(&state, &headers, posted.one("csrfToken")).await? {
         Ok(staff) => staff,
         Err(answer) => return Ok(answer),
@@ -134,9 +133,8 @@ pub async fn send_test(
     State(state): State<AppState>,
     headers: HeaderMap,
     Path(id): Path<String>,
-    body: Bytes,
-) -> Result<Response, ApiError> {
-    let posted = Posted::read(&body)?;
+    posted: Posted,
+) -> Result<Response, PageError> {
     let staff = match staff::posting(&state, &headers, posted.one("csrfToken")).await? {
         Ok(staff) => staff,
         Err(answer) => return Ok(answer),
@@ -159,7 +157,7 @@ pub async fn confirm_rotate(
     State(state): State<AppState>,
     headers: HeaderMap,
     Path(id): Path<String>,
-) -> Result<Response, ApiError> {
+) -> Result<Response, PageError> {
     confirm_action(&state, &headers, &id, "rotate").await
 }
 
@@ -168,7 +166,7 @@ pub async fn confirm_delete(
     State(state): State<AppState>,
     headers: HeaderMap,
     Path(id): Path<String>,
-) -> Result<Response, ApiError> {
+) -> Result<Response, PageError> {
     confirm_action(&state, &headers, &id, "delete").await
 }
 
@@ -178,7 +176,7 @@ async fn confirm_action(
     headers: &HeaderMap,
     id: &str,
     action: &str,
-) -> Result<Response, ApiError> {
+) -> Result<Response, PageError> {
     let staff = match staff::require(state, headers).await? {
         Ok(staff) => staff,
         Err(redirect) => return Ok(redirect),
@@ -210,9 +208,8 @@ pub async fn rotate(
     State(state): State<AppState>,
     headers: HeaderMap,
     Path(id): Path<String>,
-    body: Bytes,
-) -> Result<Response, ApiError> {
-    let posted = Posted::read(&body)?;
+    posted: Posted,
+) -> Result<Response, PageError> {
     let staff = match staff::posting(&state, &headers, posted.one("csrfToken")).await? {
         Ok(staff) => staff,
         Err(answer) => return Ok(answer),
@@ -234,9 +231,8 @@ pub async fn delete(
     State(state): State<AppState>,
     headers: HeaderMap,
     Path(id): Path<String>,
-    body: Bytes,
-) -> Result<Response, ApiError> {
-    let posted = Posted::read(&body)?;
+    posted: Posted,
+) -> Result<Response, PageError> {
     let staff = match staff::posting(&state, &headers, posted.one("csrfToken")).await? {
         Ok(staff) => staff,
         Err(answer) => return Ok(answer),

@@ -7,7 +7,7 @@
 use std::collections::BTreeMap;
 
 use axum::body::Bytes;
-use axum::extract::State;
+use axum::extract::{FromRequest, Request, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
 use minijinja::{context, Value};
@@ -15,11 +15,12 @@ use minijinja::{context, Value};
 use super::confirm::{self, Outcome};
 use super::staff::Staff;
 use super::{framed, staff};
-use crate::api::input::Field;
-use crate::api::nul_text;
 use crate::api::problem::ApiError;
 use crate::api::webhook_endpoints::{self, CreateEndpointRequest, EndpointRecord};
 use crate::events::Action;
+use crate::http::input::Field;
+use crate::http::{nul_text, problem};
+use crate::pages::failure::PageError;
 use crate::pages::render::with_status;
 use crate::pages::session;
 use crate::state::AppState;
@@ -31,18 +32,26 @@ pub const PAGE: &str = "/dashboard/webhooks";
 /// A form as posted, its fields in order (a field may repeat: the event checkboxes).
 pub struct Posted(Vec<(String, String)>);
 
-impl Posted {
-    /// Reads a posted form; a body with a NUL character is refused as every form's is.
-    pub fn read(body: &Bytes) -> Result<Self, ApiError> {
-        let text = String::from_utf8_lossy(body);
-        nul_text::check_form(&text)?;
+/// A posted form whose body holds U+0000 is refused at the edge as every form's is
+/// ([`PageForm`](crate::pages::form::PageForm)): a 400 problem document.
+impl<S: Send + Sync> FromRequest<S> for Posted {
+    type Rejection = Response;
+
+    async fn from_request(request: Request, state: &S) -> Result<Self, Response> {
+        let body = Bytes::from_request(request, state)
+            .await
+            .map_err(|rejection| problem::malformed_body(rejection.body_text()))?;
+        let text = String::from_utf8_lossy(&body);
+        nul_text::check_form(&text).map_err(problem::validation)?;
         Ok(Self(
             url::form_urlencoded::parse(text.as_bytes())
                 .map(|(k, v)| (k.into_owned(), v.into_owned()))
                 .collect(),
         ))
     }
+}
 
+impl Posted {
     /// The first value of `name`, or blank.
     pub fn one(&self, name: &str) -> &str {
         self.0
@@ -78,7 +87,7 @@ async fn list_page(
     staff: &staff::Staff,
     t: &BTreeMap<String, String>,
     shown: Shown,
-) -> Result<Response, ApiError> {
+) -> Result<Response, PageError> {
     let endpoints: Vec<Value> = stored::for_merchant(state.store.pool(), staff.merchant.id)
         .await?
         .into_iter()
@@ -113,7 +122,7 @@ pub async fn list(
     State(state): State<AppState>,
     headers: HeaderMap,
     staff: Staff,
-) -> Result<Response, ApiError> {
+) -> Result<Response, PageError> {
     let t = session::strings(&state, &headers);
     list_page(&state, &staff, t, Shown::default()).await
 }
@@ -124,9 +133,8 @@ pub async fn list(
 pub async fn create(
     State(state): State<AppState>,
     headers: HeaderMap,
-    body: Bytes,
-) -> Result<Response, ApiError> {
-    let posted = Posted::read(&body)?;
+    posted: Posted,
+) -> Result<Response, PageError> {
     let staff = match staff::posting(&state, &headers, posted.one("csrfToken")).await? {
         Ok(staff) => staff,
         Err(answer) => return Ok(answer),
@@ -186,6 +194,6 @@ pub async fn create(
             };
             confirm::outcome(&state, &staff, t, StatusCode::CONFLICT, told)
         }
-        Err(other) => Err(other),
+        Err(other) => Err(other.into()),
     }
 }

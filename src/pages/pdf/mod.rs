@@ -10,11 +10,11 @@ use axum::response::{IntoResponse, Response};
 
 pub use document::{Document, Style, A4_HEIGHT, A4_WIDTH};
 
-use crate::api::problem::ApiError;
+use crate::pages::failure::PageError;
 
 /// `pdf` as a download named `file_name` (`invoice-in_….pdf`): `application/pdf`, an attachment,
 /// never cached.
-pub fn download(pdf: Vec<u8>, file_name: &str) -> Result<Response, ApiError> {
+pub fn download(pdf: Vec<u8>, file_name: &str) -> Result<Response, PageError> {
     let disposition = format!("attachment; filename=\"{file_name}\"");
     let mut response = (StatusCode::OK, pdf).into_response();
     let h = response.headers_mut();

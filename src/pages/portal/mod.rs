@@ -23,11 +23,11 @@ use super::invoice_view::{invoice_view, shown_number};
 use super::render::{page, with_status, Framing};
 use super::session::{self, EnteredCard, PageSession};
 use super::{csrf, expired, invoice_pdf, notice};
-use crate::api::problem::ApiError;
 use crate::billing::checkout::{self, SessionSpec};
 use crate::billing::lifecycle;
 use crate::i18n;
 use crate::links::{self, Document};
+use crate::pages::failure::PageError;
 use crate::processor::Verification;
 use crate::state::AppState;
 use crate::store::checkout_sessions::SessionKind;
@@ -51,7 +51,7 @@ async fn load(
     state: &AppState,
     headers: &HeaderMap,
     token: &str,
-) -> Result<Result<PageSession, Response>, ApiError> {
+) -> Result<Result<PageSession, Response>, PageError> {
     match session::open(state, token, SessionKind::Portal).await? {
         Some(page) => Ok(Ok(page)),
         None => Ok(Err(expired::page_for(
@@ -69,7 +69,7 @@ async fn posted(
     headers: &HeaderMap,
     token: &str,
     csrf_token: &str,
-) -> Result<Result<PageSession, Response>, ApiError> {
+) -> Result<Result<PageSession, Response>, PageError> {
     let page = session::open(state, token, SessionKind::Portal).await?;
     csrf::accept_post(state, t, headers, token, csrf_token, page)
 }
@@ -80,7 +80,7 @@ pub async fn show(
     headers: HeaderMap,
     Path(token): Path<String>,
     Query(done): Query<Done>,
-) -> Result<Response, ApiError> {
+) -> Result<Response, PageError> {
     let t = session::strings(&state, &headers);
     let portal = match load(&state, &headers, &token).await? {
         Ok(portal) => portal,
@@ -174,7 +174,7 @@ async fn customers_invoice(
     state: &AppState,
     portal: &PageSession,
     invoice_key: &str,
-) -> Result<Option<(Invoice, Membership)>, ApiError> {
+) -> Result<Option<(Invoice, Membership)>, PageError> {
     let merchant_id = portal.merchant.id;
     let Some(invoice) = invoices::by_key(state.store.pool(), merchant_id, invoice_key).await?
     else {
@@ -192,7 +192,7 @@ pub async fn invoice_page(
     State(state): State<AppState>,
     headers: HeaderMap,
     Path((token, invoice_key)): Path<(String, String)>,
-) -> Result<Response, ApiError> {
+) -> Result<Response, PageError> {
     let t = session::strings(&state, &headers);
     let portal = match load(&state, &headers, &token).await? {
         Ok(portal) => portal,
@@ -234,7 +234,7 @@ pub async fn invoice_pdf(
     State(state): State<AppState>,
     headers: HeaderMap,
     Path((token, invoice_key)): Path<(String, String)>,
-) -> Result<Response, ApiError> {
+) -> Result<Response, PageError> {
     let t = session::strings(&state, &headers);
     let portal = match load(&state, &headers, &token).await? {
         Ok(portal) => portal,
@@ -252,7 +252,7 @@ pub async fn card_page(
     State(state): State<AppState>,
     headers: HeaderMap,
     Path(token): Path<String>,
-) -> Result<Response, ApiError> {
+) -> Result<Response, PageError> {
     let t = session::strings(&state, &headers);
     let portal = match load(&state, &headers, &token).await? {
         Ok(portal) => portal,
@@ -271,7 +271,7 @@ pub async fn replace_card(
     headers: HeaderMap,
     Path(token): Path<String>,
     PageForm(form): PageForm<CardForm>,
-) -> Result<Response, ApiError> {
+) -> Result<Response, PageError> {
     let t = session::strings(&state, &headers);
     let portal = match posted(&state, t, &headers, &token, &form.csrf_token).await? {
         Ok(portal) => portal,
@@ -304,7 +304,7 @@ pub async fn confirm_card(
     headers: HeaderMap,
     Path(token): Path<String>,
     PageForm(form): PageForm<TokenForm>,
-) -> Result<Response, ApiError> {
+) -> Result<Response, PageError> {
     let t = session::strings(&state, &headers);
     let portal = match posted(&state, t, &headers, &token, &form.csrf_token).await? {
         Ok(portal) => portal,
@@ -327,7 +327,7 @@ async fn verify_and_attach(
     portal: &PageSession,
     token: &str,
     method: &PaymentMethod,
-) -> Result<Response, ApiError> {
+) -> Result<Response, PageError> {
     let merchant_id = portal.merchant.id;
     match state
         .processor
@@ -354,7 +354,7 @@ fn card_form(
     portal: &PageSession,
     token: &str,
     form: CardFormState,
-) -> Result<Response, ApiError> {
+) -> Result<Response, PageError> {
     page(
         state,
         StatusCode::OK,
@@ -379,7 +379,7 @@ async fn challenge_page(
     t: &BTreeMap<String, String>,
     portal: &PageSession,
     token: &str,
-) -> Result<Response, ApiError> {
+) -> Result<Response, PageError> {
     let card = session::card_awaiting_confirmation(state, portal).await?;
     page(
         state,
@@ -403,7 +403,7 @@ async fn customers_membership(
     state: &AppState,
     portal: &PageSession,
     key: &str,
-) -> Result<Option<Membership>, ApiError> {
+) -> Result<Option<Membership>, PageError> {
     Ok(
         memberships::get(state.store.pool(), portal.merchant.id, key)
             .await?
@@ -420,7 +420,7 @@ async fn portal_membership(
     token: &str,
     key: &str,
     csrf_token: Option<&str>,
-) -> Result<Result<(PageSession, Membership), Response>, ApiError> {
+) -> Result<Result<(PageSession, Membership), Response>, PageError> {
     let t = session::strings(state, headers);
     let opened = match csrf_token {
         None => load(state, headers, token).await?,
@@ -441,7 +441,7 @@ pub async fn cancel_page(
     State(state): State<AppState>,
     headers: HeaderMap,
     Path((token, key)): Path<(String, String)>,
-) -> Result<Response, ApiError> {
+) -> Result<Response, PageError> {
     let t = session::strings(&state, &headers);
     let (portal, m) = match portal_membership(&state, &headers, &token, &key, None).await? {
         Ok(found) => found,
@@ -476,7 +476,7 @@ pub async fn cancel(
     headers: HeaderMap,
     Path((token, key)): Path<(String, String)>,
     PageForm(form): PageForm<TokenForm>,
-) -> Result<Response, ApiError> {
+) -> Result<Response, PageError> {
     let (portal, m) =
         match portal_membership(&state, &headers, &token, &key, Some(&form.csrf_token)).await? {
             Ok(found) => found,
@@ -495,7 +495,7 @@ pub async fn pay(
     headers: HeaderMap,
     Path((token, key)): Path<(String, String)>,
     PageForm(form): PageForm<TokenForm>,
-) -> Result<Response, ApiError> {
+) -> Result<Response, PageError> {
     let (portal, m) =
         match portal_membership(&state, &headers, &token, &key, Some(&form.csrf_token)).await? {
             Ok(found) => found,

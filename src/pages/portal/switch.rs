@@ -22,11 +22,11 @@ use recur_domain::settings::PortalPlanChange;
 use serde::Deserialize;
 
 use super::portal_membership;
-use crate::api::problem::ApiError;
 use crate::billing::update::{self, Changes, Effective};
 use crate::billing::{taxation, BillingError};
 use crate::i18n;
 use crate::pages::csrf;
+use crate::pages::failure::PageError;
 use crate::pages::form::{decline_message, PageForm, TokenForm};
 use crate::pages::format::{display_date, interval_phrase};
 use crate::pages::notice;
@@ -72,7 +72,7 @@ pub(super) async fn offers(
     state: &AppState,
     portal: &PageSession,
     m: &Membership,
-) -> Result<Vec<Offer>, ApiError> {
+) -> Result<Vec<Offer>, PageError> {
     let Some(current_key) = m.price_key.as_deref().filter(|_| switchable(portal, m)) else {
         return Ok(Vec::new());
     };
@@ -195,7 +195,7 @@ async fn effect(
     portal: &PageSession,
     m: &Membership,
     offer: &Offer,
-) -> Result<Effect, ApiError> {
+) -> Result<Effect, PageError> {
     if portal.plan_change == PortalPlanChange::NextPeriod {
         let mut after = m.state.clone();
         after.schedule_change(ScheduledChange {
@@ -206,7 +206,7 @@ async fn effect(
         // An Active or Trialing membership is in a period, whose end the change waits for.
         let at = after
             .scheduled_change_at()
-            .ok_or_else(|| ApiError::Conflict("the membership is in no period".into()))?;
+            .ok_or_else(|| PageError::Conflict("the membership is in no period".into()))?;
         return Ok(Effect::Scheduled(at));
     }
     // The rates billed until now, as the update prorates with them.
@@ -220,7 +220,7 @@ async fn effect(
             portal.now,
             &taxation,
         )
-        .map_err(|_| ApiError::Conflict("the new billing cycle is out of range".into()))?;
+        .map_err(|_| PageError::Conflict("the new billing cycle is out of range".into()))?;
     Ok(proration.map_or(Effect::Unprorated, |p| Effect::Prorated(Box::new(p))))
 }
 
@@ -239,7 +239,7 @@ async fn choose(
     portal: &PageSession,
     m: &Membership,
     price_id: &str,
-) -> Result<Choice, ApiError> {
+) -> Result<Choice, PageError> {
     if m.price_key.as_deref() == Some(price_id) {
         return Ok(Choice::Portal("switched"));
     }
@@ -282,7 +282,7 @@ impl<'a> Switch<'a> {
         portal: &'a PageSession,
         m: &'a Membership,
         offer: Offer,
-    ) -> Result<Self, ApiError> {
+    ) -> Result<Self, PageError> {
         let effect = effect(state, portal, m, &offer).await?;
         let card =
             payment_methods::current(state.store.pool(), portal.merchant.id, portal.customer.id)
@@ -303,7 +303,7 @@ impl<'a> Switch<'a> {
         state: &AppState,
         t: &BTreeMap<String, String>,
         message: Option<String>,
-    ) -> Result<Response, ApiError> {
+    ) -> Result<Response, PageError> {
         let lang = i18n::lang(t);
         let (m, offer, token) = (self.m, &self.offer, self.token);
         let money = |minor: i64| display_amount(minor, m.currency(), lang);
@@ -450,7 +450,7 @@ pub async fn page(
     State(state): State<AppState>,
     headers: HeaderMap,
     Path((token, key, price_id)): Path<(String, String, String)>,
-) -> Result<Response, ApiError> {
+) -> Result<Response, PageError> {
     let t = session::strings(&state, &headers);
     let (portal, m) = match portal_membership(&state, &headers, &token, &key, None).await? {
         Ok(found) => found,
@@ -485,7 +485,7 @@ pub async fn confirm(
     headers: HeaderMap,
     Path((token, key, price_id)): Path<(String, String, String)>,
     PageForm(form): PageForm<SwitchForm>,
-) -> Result<Response, ApiError> {
+) -> Result<Response, PageError> {
     let t = session::strings(&state, &headers);
     let (portal, m) =
         match portal_membership(&state, &headers, &token, &key, Some(&form.csrf_token)).await? {
@@ -541,7 +541,7 @@ pub async fn drop_pending(
     headers: HeaderMap,
     Path((token, key)): Path<(String, String)>,
     PageForm(form): PageForm<TokenForm>,
-) -> Result<Response, ApiError> {
+) -> Result<Response, PageError> {
     let (portal, m) =
         match portal_membership(&state, &headers, &token, &key, Some(&form.csrf_token)).await? {
             Ok(found) => found,

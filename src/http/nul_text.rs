@@ -10,11 +10,11 @@
 
 use axum::extract::Request;
 use axum::middleware::Next;
-use axum::response::{IntoResponse, Response};
+use axum::response::Response;
 use recur_domain::validation::FieldErrors;
 use serde_json::Value;
 
-use super::problem::ApiError;
+use super::problem;
 
 /// The validation message for a field holding U+0000.
 const MESSAGE: &str = "must not contain the character U+0000";
@@ -27,22 +27,22 @@ const ENCODED_NUL: &str = "%00";
 pub async fn refuse_in_uri(request: Request, next: Next) -> Response {
     let uri = request.uri();
     if uri.path().contains(ENCODED_NUL) {
-        return ApiError::NotFound.into_response();
+        return problem::not_found();
     }
     if let Err(refused) = uri.query().map_or(Ok(()), check_form) {
-        return refused.into_response();
+        return problem::validation(refused);
     }
     next.run(request).await
 }
 
-/// A 400 naming the first field of a JSON body that holds U+0000.
-pub fn check_json(body: &Value) -> Result<(), ApiError> {
+/// The error (a 400) naming the first field of a JSON body that holds U+0000.
+pub fn check_json(body: &Value) -> Result<(), FieldErrors> {
     json_path_with_nul(body).map_or(Ok(()), |path| Err(refused(path)))
 }
 
-/// A 400 naming the first field of an `application/x-www-form-urlencoded` text (a form body or
+/// The error (a 400) naming the first field of an `application/x-www-form-urlencoded` text (a form body or
 /// a query) that holds U+0000.
-pub fn check_form(encoded: &str) -> Result<(), ApiError> {
+pub fn check_form(encoded: &str) -> Result<(), FieldErrors> {
     form_field_with_nul(encoded).map_or(Ok(()), |name| Err(refused(name)))
 }
 
@@ -90,10 +90,10 @@ fn join(head: &str, rest: &str) -> String {
 }
 
 /// The validation error for one field holding U+0000.
-fn refused(path: String) -> ApiError {
+fn refused(path: String) -> FieldErrors {
     let mut errors = FieldErrors::new();
     errors.add(path, MESSAGE);
-    ApiError::Validation(errors)
+    errors
 }
 
 #[cfg(test)]

@@ -15,7 +15,7 @@ use axum::response::Response;
 use axum::serve::IncomingStream;
 use tokio::net::TcpListener;
 
-use super::problem::ApiError;
+use super::problem;
 use crate::net::forwarded;
 use crate::net::tls::TlsListener;
 use crate::state::AppState;
@@ -67,7 +67,7 @@ pub async fn resolve(State(state): State<AppState>, mut request: Request, next: 
 }
 
 impl<S: Send + Sync> FromRequestParts<S> for ClientAddress {
-    type Rejection = ApiError;
+    type Rejection = Response;
 
     async fn from_request_parts(parts: &mut Parts, _state: &S) -> Result<Self, Self::Rejection> {
         parts
@@ -75,7 +75,7 @@ impl<S: Send + Sync> FromRequestParts<S> for ClientAddress {
             .get::<ClientAddress>()
             .copied()
             .ok_or_else(|| {
-                ApiError::Internal(anyhow::anyhow!(
+                problem::internal(&anyhow::anyhow!(
                     "the request has no client address (not served through app::start)"
                 ))
             })

@@ -1,5 +1,5 @@
 //! Lists a page at a time (DESIGN §10): the query string of a list request, the parameters every
-//! list takes (`limit`, `cursor`), the cursor, and the page every list answers with.
+//! list takes (`limit`, `cursor`) and the cursor, for the API and the dashboard alike.
 //!
 //! A list is read newest first, from where the previous page ended ([`crate::store::keyset`]).
 //! The cursor that says where is opaque and tamper-proof: it is the last row's id, masked, and an
@@ -12,18 +12,19 @@ use std::collections::BTreeMap;
 
 use axum::extract::FromRequestParts;
 use axum::http::request::Parts;
+use axum::response::Response;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine;
 use hmac::{Hmac, Mac};
 use recur_domain::validation::FieldErrors;
 use serde::de::{DeserializeOwned, Deserializer, Error as _};
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 use serde_json::Value;
 use sha2::Sha256;
-use utoipa::{IntoParams, ToSchema};
+use utoipa::IntoParams;
 
 use super::input::Field;
-use super::problem::ApiError;
+use super::problem;
 use crate::keys::ServerKeys;
 use crate::store::keyset::Window;
 
@@ -39,16 +40,16 @@ pub const MAX_LIMIT: i64 = 100;
 pub struct ListQuery<T>(pub T);
 
 impl<S: Send + Sync, T: DeserializeOwned> FromRequestParts<S> for ListQuery<T> {
-    type Rejection = ApiError;
+    type Rejection = Response;
 
     async fn from_request_parts(parts: &mut Parts, _state: &S) -> Result<Self, Self::Rejection> {
-        Self::parse(parts.uri.query().unwrap_or_default())
+        Self::parse(parts.uri.query().unwrap_or_default()).map_err(|e| problem::internal(&e))
     }
 }
 
 impl<T: DeserializeOwned> ListQuery<T> {
     /// `query`, a URL's query string, read as the extractor reads a request's.
-    pub fn parse(query: &str) -> Result<Self, ApiError> {
+    pub fn parse(query: &str) -> anyhow::Result<Self> {
         let mut params = serde_json::Map::new();
         for (name, value) in url::form_urlencoded::parse(query.as_bytes()) {
             let value = match params.remove(name.as_ref()) {
@@ -59,7 +60,7 @@ impl<T: DeserializeOwned> ListQuery<T> {
         }
         T::deserialize(Value::Object(params))
             .map(ListQuery)
-            .map_err(|e| ApiError::Internal(anyhow::anyhow!("reading a list query: {e}")))
+            .map_err(|e| anyhow::anyhow!("reading a list query: {e}"))
     }
 }
 
@@ -125,7 +126,7 @@ impl PageParams {
         keys: &ServerKeys,
         scope: ListScope,
         mut errors: FieldErrors,
-    ) -> Result<PageAsk<'_>, ApiError> {
+    ) -> Result<PageAsk<'_>, FieldErrors> {
         let limit = match text(self.limit, "limit", &mut errors) {
             None => Some(DEFAULT_LIMIT),
             Some(text) => errors.check("limit", parse_limit(&text)),
@@ -149,7 +150,7 @@ impl PageParams {
                 limit,
                 before,
             }),
-            _ => Err(ApiError::Validation(errors)),
+            _ => Err(errors),
         }
     }
 }
@@ -212,29 +213,6 @@ impl PageAsk<'_> {
             .filter(|_| more)
             .map(|last| seal(self.keys, &self.scope, id(last)));
         (rows, next)
-    }
-}
-
-/// A page of a list.
-#[derive(Debug, Serialize, ToSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct Page<T> {
-    /// The records, newest first.
-    pub data: Vec<T>,
-    /// Whether another page follows.
-    pub has_more: bool,
-    /// The `cursor` of the next page; null on the last.
-    pub next_cursor: Option<String>,
-}
-
-impl<T> Page<T> {
-    /// A page of `data`, followed by the page `next_cursor` leads to, if any.
-    pub fn new(data: Vec<T>, next_cursor: Option<String>) -> Self {
-        Self {
-            data,
-            has_more: next_cursor.is_some(),
-            next_cursor,
-        }
     }
 }
 
