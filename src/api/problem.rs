@@ -10,6 +10,7 @@ use recur_domain::validation::FieldErrors;
 use crate::billing::BillingError;
 use crate::cashier::CashierError;
 pub use crate::http::problem::{problem_response, Problem};
+use crate::services::ServiceError;
 
 /// A failure a handler returns; rendered as a [`Problem`].
 #[derive(Debug, thiserror::Error)]
@@ -64,6 +65,22 @@ pub enum ApiError {
     /// Anything unexpected (500). The cause is logged, never sent.
     #[error("internal error: {0}")]
     Internal(#[from] anyhow::Error),
+}
+
+impl From<ServiceError> for ApiError {
+    fn from(error: ServiceError) -> Self {
+        match error {
+            ServiceError::Validation(errors) => ApiError::Validation(errors),
+            ServiceError::NotFound => ApiError::NotFound,
+            ServiceError::Forbidden(why) => ApiError::Forbidden(why),
+            ServiceError::Conflict(why) => ApiError::Conflict(why),
+            ServiceError::FieldConflict(errors) => ApiError::FieldConflict(errors),
+            ServiceError::PaymentDeclined { code, reason } => {
+                ApiError::PaymentDeclined { code, reason }
+            }
+            ServiceError::Internal(e) => ApiError::Internal(e),
+        }
+    }
 }
 
 impl From<FieldErrors> for ApiError {

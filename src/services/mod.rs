@@ -7,6 +7,9 @@
 //! Where a new operation goes: into the module named after what it serves (a membership's in
 //! [`memberships`], the catalog's in [`catalog`], …), with its pure rules in `crates/domain`.
 
+pub mod catalog;
+pub mod fields;
+
 use recur_domain::validation::FieldErrors;
 
 use crate::billing::BillingError;

@@ -2,8 +2,8 @@
 //! cursors and `active` filter of `GET /products`), each with its newest prices, and the form
 //! that creates a product; a product's page with all its prices (those of
 //! `GET /prices?productId=`) and the form that adds a price; archiving and restoring products and
-//! prices. Everything goes through the API's code ([`products`], [`prices`]): the same rules, their
-//! refusals shown beside the fields (400). A price's terms never change, so nothing is edited:
+//! prices. Everything goes through the catalog service ([`catalog`]): the same rules as the API,
+//! their refusals shown beside the fields (400). A price's terms never change, so nothing is edited:
 //! archive a price and add another. Another merchant's product or price is the 404 page.
 
 use std::collections::BTreeMap;
@@ -21,9 +21,6 @@ use super::fields::{self, beside, ActiveForm};
 use super::lists::StatusFilter;
 use super::staff::Staff;
 use super::{framed, link, or_bad_request, staff, without_empty};
-use crate::api::prices::{self, CreatePriceRequest, PriceFilters};
-use crate::api::problem::ApiError;
-use crate::api::products::{self, CreateProductRequest, ProductFilters, UpdateProductRequest};
 use crate::http::input::Field;
 use crate::http::pagination::{ListQuery, PageParams};
 use crate::i18n;
@@ -32,9 +29,13 @@ use crate::pages::form::PageForm;
 use crate::pages::format::{display_time, interval_phrase};
 use crate::pages::render::with_status;
 use crate::pages::{notice, session};
+use crate::services::catalog::{
+    self, NewPrice, NewProduct, PriceFilters, ProductChange, ProductFilters,
+};
+use crate::services::ServiceError;
 use crate::state::AppState;
 use crate::store::prices::{self as stored_prices, CatalogPrice};
-use crate::store::products::{self as stored_products, Product};
+use crate::store::products::Product;
 
 /// The catalog's address.
 pub const PAGE: &str = "/dashboard/catalog";
@@ -137,7 +138,7 @@ async fn catalog_page(
     let lang = i18n::lang(t);
     let ListQuery(page) = ListQuery::<PageParams>::parse(query)?;
     let ListQuery(filters) = ListQuery::<ProductFilters>::parse(query)?;
-    let found = products::product_page(state, staff.merchant.id, page, filters).await;
+    let found = catalog::product_page(state, staff.merchant.id, page, filters).await;
     let (rows, next) = match or_bad_request(state, t, found)? {
         Ok(found) => found,
         Err(page) => return Ok(page),
@@ -203,13 +204,13 @@ pub async fn create_product(
         Err(answer) => return Ok(answer),
     };
     let t = session::strings(&state, &headers);
-    let request = CreateProductRequest {
+    let new = NewProduct {
         name: fields::text(&form.name),
         description: fields::text(&form.description),
     };
-    match products::create(&state, staff.merchant.id, request).await {
+    match catalog::create_product(&state, staff.merchant.id, new).await {
         Ok(product) => Ok(Redirect::to(&product_url(&product.product_key)).into_response()),
-        Err(ApiError::Validation(errors)) => {
+        Err(ServiceError::Validation(errors)) => {
             let page = catalog_page(&state, &staff, t, "", &form, beside(errors)).await?;
             Ok(with_status(page, StatusCode::BAD_REQUEST))
         }
@@ -230,11 +231,13 @@ async fn product_page(
 ) -> Result<Response, PageError> {
     let lang = i18n::lang(t);
     let merchant_id = staff.merchant.id;
-    let Some(product) = stored_products::get(state.store.pool(), merchant_id, key).await? else {
-        return notice::not_found(state, t);
+    let product = match catalog::product(state, merchant_id, key).await {
+        Ok(product) => product,
+        Err(ServiceError::NotFound) => return notice::not_found(state, t),
+        Err(other) => return Err(other.into()),
     };
     let ListQuery(page) = ListQuery::<PageParams>::parse(query)?;
-    let found = prices::price_page(state, merchant_id, page, PriceFilters::of_product(key)).await;
+    let found = catalog::price_page(state, merchant_id, page, PriceFilters::of_product(key)).await;
     let (rows, next) = match or_bad_request(state, t, found)? {
         Ok(found) => found,
         Err(page) => return Ok(page),
@@ -301,7 +304,7 @@ pub async fn create_price(
         Err(answer) => return Ok(answer),
     };
     let t = session::strings(&state, &headers);
-    let request = CreatePriceRequest {
+    let new = NewPrice {
         product_id: Field::Present(key.clone()),
         currency: fields::text(&form.currency),
         unit_amount: fields::text(&form.unit_amount),
@@ -309,9 +312,9 @@ pub async fn create_price(
         interval_count: fields::number(&form.interval_count),
         trial_days: fields::number(&form.trial_days),
     };
-    match prices::create(&state, staff.merchant.id, request).await {
+    match catalog::create_price(&state, staff.merchant.id, new).await {
         Ok(_) => Ok(Redirect::to(&product_url(&key)).into_response()),
-        Err(ApiError::Validation(errors)) => {
+        Err(ServiceError::Validation(errors)) => {
             let errors = beside(errors);
             let page = product_page(&state, &staff, t, &key, "", &form, errors).await?;
             // Another merchant's product (or none) stays the 404 page.
@@ -360,15 +363,14 @@ pub async fn set_product_active(
     let Some(active) = form.active() else {
         return notice::bad_request(&state, t);
     };
-    let change = UpdateProductRequest {
-        name: Field::Absent,
-        description: Field::Absent,
+    let change = ProductChange {
         active: Field::Present(active),
+        ..ProductChange::default()
     };
-    match products::update(&state, staff.merchant.id, &key, change).await {
+    match catalog::update_product(&state, staff.merchant.id, &key, change).await {
         Ok(_) if active => told(&state, &staff, t, &key, "dash_product_restored"),
         Ok(_) => told(&state, &staff, t, &key, "dash_product_archived"),
-        Err(ApiError::NotFound) => notice::not_found(&state, t),
+        Err(ServiceError::NotFound) => notice::not_found(&state, t),
         Err(other) => Err(other.into()),
     }
 }
@@ -389,10 +391,10 @@ pub async fn set_price_active(
     let Some(active) = form.active() else {
         return notice::bad_request(&state, t);
     };
-    match prices::set_active(&state, staff.merchant.id, &key, active).await {
+    match catalog::set_price_active(&state, staff.merchant.id, &key, active).await {
         Ok(price) if active => told(&state, &staff, t, &price.product_key, "dash_price_restored"),
         Ok(price) => told(&state, &staff, t, &price.product_key, "dash_price_archived"),
-        Err(ApiError::NotFound) => notice::not_found(&state, t),
+        Err(ServiceError::NotFound) => notice::not_found(&state, t),
         Err(other) => Err(other.into()),
     }
 }

@@ -20,7 +20,7 @@ use serde::Deserialize;
 use super::confirm::{self, Outcome};
 use super::fields::{self, beside, ActiveForm};
 use super::staff::Staff;
-use super::{framed_with_status, link, or_bad_request, staff, without_empty};
+use super::{framed_with_status, link, or_bad_request_api, staff, without_empty};
 use crate::api::coupons::{self, CreateCouponRequest};
 use crate::api::problem::ApiError;
 use crate::http::pagination::{ListQuery, PageParams};
@@ -132,7 +132,7 @@ async fn coupons_page(
     let lang = i18n::lang(t);
     let ListQuery(page) = ListQuery::<PageParams>::parse(query)?;
     let found = coupons::coupon_page(state, staff.merchant.id, page).await;
-    let (rows, next) = match or_bad_request(state, t, found)? {
+    let (rows, next) = match or_bad_request_api(state, t, found)? {
         Ok(found) => found,
         Err(page) => return Ok(page),
     };

@@ -12,7 +12,7 @@ use recur_domain::money::{display_amount, Currency};
 use recur_domain::status::InvoiceStatus;
 
 use super::staff::Staff;
-use super::{framed, link, or_bad_request, param, without_empty};
+use super::{framed, link, or_bad_request_api, param, without_empty};
 use crate::api::lists::{self, CustomerFilters, InvoiceFilters};
 use crate::http::pagination::{ListQuery, PageParams};
 use crate::i18n;
@@ -41,7 +41,7 @@ pub async fn list(
     let ListQuery(page) = ListQuery::<PageParams>::parse(&query)?;
     let ListQuery(filters) = ListQuery::<CustomerFilters>::parse(&query)?;
     let found = lists::customer_page(&state, staff.merchant.id, page, filters).await;
-    let (rows, next) = match or_bad_request(&state, t, found)? {
+    let (rows, next) = match or_bad_request_api(&state, t, found)? {
         Ok(found) => found,
         Err(page) => return Ok(page),
     };
@@ -102,7 +102,7 @@ pub async fn show(
         InvoiceFilters::of_customer(&customer_key),
     )
     .await;
-    let (invoices, next) = match or_bad_request(&state, t, found)? {
+    let (invoices, next) = match or_bad_request_api(&state, t, found)? {
         Ok(found) => found,
         Err(page) => return Ok(page),
     };

@@ -19,7 +19,7 @@ use recur_domain::status::MembershipStatus;
 use super::coupons::shown_off;
 use super::customers::{invoice_rows, membership_row};
 use super::staff::Staff;
-use super::{framed, link, or_bad_request, without_empty};
+use super::{framed, link, or_bad_request_api, without_empty};
 use crate::api::lists::{self, InvoiceFilters};
 use crate::http::pagination::{ListQuery, PageParams};
 use crate::i18n;
@@ -58,7 +58,7 @@ pub async fn show(
         InvoiceFilters::of_membership(&membership_key),
     )
     .await;
-    let (invoices, next) = match or_bad_request(&state, t, found)? {
+    let (invoices, next) = match or_bad_request_api(&state, t, found)? {
         Ok(found) => found,
         Err(page) => return Ok(page),
     };

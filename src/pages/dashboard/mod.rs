@@ -37,6 +37,7 @@ use super::notice;
 use super::render::{page, Framing};
 use crate::api::problem::ApiError;
 use crate::pages::failure::PageError;
+use crate::services::ServiceError;
 use crate::state::AppState;
 use crate::store::merchants::Mode;
 use staff::Staff;
@@ -206,6 +207,19 @@ fn framed_with_status(
 /// The page for `result` when it failed on the request's parameters (a cursor recur did not
 /// give, a limit out of range): the 400 page, never a problem document or a 500.
 fn or_bad_request<T>(
+    state: &AppState,
+    t: &BTreeMap<String, String>,
+    result: Result<T, ServiceError>,
+) -> Result<Result<T, Response>, PageError> {
+    match result {
+        Ok(value) => Ok(Ok(value)),
+        Err(ServiceError::Validation(_)) => notice::bad_request(state, t).map(Err),
+        Err(other) => Err(other.into()),
+    }
+}
+
+// Transitional: [`or_bad_request`] for the lists still read through the API's functions.
+fn or_bad_request_api<T>(
     state: &AppState,
     t: &BTreeMap<String, String>,
     result: Result<T, ApiError>,

@@ -16,7 +16,7 @@ use minijinja::{context, Value};
 use super::confirm::{self, Confirm, Outcome};
 use super::staff::Staff;
 use super::webhooks::{Posted, PAGE};
-use super::{framed, link, or_bad_request, staff, without_empty};
+use super::{framed, link, or_bad_request_api, staff, without_empty};
 use crate::api::endpoint_deliveries;
 use crate::api::problem::ApiError;
 use crate::api::webhook_endpoints::{self, EndpointRecord};
@@ -72,7 +72,7 @@ pub async fn show(
     };
     let ListQuery(page) = ListQuery::<PageParams>::parse(&without_empty(query.as_deref()))?;
     let found = endpoint_deliveries::attempts(&state, merchant_id, &id, page).await;
-    let (attempts, next) = match or_bad_request(&state, t, found)? {
+    let (attempts, next) = match or_bad_request_api(&state, t, found)? {
         Ok(found) => found,
         Err(page) => return Ok(page),
     };
