@@ -19,12 +19,12 @@ use super::extract::{AuthMerchant, JsonBody};
 use super::field_schemas::{
     CouponCode, CouponDurationName, CurrencyCode, DurationInCycles, MaxRedemptions,
 };
-use super::membership_fields::{amount, currency};
 use super::page::Page;
 use super::problem::{ApiError, Problem};
 use crate::http::input::{optional_flag, refuse_given, required_text, Field};
 use crate::http::pagination::{ListQuery, ListScope, PageParams};
 use crate::ids;
+use crate::services::fields::{amount, currency};
 use crate::state::AppState;
 use crate::store::coupons::{self, Coupon, NewCoupon};
 

@@ -1,28 +1,18 @@
-//! `PUT /membership`: changes a membership, with proration.
+//! `PUT /membership`: changes a membership, with proration ([`memberships::update`]).
 
 use axum::extract::{Path, State};
 use axum::Json;
-use recur_domain::calendar::IntervalType;
-use recur_domain::membership as rules;
 use recur_domain::money::format_amount;
-use recur_domain::validation::{self as field_rules, FieldErrors};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 use super::extract::{AuthMerchant, JsonBody};
 use super::field_schemas::{CouponCode, HttpsUrl, IntervalCount, Quantity, UnitPrice};
-use super::membership_catalog;
-use super::membership_fields::{
-    check_updated_cycle, check_updated_price, decimal_value, interval_count, positive_minor,
-    quantity,
-};
 use super::membership_records::{record_of, MembershipRecord};
 use super::problem::{ApiError, Problem};
-use super::tax_rates;
-use crate::billing::update::{self, Changes, Effective};
-use crate::http::input::{optional_text, prefixed, required_text, Field};
+use crate::http::input::Field;
+use crate::services::memberships::{self, MembershipChange};
 use crate::state::AppState;
-use crate::store::memberships::{self, Membership};
 
 /// Body of `PUT /membership`. Fields left out keep their value; so does `null`, except for
 /// `endDate`, which `null` removes.
@@ -134,181 +124,24 @@ pub struct UpdateMembershipResponse {
 pub async fn update_membership(
     State(state): State<AppState>,
     auth: AuthMerchant,
-    JsonBody(mut body): JsonBody<UpdateMembershipRequest>,
+    JsonBody(body): JsonBody<UpdateMembershipRequest>,
 ) -> Result<Json<UpdateMembershipResponse>, ApiError> {
-    let now = state.merchant_now(auth.merchant_id).await?;
-    let mut errors = FieldErrors::new();
-    let key = required_text(body.membership_key, "membershipKey", &mut errors, |k| {
-        prefixed(k, "mmbrshp_")
-    });
-    let current = match &key {
-        Some(key) => memberships::get(state.store.pool(), auth.merchant_id, key).await?,
-        None => None,
+    let change = MembershipChange {
+        membership_key: body.membership_key,
+        name: body.name,
+        end_date: body.end_date,
+        price_per_unit: body.price_per_unit,
+        quantity: body.quantity,
+        interval_type: body.interval_type,
+        interval_count: body.interval_count,
+        return_to_website_link: body.return_to_website_link,
+        metadata: body.metadata,
+        tax_rate_ids: body.tax_rate_ids,
+        price_id: body.price_id,
+        coupon_code: body.coupon_code,
+        effective: body.effective,
     };
-    let currency = current.as_ref().map(Membership::currency);
-    let name = optional_text(body.name, "name", &mut errors, rules::subscription_name);
-    let end_date = match body.end_date {
-        Field::Absent => None,
-        Field::Null => Some(None),
-        given => given
-            .optional("endDate", &mut errors)
-            .and_then(|v| errors.check("endDate", rules::end_date(&v, now)))
-            .map(Some),
-    };
-    let catalog_fields = [
-        ("pricePerUnit", body.price_per_unit.is_given()),
-        ("intervalType", body.interval_type.is_given()),
-        ("intervalCount", body.interval_count.is_given()),
-    ];
-    let price_given = body.price_id.is_given();
-    for (field, given) in catalog_fields {
-        if given && price_given {
-            errors.add(field, "cannot be given with priceId: the price sets it");
-        } else if given && current.as_ref().is_some_and(|m| m.price_key.is_some()) {
-            errors.add(
-                field,
-                "is set by the membership's catalog price: change priceId instead",
-            );
-        }
-    }
-    let price_per_unit = body
-        .price_per_unit
-        .optional("pricePerUnit", &mut errors)
-        .and_then(|v| {
-            let parsed = decimal_value(&v).and_then(|d| match currency {
-                Some(c) => positive_minor(d, c),
-                None => Ok(0),
-            });
-            errors.check("pricePerUnit", parsed)
-        });
-    let quantity_field = std::mem::take(&mut body.quantity);
-    let (mut new_quantity, quantity_field) = match price_given {
-        true => (None, quantity_field),
-        false => (
-            quantity_field
-                .optional("quantity", &mut errors)
-                .and_then(|v| errors.check("quantity", quantity(&v))),
-            Field::Absent,
-        ),
-    };
-    let interval_type = optional_text(body.interval_type, "intervalType", &mut errors, |v| {
-        IntervalType::parse(v)
-            .map(|t| t.as_str().to_string())
-            .map_err(|e| e.to_string())
-    })
-    .and_then(|v| IntervalType::parse(&v).ok());
-    let interval_count = body
-        .interval_count
-        .optional("intervalCount", &mut errors)
-        .and_then(|v| errors.check("intervalCount", interval_count(&v)));
-    let catalog = match price_given {
-        true => {
-            let units = current
-                .as_ref()
-                .and_then(|m| m.state.price.quantity)
-                .unwrap_or(1);
-            let quantity_field = match quantity_field {
-                Field::Present(v) => match quantity(&v) {
-                    Ok(q) => Field::Present(q),
-                    Err(e) => Field::Invalid(e),
-                },
-                Field::Absent => Field::Absent,
-                Field::Null => Field::Null,
-                Field::Invalid(e) => Field::Invalid(e),
-            };
-            let price_id = std::mem::take(&mut body.price_id);
-            membership_catalog::catalog_terms(
-                &state,
-                auth.merchant_id,
-                price_id,
-                quantity_field,
-                units,
-                &mut errors,
-            )
-            .await?
-        }
-        false => None,
-    };
-    if let (Some(catalog), Some(m)) = (&catalog, &current) {
-        if catalog.price.currency != m.currency {
-            errors.add(
-                "priceId",
-                format!(
-                    "is in {}; the membership bills in {}",
-                    catalog.price.currency, m.currency
-                ),
-            );
-        }
-    }
-    let (price_per_unit, interval_type, interval_count) = match &catalog {
-        Some(c) => {
-            new_quantity = Some(c.quantity);
-            (
-                Some(c.price.unit_amount),
-                Some(c.price.cycle.interval_type),
-                Some(c.price.cycle.interval_count),
-            )
-        }
-        None => (price_per_unit, interval_type, interval_count),
-    };
-    let coupon_code =
-        membership_catalog::coupon_code(std::mem::take(&mut body.coupon_code), &mut errors);
-    let return_link = optional_text(
-        body.return_to_website_link,
-        "returnToWebsiteLink",
-        &mut errors,
-        field_rules::https_url,
-    );
-    let metadata = body.metadata.optional("metadata", &mut errors);
-    let effective = optional_text(body.effective, "effective", &mut errors, |v| {
-        parse_effective(v).map(|_| v.to_string())
-    })
-    .and_then(|v| parse_effective(&v).ok())
-    .unwrap_or_default();
-    let rates =
-        tax_rates::resolve(&state, auth.merchant_id, body.tax_rate_ids, &mut errors).await?;
-    if let Some(current) = &current {
-        check_updated_cycle(
-            current.state.cycle,
-            interval_type,
-            interval_count,
-            &mut errors,
-        );
-        let currency = current.currency();
-        check_updated_price(
-            current.state.price,
-            price_per_unit,
-            new_quantity,
-            currency,
-            &mut errors,
-        );
-    }
-    if !errors.is_empty() {
-        return Err(ApiError::Validation(errors));
-    }
-    let (Some(key), Some(_)) = (key, current) else {
-        return Err(ApiError::NotFound);
-    };
-    let outcome = update::update(
-        &state,
-        auth.merchant_id,
-        &key,
-        Changes {
-            name,
-            end_date,
-            price_per_unit,
-            quantity: new_quantity,
-            interval_type,
-            interval_count,
-            return_to_website_link: return_link,
-            metadata,
-            tax_rates: rates,
-            price_key: catalog.map(|c| c.price.price_key),
-            effective,
-            coupon_code,
-        },
-    )
-    .await?;
+    let outcome = memberships::update(&state, auth.merchant_id, change).await?;
     let membership = record_of(&state, &outcome.membership).await?;
     let proration = outcome.proration.map(|p| {
         let currency = outcome.membership.currency();
@@ -322,17 +155,6 @@ pub async fn update_membership(
         membership,
         proration,
     }))
-}
-
-/// `effective`: `now` or `nextPeriod`, in any letter case.
-fn parse_effective(value: &str) -> Result<Effective, String> {
-    if value.eq_ignore_ascii_case("now") {
-        Ok(Effective::Now)
-    } else if value.eq_ignore_ascii_case("nextPeriod") {
-        Ok(Effective::NextPeriod)
-    } else {
-        Err("must be now or nextPeriod".into())
-    }
 }
 
 /// Drops the change scheduled for the membership's next period (`pendingUpdate`): its current
@@ -354,6 +176,6 @@ pub async fn cancel_pending_update(
     auth: AuthMerchant,
     Path(membership_key): Path<String>,
 ) -> Result<Json<MembershipRecord>, ApiError> {
-    let m = update::cancel_scheduled(&state, auth.merchant_id, &membership_key).await?;
+    let m = memberships::drop_scheduled_change(&state, auth.merchant_id, &membership_key).await?;
     Ok(Json(record_of(&state, &m).await?))
 }

@@ -1,35 +1,23 @@
-//! Membership operations: create (idempotent by order id per customer), get and cancel. The
-//! records they answer with are in [`super::membership_records`], the update in
-//! [`super::membership_update`], the numeric field rules both bodies share in
-//! [`super::membership_fields`].
+//! `POST /membership` (idempotent by order id per customer), `GET /membership/{key}` and
+//! `POST /membership/cancel/{key}`, over [`crate::services::memberships`]. The records they
+//! answer with are in [`super::membership_records`], the update in [`super::membership_update`].
 
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::Json;
-use chrono::{DateTime, Utc};
-use recur_domain::membership::{self as rules, ChargeDirective};
-use recur_domain::money::Currency;
-use recur_domain::validation::{self as field_rules, FieldErrors};
 use serde::Deserialize;
 use utoipa::ToSchema;
 
 use super::extract::{AuthMerchant, JsonBody};
 use super::field_schemas::{CouponCode, HttpsUrl, Quantity, TrialDays};
-use super::membership_catalog::{self, CatalogTerms};
-use super::membership_fields::{billing_cycle, pricing, BillingCycleInput, PricingInfoInput};
+use super::membership_fields::{BillingCycleInput, PricingInfoInput};
 use super::membership_records::{record_of, CreditNotes, MembershipRecord};
 use super::problem::{ApiError, Problem};
-use super::tax_rates;
-use crate::billing::customer_and_merchant_now;
-use crate::billing::{coupons, lifecycle};
-use crate::http::input::{prefixed, required_text, Field};
-use crate::ids;
+use crate::http::input::Field;
+use crate::services::memberships::{self, ChargeInput, NewMembershipInput, OrderInput};
 use crate::state::AppState;
 use crate::store::customers::Created;
-use crate::store::memberships::{self, ClockCondition, CreatedAt, NewMembership};
-
-/// Longest `productInfo.orderId`.
-const MAX_ORDER_ID_CHARS: usize = 255;
+use crate::store::memberships as stored;
 
 /// Body of `POST /membership`.
 #[derive(Debug, Deserialize, ToSchema)]
@@ -145,96 +133,11 @@ pub struct ProductInfoInput {
 pub async fn create_membership(
     State(state): State<AppState>,
     auth: AuthMerchant,
-    JsonBody(mut body): JsonBody<CreateMembershipRequest>,
+    JsonBody(body): JsonBody<CreateMembershipRequest>,
 ) -> Result<(StatusCode, Json<MembershipRecord>), ApiError> {
-    let mut errors = FieldErrors::new();
-    let rate_ids = std::mem::take(&mut body.tax_rate_ids);
-    let price_id = std::mem::take(&mut body.price_id);
-    let catalog_given = price_id.is_given();
-    if catalog_given && !(!body.pricing_info.is_given() && !body.billing_cycle.is_given()) {
-        errors.add(
-            "priceId",
-            "cannot be given with pricingInfo or billingCycle: the price sets them",
-        );
-    }
-    let catalog = membership_catalog::catalog_terms(
-        &state,
-        auth.merchant_id,
-        price_id,
-        std::mem::take(&mut body.quantity),
-        1,
-        &mut errors,
-    )
-    .await?;
-    let coupon_code =
-        membership_catalog::coupon_code(std::mem::take(&mut body.coupon_code), &mut errors)
-            .flatten();
-    let CreateDraft {
-        customer_key,
-        end_date,
-        membership: new,
-    } = validate_create(
-        body,
-        Terms {
-            merchant_id: auth.merchant_id,
-            catalog: catalog.as_ref(),
-            catalog_given,
-        },
-        state.config.webhooks.allow_private,
-        &mut errors,
-    );
-    let rates = tax_rates::resolve(&state, auth.merchant_id, rate_ids, &mut errors).await?;
-    let new = new.map(|mut new| {
-        new.tax_rates = rates.unwrap_or_default();
-        new
-    });
-    // Most creates are valid, for an existing customer of a merchant without a test clock,
-    // whose time is then the injected clock's: one statement finds the customer and inserts.
-    let wall = state.clock.now();
-    if let (Some(key), Some(new), None) = (&customer_key, &new, &coupon_code) {
-        let lead_ok = end_date.is_none_or(|end| rules::end_date_window(end, wall).is_ok());
-        if errors.is_empty() && lead_ok {
-            let at = CreatedAt::new(wall);
-            let condition = ClockCondition::WithoutTestClock;
-            let inserted = memberships::insert(&state.store, new.clone(), key, at, condition);
-            if let Some(m) = inserted.await? {
-                // A new membership has no invoice yet.
-                return Ok((
-                    StatusCode::CREATED,
-                    Json(MembershipRecord::new(&m, &[], &mut CreditNotes::default())),
-                ));
-            }
-        }
-    }
-    // Otherwise: the customer and the merchant's time, read, so that every field error is
-    // reported together and `endDate` is checked against the merchant's own clock.
-    let (customer, now) = match &customer_key {
-        Some(key) => {
-            let (customer, now) = customer_and_merchant_now(&state, auth.merchant_id, key).await?;
-            if customer.is_none() {
-                errors.add("customerKey", "does not match a customer of this merchant");
-            }
-            (customer, now)
-        }
-        None => (None, state.merchant_now(auth.merchant_id).await?),
-    };
-    if let Some(end) = end_date {
-        errors.check("endDate", rules::end_date_window(end, now));
-    }
-    let (Some(customer), Some(new)) = (customer, new) else {
-        return Err(ApiError::Validation(errors));
-    };
-    if !errors.is_empty() {
-        return Err(ApiError::Validation(errors));
-    }
-    let at = CreatedAt::new(now);
-    let (membership, created) = match coupon_code {
-        None => memberships::create_or_get(&state.store, new, &customer.customer_key, at).await?,
-        Some(code) => coupons::create_with_coupon(&state, new, &customer.customer_key, at, &code)
-            .await?
-            .map_err(|refusal| ApiError::invalid("couponCode", refusal.message()))?,
-    };
+    let (membership, created) = memberships::create(&state, auth.merchant_id, body.into()).await?;
     Ok(match created {
+        // A new membership has no invoice yet.
         Created::New => (
             StatusCode::CREATED,
             Json(MembershipRecord::new(
@@ -247,164 +150,39 @@ pub async fn create_membership(
     })
 }
 
-/// A create body checked by every rule that needs no database and no clock.
-struct CreateDraft {
-    /// `customerKey`, when well-formed; whether it names a customer is still to be read.
-    customer_key: Option<String>,
-    /// `endDate`, when present and well-formed; its lead over the merchant's time is still to be
-    /// checked.
-    end_date: Option<DateTime<Utc>>,
-    /// The membership, when every required field is valid. It is only to be stored when no
-    /// error was recorded: an invalid optional field is left out of it.
-    membership: Option<NewMembership>,
-}
-
-/// Where a create body's terms come from: the merchant, and the catalog price it names.
-struct Terms<'a> {
-    /// The merchant creating the membership.
-    merchant_id: i64,
-    /// `priceId`'s price and quantity, when valid.
-    catalog: Option<&'a CatalogTerms>,
-    /// `priceId` was given (valid or not): `pricingInfo` and `billingCycle` are not required.
-    catalog_given: bool,
-}
-
-/// Checks the create body by every rule that needs no database and no clock, adding the
-/// failures under their paths; the pricing and cycle come from `terms`' catalog price when
-/// there is one. `allow_private`: the operator lets webhooks reach internal addresses.
-fn validate_create(
-    body: CreateMembershipRequest,
-    terms: Terms<'_>,
-    allow_private: bool,
-    errors: &mut FieldErrors,
-) -> CreateDraft {
-    let merchant_id = terms.merchant_id;
-    let customer_key = required_text(body.customer_key, "customerKey", errors, |key| {
-        prefixed(key, "cstmr_")
-    });
-    let name = required_text(
-        body.subscription_name,
-        "subscriptionName",
-        errors,
-        rules::subscription_name,
-    );
-    let end_date = body
-        .end_date
-        .optional("endDate", errors)
-        .and_then(|v| errors.check("endDate", rules::parse_end_date(&v)));
-    let webhook_url = required_text(body.webhook_url, "webhookUrl", errors, |url| {
-        field_rules::webhook_url(url, allow_private)
-    });
-    let metadata = body.metadata.optional("metadata", errors);
-    let queue = body
-        .charge_emitter_queue
-        .optional("chargeEmitterQueue", errors)
-        .and_then(|items| charge_emitter_queue(items, errors));
-    let product = body.product_info.required("productInfo", errors).map(|p| {
-        let order_id = required_text(p.order_id, "productInfo.orderId", errors, |v| {
-            if v.trim().is_empty() {
-                Err("must not be empty".to_string())
-            } else {
-                field_rules::bounded_text(v, MAX_ORDER_ID_CHARS)
-            }
-        });
-        let description = p.description.optional("productInfo.description", errors);
-        (order_id, description)
-    });
-    let (pricing, cycle) = match (terms.catalog, terms.catalog_given) {
-        (Some(catalog), _) => (
-            Currency::parse(&catalog.price.currency)
-                .ok()
-                .map(|currency| {
-                    let unit = catalog.price.unit_amount;
-                    (currency, catalog.total, Some(unit), Some(catalog.quantity))
-                }),
-            Some(catalog.price.cycle),
-        ),
-        (None, true) => (None, None),
-        (None, false) => (
-            body.pricing_info
-                .required("pricingInfo", errors)
-                .and_then(|p| pricing(p, errors)),
-            body.billing_cycle
-                .required("billingCycle", errors)
-                .and_then(|c| billing_cycle(c, errors)),
-        ),
-    };
-    let trial_days = body
-        .trial_days
-        .optional("trialDays", errors)
-        .and_then(|days| errors.check("trialDays", rules::trial_days(days)))
-        .or(terms.catalog.and_then(|c| c.price.trial_days));
-    let (
-        Some(name),
-        Some(webhook_url),
-        Some((Some(order_id), order_description)),
-        Some((currency, total, per_unit, quantity)),
-        Some(cycle),
-    ) = (name, webhook_url, product, pricing, cycle)
-    else {
-        return CreateDraft {
-            customer_key,
-            end_date,
-            membership: None,
-        };
-    };
-    let new = NewMembership {
-        merchant_id,
-        membership_key: ids::membership_key(),
-        order_id,
-        order_description,
-        subscription_name: name,
-        metadata,
-        webhook_url,
-        end_date,
-        currency: currency.code().to_string(),
-        total_amount: total,
-        price_per_unit: per_unit,
-        quantity,
-        cycle,
-        charge_emitter_queue: queue,
-        tax_rates: Vec::new(),
-        price_key: terms.catalog.map(|c| c.price.price_key.clone()),
-        trial_days,
-        discount: None,
-    };
-    CreateDraft {
-        customer_key,
-        end_date,
-        membership: Some(new),
-    }
-}
-
-fn charge_emitter_queue(
-    items: Vec<Field<ChargeEmitterInput>>,
-    errors: &mut FieldErrors,
-) -> Option<Vec<ChargeDirective>> {
-    if items.is_empty() {
-        errors.add("chargeEmitterQueue", "must not be empty when present");
-        return None;
-    }
-    let mut queue = Vec::with_capacity(items.len());
-    for (i, item) in items.into_iter().enumerate() {
-        let path = format!("chargeEmitterQueue[{i}]");
-        let Some(item) = item.required(&path, errors) else {
-            continue;
-        };
-        let description = item
-            .description
-            .optional(&format!("{path}.description"), errors);
-        let status = item
-            .transaction_status
-            .required(&format!("{path}.transactionStatus"), errors);
-        if let Some(status) = status {
-            let directive = rules::charge_directive(&status, description.as_deref());
-            if let Some(directive) = errors.check(&format!("{path}.transactionStatus"), directive) {
-                queue.push(directive);
-            }
+impl From<CreateMembershipRequest> for NewMembershipInput {
+    fn from(body: CreateMembershipRequest) -> Self {
+        NewMembershipInput {
+            customer_key: body.customer_key,
+            subscription_name: body.subscription_name,
+            end_date: body.end_date,
+            webhook_url: body.webhook_url,
+            metadata: body.metadata,
+            charge_emitter_queue: body
+                .charge_emitter_queue
+                .map(|items| items.into_iter().map(|item| item.map(Into::into)).collect()),
+            tax_rate_ids: body.tax_rate_ids,
+            product_info: body.product_info.map(|p| OrderInput {
+                order_id: p.order_id,
+                description: p.description,
+            }),
+            pricing_info: body.pricing_info.map(Into::into),
+            billing_cycle: body.billing_cycle.map(Into::into),
+            price_id: body.price_id,
+            quantity: body.quantity,
+            coupon_code: body.coupon_code,
+            trial_days: body.trial_days,
         }
     }
-    Some(queue)
+}
+
+impl From<ChargeEmitterInput> for ChargeInput {
+    fn from(item: ChargeEmitterInput) -> Self {
+        ChargeInput {
+            transaction_status: item.transaction_status,
+            description: item.description,
+        }
+    }
 }
 
 /// Reads a membership of the calling merchant, with its recent invoices.
@@ -425,10 +203,9 @@ pub async fn get_membership(
     auth: AuthMerchant,
     Path(membership_key): Path<String>,
 ) -> Result<Json<MembershipRecord>, ApiError> {
-    let (m, invoices) =
-        memberships::get_with_invoices(&state.store, auth.merchant_id, &membership_key)
-            .await?
-            .ok_or(ApiError::NotFound)?;
+    let (m, invoices) = stored::get_with_invoices(&state.store, auth.merchant_id, &membership_key)
+        .await?
+        .ok_or(ApiError::NotFound)?;
     let mut notes = CreditNotes::of(&state, auth.merchant_id, &invoices).await?;
     Ok(Json(MembershipRecord::new(&m, &invoices, &mut notes)))
 }
@@ -453,6 +230,6 @@ pub async fn cancel_membership(
     auth: AuthMerchant,
     Path(membership_key): Path<String>,
 ) -> Result<Json<MembershipRecord>, ApiError> {
-    let m = lifecycle::cancel(&state, auth.merchant_id, &membership_key).await?;
+    let m = memberships::cancel(&state, auth.merchant_id, &membership_key).await?;
     Ok(Json(record_of(&state, &m).await?))
 }

@@ -74,6 +74,7 @@ impl From<ServiceError> for ApiError {
             ServiceError::NotFound => ApiError::NotFound,
             ServiceError::Forbidden(why) => ApiError::Forbidden(why),
             ServiceError::Conflict(why) => ApiError::Conflict(why),
+            ServiceError::PaymentInProgress => ApiError::Conflict(error.to_string()),
             ServiceError::FieldConflict(errors) => ApiError::FieldConflict(errors),
             ServiceError::PaymentDeclined { code, reason } => {
                 ApiError::PaymentDeclined { code, reason }

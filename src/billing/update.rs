@@ -103,7 +103,9 @@ pub struct UpdateOutcome {
     pub proration: Option<Proration>,
 }
 
-/// Applies `changes` to the membership `key` of `merchant_id`, prorating as DESIGN §4 says.
+/// Applies `changes` to the membership `key` of `merchant_id`, locked now, prorating as DESIGN
+/// §4 says (for callers whose changes need no check against the membership: the portal's
+/// price switch, quoted from the same rules).
 pub async fn update(
     state: &Platform,
     merchant_id: i64,
@@ -112,9 +114,22 @@ pub async fn update(
 ) -> Result<UpdateOutcome, BillingError> {
     let at = state.merchant_now(merchant_id).await?;
     let mut tx = state.store.begin().await?;
-    let mut m = memberships::lock(&mut tx, state.store.backend(), merchant_id, key)
+    let m = memberships::lock(&mut tx, state.store.backend(), merchant_id, key)
         .await?
         .ok_or(BillingError::NotFound)?;
+    apply(state, tx, m, changes, at).await
+}
+
+/// Applies `changes` to the membership `m`, locked in `tx` (which this commits) by the caller
+/// that checked `changes` against it, at `at` (the merchant's time), prorating as DESIGN §4 says.
+pub async fn apply(
+    state: &Platform,
+    mut tx: Tx,
+    mut m: Membership,
+    changes: Changes,
+    at: DateTime<Utc>,
+) -> Result<UpdateOutcome, BillingError> {
+    let (merchant_id, key) = (m.merchant_id, m.membership_key.clone());
     if !m.state.status.can_update() {
         return Err(BillingError::Conflict(format!(
             "a {} membership cannot be updated",
@@ -126,8 +141,8 @@ pub async fn update(
     }
     let old_price = m.state.price;
     let old_cycle = m.state.cycle;
-    // The API checked the new price and cycle against the membership as it read it; a change
-    // committed since then is caught here, under the lock.
+    // The caller checked the new price and cycle against the membership under this lock; a
+    // refusal here is a rule the caller did not ask, answered as a conflict.
     let mut new_price = old_price
         .updated(changes.price_per_unit, changes.quantity, m.currency())
         .map_err(|e| BillingError::Conflict(format!("the new price {e}")))?;
@@ -310,7 +325,7 @@ pub async fn update(
             reason: done.decline_reason.unwrap_or_default(),
         }),
         Settled::Approved(_) | Settled::AlreadyRecorded => {
-            let m = memberships::get(state.store.pool(), merchant_id, key)
+            let m = memberships::get(state.store.pool(), merchant_id, &key)
                 .await?
                 .ok_or(BillingError::NotFound)?;
             if m.state.price.total != new_total || m.state.cycle != new_cycle {

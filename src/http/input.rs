@@ -49,6 +49,16 @@ impl<T> Field<T> {
         !matches!(self, Field::Absent)
     }
 
+    /// The field with its value, if present, turned into another type.
+    pub fn map<U>(self, f: impl FnOnce(T) -> U) -> Field<U> {
+        match self {
+            Field::Absent => Field::Absent,
+            Field::Null => Field::Null,
+            Field::Invalid(message) => Field::Invalid(message),
+            Field::Present(value) => Field::Present(f(value)),
+        }
+    }
+
     /// The value, or a "required" / type message under `path`.
     pub fn required(self, path: &str, errors: &mut FieldErrors) -> Option<T> {
         match self {

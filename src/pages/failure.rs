@@ -49,6 +49,7 @@ impl From<ServiceError> for PageError {
             ServiceError::NotFound => PageError::NotFound,
             ServiceError::Forbidden(_) => PageError::Forbidden,
             ServiceError::Conflict(why) => PageError::Conflict(why),
+            ServiceError::PaymentInProgress => PageError::Conflict(error.to_string()),
             ServiceError::FieldConflict(errors) => {
                 PageError::Conflict(format!("{:?}", errors.into_map()))
             }

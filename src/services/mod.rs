@@ -31,6 +31,10 @@ pub enum ServiceError {
     /// The record's state does not allow the operation (409).
     #[error("conflict: {0}")]
     Conflict(String),
+    /// A payment for the record is in flight; a second waits until the processor answered
+    /// (409).
+    #[error("a payment for this membership is in progress; retry once it has finished")]
+    PaymentInProgress,
     /// The input conflicts with a stored record, named by the fields at fault (409).
     #[error("conflict with a stored record")]
     FieldConflict(FieldErrors),
@@ -73,7 +77,7 @@ impl From<BillingError> for ServiceError {
         match error {
             BillingError::NotFound => ServiceError::NotFound,
             BillingError::Conflict(why) => ServiceError::Conflict(why),
-            BillingError::PaymentInProgress => ServiceError::Conflict(error.to_string()),
+            BillingError::PaymentInProgress => ServiceError::PaymentInProgress,
             BillingError::Declined { code, reason } => {
                 ServiceError::PaymentDeclined { code, reason }
             }

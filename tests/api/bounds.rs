@@ -174,11 +174,12 @@ backend_test!(
                 "intervalCount",
                 "must be at most 36 for Monthly: a billing cycle is at most 3 years",
             ),
+            // DESIGN §4: intervalType without intervalCount means a count of 1 (Annually × 1
+            // fits), so only a count given with it can leave the bound.
             (
-                json!({"intervalType": "Annually"}),
-                "intervalType",
-                "cannot be Annually with the membership's intervalCount of 36: a billing cycle \
-                 is at most 3 years",
+                json!({"intervalType": "Annually", "intervalCount": 4}),
+                "intervalCount",
+                "must be at most 3 for Annually: a billing cycle is at most 3 years",
             ),
             (
                 json!({"endDate": "9999-12-31T23:59:59"}),

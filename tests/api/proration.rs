@@ -1,6 +1,7 @@
 //! Proration and credit over HTTP on the sandbox test clock: price, quantity and interval
 //! changes mid-period, rounding in currencies with 0 and 3 decimals, credit that pays whole
-//! cycles, and a declined proration charge that changes nothing.
+//! cycles, a new interval type without a count, and a declined proration charge that changes
+//! nothing.
 
 use serde_json::{json, Value};
 
@@ -136,6 +137,56 @@ backend_test!(
         server.advance(&token, "2027-05-21T00:00:00Z").await;
         let m = server.membership(&token, &key).await;
         assert_eq!(m["invoices"][0]["amountPaid"], "10.00");
+    }
+);
+
+backend_test!(
+    an_interval_type_without_a_count_means_a_count_of_one,
+    |server: TestServer| async move {
+        let token = server.token().await;
+        let mut body = body_for(&server, &token, "b12@example.com", "order-b12").await;
+        body["pricingInfo"] = json!({"currency": "USD", "totalAmount": "30.00"});
+        body["billingCycle"] = json!({"intervalType": "Monthly", "intervalCount": 3});
+        let record = server
+            .active_membership(&token, "2027-04-01T00:00:00Z", body)
+            .await;
+        let key = key(&record);
+        // Neither given: the cycle stays Monthly × 3.
+        let reply = update(
+            &server,
+            &token,
+            json!({"membershipKey": key, "metadata": "x"}),
+        )
+        .await;
+        assert_eq!(reply.status, 200, "{}", reply.body);
+        let cycle = &reply.body["membership"]["billingCycle"];
+        assert_eq!(
+            *cycle,
+            json!({"intervalType": "Monthly", "intervalCount": 3})
+        );
+        // DESIGN §4: intervalType alone means a count of 1 (the spec's default), not the
+        // membership's 3, so the new cycle bills every week, not every three weeks.
+        server.advance(&token, "2027-04-16T00:00:00Z").await;
+        let reply = update(
+            &server,
+            &token,
+            json!({"membershipKey": key, "intervalType": "Weekly"}),
+        )
+        .await;
+        assert_eq!(reply.status, 200, "{}", reply.body);
+        let m = &reply.body["membership"];
+        assert_eq!(
+            m["billingCycle"],
+            json!({"intervalType": "Weekly", "intervalCount": 1})
+        );
+        assert_eq!(m["currentPeriodStart"], "2027-04-16T00:00:00Z");
+        assert_eq!(m["currentPeriodEnd"], "2027-04-23T00:00:00Z");
+        let events = server.events("order-b12").await;
+        let updated = events
+            .iter()
+            .find(|e| e["Membership"]["Updates"]["IntervalType"] == "Weekly")
+            .expect("the update's event");
+        assert_eq!(updated["Membership"]["Updates"]["IntervalCount"], 1);
     }
 );
 

@@ -29,6 +29,7 @@ use crate::i18n;
 use crate::links::{self, Document};
 use crate::pages::failure::PageError;
 use crate::processor::Verification;
+use crate::services::memberships::switch as switching;
 use crate::state::AppState;
 use crate::store::checkout_sessions::SessionKind;
 use crate::store::credit_notes;
@@ -93,7 +94,7 @@ pub async fn show(
     let mut cards = Vec::new();
     for m in &list {
         let invoices = invoices::recent(state.store.pool(), m.id, INVOICES_SHOWN).await?;
-        let offers = switch::offers(&state, &portal, m).await?;
+        let offers = switching::offers(&state, portal.plan_change, m).await?;
         cards.push(membership_card(t, lang, &token, m, &invoices, &offers));
     }
     let card =
@@ -133,7 +134,7 @@ fn membership_card(
     token: &str,
     m: &Membership,
     invoices: &[Invoice],
-    offers: &[switch::Offer],
+    offers: &[switching::Offer],
 ) -> minijinja::Value {
     let currency = m.currency();
     let money = |minor: i64| display_amount(minor, currency, lang);

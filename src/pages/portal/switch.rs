@@ -13,17 +13,11 @@ use std::collections::BTreeMap;
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Redirect, Response};
-use chrono::{DateTime, Utc};
 use minijinja::{context, Value};
-use recur_domain::membership::{can_switch_price, CatalogOffer, Proration, ScheduledChange};
 use recur_domain::money::display_amount;
-use recur_domain::price::Price;
-use recur_domain::settings::PortalPlanChange;
 use serde::Deserialize;
 
 use super::portal_membership;
-use crate::billing::update::{self, Changes, Effective};
-use crate::billing::{taxation, BillingError};
 use crate::i18n;
 use crate::pages::csrf;
 use crate::pages::failure::PageError;
@@ -32,72 +26,12 @@ use crate::pages::format::{display_date, interval_phrase};
 use crate::pages::notice;
 use crate::pages::render::{page as render, with_status, Framing};
 use crate::pages::session::{self, PageSession};
+use crate::services::memberships;
+use crate::services::memberships::switch::{effect, offers, switchable, Effect, Offer};
+use crate::services::ServiceError;
 use crate::state::AppState;
 use crate::store::memberships::Membership;
 use crate::store::payment_methods::{self, PaymentMethod};
-use crate::store::prices::{self, CatalogPrice};
-
-/// A catalog price a membership may switch to.
-pub(super) struct Offer {
-    /// The price: active, of the membership's product (active too), in its currency.
-    price: CatalogPrice,
-    /// The membership's price once switched: the offer's unit amount × the membership's
-    /// quantity.
-    new: Price,
-}
-
-impl Offer {
-    fn quantity(&self) -> i64 {
-        self.new.quantity.unwrap_or(1)
-    }
-}
-
-/// Whether a membership may switch price in the portal: the domain's [`can_switch_price`] (made
-/// from a catalog price, Active or Trialing, and renewing when switches wait for the renewal).
-fn switchable(portal: &PageSession, m: &Membership) -> bool {
-    can_switch_price(
-        m.state.status,
-        m.price_key.is_some(),
-        portal.plan_change,
-        m.state.next_billing_date().is_some(),
-    )
-}
-
-/// The prices `m` may switch to, oldest first: the other active prices of its price's product
-/// (when the product is active) that the domain offers it
-/// ([`switch_offer`](recur_domain::membership::MembershipState::switch_offer):
-/// in its currency, for its quantity, a total that fits, terms that differ from its own and,
-/// when switches wait for the renewal, not the price already scheduled for it).
-pub(super) async fn offers(
-    state: &AppState,
-    portal: &PageSession,
-    m: &Membership,
-) -> Result<Vec<Offer>, PageError> {
-    let Some(current_key) = m.price_key.as_deref().filter(|_| switchable(portal, m)) else {
-        return Ok(Vec::new());
-    };
-    let pool = state.store.pool();
-    let current = prices::by_key(pool, m.merchant_id, current_key).await?;
-    let Some(current) = current.filter(|p| p.product_active) else {
-        return Ok(Vec::new());
-    };
-    let siblings = prices::active_of_product(pool, m.merchant_id, current.product_id).await?;
-    Ok(siblings
-        .into_iter()
-        .filter_map(|price| {
-            let offer = CatalogOffer {
-                price_key: &price.price_key,
-                currency: &price.currency,
-                unit_amount: price.unit_amount,
-                cycle: price.cycle,
-            };
-            let new =
-                m.state
-                    .switch_offer(m.currency(), current_key, portal.plan_change, &offer)?;
-            Some(Offer { price, new })
-        })
-        .collect())
-}
 
 /// An offer as the portal lists it under its membership.
 pub(super) fn offer_view(
@@ -150,80 +84,6 @@ pub(super) fn pending_view(
     })
 }
 
-/// What a switch does.
-enum Effect {
-    /// At once, prorated: the domain's proration of the change.
-    Prorated(Box<Proration>),
-    /// At once, with nothing of the current period paid at the old terms (a trial): nothing
-    /// charged now.
-    Unprorated,
-    /// At the next renewal, on this date; nothing charged now.
-    Scheduled(DateTime<Utc>),
-}
-
-impl Effect {
-    /// When the update applies it.
-    fn effective(&self) -> Effective {
-        match self {
-            Effect::Scheduled(_) => Effective::NextPeriod,
-            Effect::Prorated(_) | Effect::Unprorated => Effective::Now,
-        }
-    }
-
-    /// What the confirmation's form carries, and what the post must still find: the figures
-    /// the customer saw.
-    fn pin(&self) -> String {
-        match self {
-            Effect::Prorated(p) => format!("now:{}:{}", p.plan.net, p.plan.amount_due()),
-            Effect::Unprorated => "now:0:0".into(),
-            Effect::Scheduled(at) => format!("nextPeriod:{}", at.timestamp()),
-        }
-    }
-
-    /// What the card is charged now.
-    fn charged(&self) -> i64 {
-        match self {
-            Effect::Prorated(p) => p.plan.amount_due(),
-            Effect::Unprorated | Effect::Scheduled(_) => 0,
-        }
-    }
-}
-
-/// What switching `m` to `offer` does at `portal.now`, under the merchant's setting.
-async fn effect(
-    state: &AppState,
-    portal: &PageSession,
-    m: &Membership,
-    offer: &Offer,
-) -> Result<Effect, PageError> {
-    if portal.plan_change == PortalPlanChange::NextPeriod {
-        let mut after = m.state.clone();
-        after.schedule_change(ScheduledChange {
-            price: offer.new,
-            cycle: offer.price.cycle,
-            price_key: Some(offer.price.price_key.clone()),
-        });
-        // An Active or Trialing membership is in a period, whose end the change waits for.
-        let at = after
-            .scheduled_change_at()
-            .ok_or_else(|| PageError::Conflict("the membership is in no period".into()))?;
-        return Ok(Effect::Scheduled(at));
-    }
-    // The rates billed until now, as the update prorates with them.
-    let taxation = taxation::of(state.store.pool(), m).await?;
-    let proration = m
-        .state
-        .proration(
-            &m.subscription_name,
-            offer.new,
-            offer.price.cycle,
-            portal.now,
-            &taxation,
-        )
-        .map_err(|_| PageError::Conflict("the new billing cycle is out of range".into()))?;
-    Ok(proration.map_or(Effect::Unprorated, |p| Effect::Prorated(Box::new(p))))
-}
-
 /// What the customer chose, once checked against the membership.
 enum Choice {
     /// One of the membership's offers.
@@ -249,10 +109,10 @@ async fn choose(
     if m.price_key.is_none() {
         return Ok(Choice::Refused);
     }
-    if !switchable(portal, m) {
+    if !switchable(portal.plan_change, m) {
         return Ok(Choice::Portal("changed"));
     }
-    let offers = offers(state, portal, m).await?;
+    let offers = offers(state, portal.plan_change, m).await?;
     Ok(offers
         .into_iter()
         .find(|o| o.price.price_key == price_id)
@@ -283,7 +143,7 @@ impl<'a> Switch<'a> {
         m: &'a Membership,
         offer: Offer,
     ) -> Result<Self, PageError> {
-        let effect = effect(state, portal, m, &offer).await?;
+        let effect = effect(state, portal.plan_change, portal.now, m, &offer).await?;
         let card =
             payment_methods::current(state.store.pool(), portal.merchant.id, portal.customer.id)
                 .await?;
@@ -422,21 +282,6 @@ impl<'a> Switch<'a> {
             Framing::Deny,
         )
     }
-
-    /// The update that makes the switch: the offer's unit amount and cycle, the membership's
-    /// quantity, the price's key, applied as the merchant's setting says.
-    fn changes(&self) -> Changes {
-        let cycle = self.offer.price.cycle;
-        Changes {
-            price_per_unit: Some(self.offer.price.unit_amount),
-            quantity: Some(self.offer.quantity()),
-            interval_type: Some(cycle.interval_type),
-            interval_count: Some(cycle.interval_count),
-            price_key: Some(self.offer.price.price_key.clone()),
-            effective: self.effect.effective(),
-            ..Changes::default()
-        }
-    }
 }
 
 /// One line of the confirmation's facts: the label's string, a test id, the value.
@@ -509,11 +354,12 @@ pub async fn confirm(
     if switch.effect.charged() > 0 && switch.card.is_none() {
         return again("switch_no_card", StatusCode::PAYMENT_REQUIRED);
     }
-    match update::update(
+    match memberships::switch::switch_price(
         &state,
         portal.merchant.id,
         &m.membership_key,
-        switch.changes(),
+        &switch.offer,
+        &switch.effect,
     )
     .await
     {
@@ -524,12 +370,12 @@ pub async fn confirm(
                 Effect::Prorated(_) | Effect::Unprorated => "switched",
             },
         )),
-        Err(BillingError::Declined { code, .. }) => switch
+        Err(ServiceError::PaymentDeclined { code, .. }) => switch
             .page(&state, t, Some(decline_message(t, &code)))
             .map(|r| with_status(r, StatusCode::PAYMENT_REQUIRED)),
-        Err(BillingError::PaymentInProgress) => again("switch_in_progress", StatusCode::CONFLICT),
+        Err(ServiceError::PaymentInProgress) => again("switch_in_progress", StatusCode::CONFLICT),
         // Canceled, paused or changed by the merchant since the page was read.
-        Err(BillingError::Conflict(_)) => Ok(back(&token, "changed")),
+        Err(ServiceError::Conflict(_)) => Ok(back(&token, "changed")),
         Err(other) => Err(other.into()),
     }
 }
@@ -550,6 +396,6 @@ pub async fn drop_pending(
     if m.state.scheduled.is_none() || m.state.status.is_terminal() {
         return Ok(Redirect::to(&format!("/portal/{token}")).into_response());
     }
-    update::cancel_scheduled(&state, portal.merchant.id, &m.membership_key).await?;
+    memberships::drop_scheduled_change(&state, portal.merchant.id, &m.membership_key).await?;
     Ok(back(&token, "dropped"))
 }

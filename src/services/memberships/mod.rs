@@ -1,13 +1,23 @@
 //! A membership's operations, for the API, the dashboard and the customer's portal alike:
-//! cancel, pause and resume, drop the change scheduled for the next period. Each is one
+//! create ([`create`]), cancel, pause and resume, drop the change scheduled for the next period. Each is one
 //! transaction of the billing engine around the domain's rules
 //! ([`recur_domain::membership`]); a refusal comes back as a [`ServiceError`].
+
+pub mod create;
+pub mod switch;
+pub mod terms;
+pub mod update;
+
+pub use create::{create, ChargeInput, NewMembershipInput, OrderInput};
+pub use terms::{CycleInput, PricingInput};
+pub use update::{update, MembershipChange};
 
 use recur_domain::membership as rules;
 use recur_domain::validation::FieldErrors;
 
 use super::ServiceError;
-use crate::billing::{lifecycle, pause, update};
+use crate::billing::update::cancel_scheduled;
+use crate::billing::{lifecycle, pause};
 use crate::http::input::Field;
 use crate::state::AppState;
 use crate::store::memberships::Membership;
@@ -58,5 +68,5 @@ pub async fn drop_scheduled_change(
     merchant_id: i64,
     key: &str,
 ) -> Result<Membership, ServiceError> {
-    Ok(update::cancel_scheduled(state, merchant_id, key).await?)
+    Ok(cancel_scheduled(state, merchant_id, key).await?)
 }
