@@ -107,7 +107,7 @@ pub async fn create(
     } = validate_create(
         body,
         Terms {
-            merchant_id: merchant_id,
+            merchant_id,
             catalog: catalog.as_ref(),
             catalog_given,
         },
