@@ -18,9 +18,9 @@ use super::membership_fields::{
 };
 use super::membership_records::{record_of, MembershipRecord};
 use super::problem::{ApiError, Problem};
-use super::tax_rates;
 use crate::billing::update::{self, Changes, Effective};
 use crate::http::input::{optional_text, prefixed, required_text, Field};
+use crate::services::tax_rates;
 use crate::state::AppState;
 use crate::store::memberships::{self, Membership};
 

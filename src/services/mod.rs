@@ -11,6 +11,7 @@ pub mod catalog;
 pub mod coupons;
 pub mod fields;
 pub mod memberships;
+pub mod tax_rates;
 
 use recur_domain::validation::FieldErrors;
 
