@@ -1,5 +1,5 @@
 //! A merchant's coupons (DESIGN §15): `POST /coupons`, `GET /coupons`,
-//! `GET|PATCH /coupons/{couponId}`. A coupon takes a percentage or an amount (in one currency)
+//! `GET|PATCH /coupons/{couponId}`, over [`crate::services::coupons`]. A coupon takes a percentage or an amount (in one currency)
 //! off a membership's period invoices, for one, several or every period; it may be limited in
 //! redemptions and expire. Its terms never change: `PATCH` takes `active` alone (archive it and
 //! create another coupon, with another code). A code is the merchant's in any letter case: a
@@ -8,10 +8,9 @@
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::Json;
-use recur_domain::coupon::{self as rules, CouponDuration, CouponOff};
+use recur_domain::coupon::{CouponDuration, CouponOff};
 use recur_domain::money::{format_amount, Currency};
 use recur_domain::time::format_utc;
-use recur_domain::validation::FieldErrors;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
@@ -21,12 +20,11 @@ use super::field_schemas::{
 };
 use super::page::Page;
 use super::problem::{ApiError, Problem};
-use crate::http::input::{optional_flag, refuse_given, required_text, Field};
-use crate::http::pagination::{ListQuery, ListScope, PageParams};
-use crate::ids;
-use crate::services::fields::{amount, currency};
+use crate::http::input::Field;
+use crate::http::pagination::{ListQuery, PageParams};
+use crate::services::coupons::{self, CouponChange, NewCoupon};
 use crate::state::AppState;
-use crate::store::coupons::{self, Coupon, NewCoupon};
+use crate::store::coupons::Coupon;
 
 /// Body of a coupon's creation.
 #[derive(Debug, Deserialize, ToSchema)]
@@ -167,63 +165,6 @@ impl From<Coupon> for CouponRecord {
     }
 }
 
-/// Whether a field was sent with a value (of the right type or not).
-fn given<T>(field: &Field<T>) -> bool {
-    matches!(field, Field::Present(_) | Field::Invalid(_))
-}
-
-/// What the coupon takes off, and its currency: exactly one of `percentOff` and `amountOff`,
-/// `currency` with an amount and only with one.
-fn off(
-    percent: Field<String>,
-    amount_off: Field<String>,
-    currency_field: Field<String>,
-    errors: &mut FieldErrors,
-) -> Option<(CouponOff, Option<Currency>)> {
-    let (percent_given, amount_given) = (given(&percent), given(&amount_off));
-    if percent_given == amount_given {
-        let message = if percent_given {
-            "give percentOff or amountOff, not both"
-        } else {
-            "either percentOff or amountOff is required"
-        };
-        errors.add("percentOff", message);
-        errors.add("amountOff", message);
-    }
-    if amount_given {
-        let currency = currency(currency_field, "currency", errors);
-        let amount = amount(amount_off, "amountOff", currency, errors);
-        percent.optional("percentOff", errors);
-        return Some((CouponOff::AmountOff(amount?), currency)).filter(|_| !percent_given);
-    }
-    if given(&currency_field) {
-        errors.add("currency", "is only allowed with amountOff");
-    }
-    let text = percent.optional("percentOff", errors)?;
-    let percent = errors.check("percentOff", rules::percent_off(&text))?;
-    Some((CouponOff::PercentOff(percent), None))
-}
-
-/// `duration` and `durationInCycles`; a rule's failure is not reported twice on a field whose
-/// type already failed.
-fn duration(
-    name: Field<String>,
-    cycles: Field<i64>,
-    errors: &mut FieldErrors,
-) -> Option<CouponDuration> {
-    let name = name.required("duration", errors);
-    let cycles = cycles.optional("durationInCycles", errors);
-    match CouponDuration::parse(&name?, cycles) {
-        Ok(duration) => Some(duration),
-        Err((path, message)) => {
-            if !errors.as_map().contains_key(path) {
-                errors.add(path, message);
-            }
-            None
-        }
-    }
-}
-
 /// Creates a coupon, active.
 #[utoipa::path(
     post,
@@ -243,58 +184,18 @@ pub async fn create_coupon(
     auth: AuthMerchant,
     JsonBody(body): JsonBody<CreateCouponRequest>,
 ) -> Result<(StatusCode, Json<CouponRecord>), ApiError> {
-    let coupon = create(&state, auth.merchant_id, body).await?;
-    Ok((StatusCode::CREATED, Json(coupon.into())))
-}
-
-/// Creates the coupon `body` describes for the merchant, active: every failing field (400), or
-/// a code the merchant already has (409 on `code`). `POST /coupons` and the dashboard's coupons
-/// page.
-pub async fn create(
-    state: &AppState,
-    merchant_id: i64,
-    body: CreateCouponRequest,
-) -> Result<Coupon, ApiError> {
-    let now = state.merchant_now(merchant_id).await?;
-    let mut errors = FieldErrors::new();
-    let code = required_text(body.code, "code", &mut errors, rules::code);
-    let off = off(
-        body.percent_off,
-        body.amount_off,
-        body.currency,
-        &mut errors,
-    );
-    let duration = duration(body.duration, body.duration_in_cycles, &mut errors);
-    let max_redemptions = body
-        .max_redemptions
-        .optional("maxRedemptions", &mut errors)
-        .and_then(|n| errors.check("maxRedemptions", rules::max_redemptions(n)));
-    let expires_at = body
-        .expires_at
-        .optional("expiresAt", &mut errors)
-        .and_then(|at| errors.check("expiresAt", rules::expires_at(&at, now)));
-    let (Some(code), Some((off, currency)), Some(duration), true) =
-        (code, off, duration, errors.is_empty())
-    else {
-        return Err(ApiError::Validation(errors));
-    };
     let new = NewCoupon {
-        coupon_key: ids::coupon_key(),
-        code,
-        off,
-        currency: currency.map(|c| c.code().to_string()),
-        duration,
-        max_redemptions,
-        expires_at,
+        code: body.code,
+        percent_off: body.percent_off,
+        amount_off: body.amount_off,
+        currency: body.currency,
+        duration: body.duration,
+        duration_in_cycles: body.duration_in_cycles,
+        max_redemptions: body.max_redemptions,
+        expires_at: body.expires_at,
     };
-    let coupon = coupons::insert(state.store.writer(), merchant_id, &new, now)
-        .await?
-        .ok_or_else(|| {
-            let mut errors = FieldErrors::new();
-            errors.add("code", "is the code of another coupon of this merchant");
-            ApiError::FieldConflict(errors)
-        })?;
-    Ok(coupon)
+    let coupon = coupons::create_coupon(&state, auth.merchant_id, new).await?;
+    Ok((StatusCode::CREATED, Json(coupon.into())))
 }
 
 /// Lists the merchant's coupons, archived ones too, newest first, a page at a time.
@@ -315,24 +216,11 @@ pub async fn list_coupons(
     auth: AuthMerchant,
     ListQuery(page): ListQuery<PageParams>,
 ) -> Result<Json<Page<CouponRecord>>, ApiError> {
-    let (rows, next) = coupon_page(&state, auth.merchant_id, page).await?;
+    let (rows, next) = coupons::coupon_page(&state, auth.merchant_id, page).await?;
     Ok(Json(Page::new(
         rows.into_iter().map(CouponRecord::from).collect(),
         next,
     )))
-}
-
-/// The page of the merchant's coupons that `page` asks for, and the cursor of the next:
-/// `GET /coupons` and the dashboard's coupons page.
-pub async fn coupon_page(
-    state: &AppState,
-    merchant_id: i64,
-    page: PageParams,
-) -> Result<(Vec<Coupon>, Option<String>), ApiError> {
-    let scope = ListScope::new("coupons", merchant_id, &[]);
-    let ask = page.read(&state.keys, scope, FieldErrors::new())?;
-    let rows = coupons::page(state.store.pool(), merchant_id, ask.window()).await?;
-    Ok(ask.cut(rows, |c| c.id))
 }
 
 /// One coupon.
@@ -353,9 +241,7 @@ pub async fn get_coupon(
     auth: AuthMerchant,
     Path(key): Path<String>,
 ) -> Result<Json<CouponRecord>, ApiError> {
-    let coupon = coupons::by_key(state.store.pool(), auth.merchant_id, &key)
-        .await?
-        .ok_or(ApiError::NotFound)?;
+    let coupon = coupons::coupon(&state, auth.merchant_id, &key).await?;
     Ok(Json(coupon.into()))
 }
 
@@ -380,44 +266,19 @@ pub async fn update_coupon(
     Path(key): Path<String>,
     JsonBody(body): JsonBody<UpdateCouponRequest>,
 ) -> Result<Json<CouponRecord>, ApiError> {
-    let mut errors = FieldErrors::new();
-    let active = optional_flag(body.active, "active", &mut errors);
-    let terms = [
-        ("code", body.code.is_given()),
-        ("percentOff", body.percent_off.is_given()),
-        ("amountOff", body.amount_off.is_given()),
-        ("currency", body.currency.is_given()),
-        ("duration", body.duration.is_given()),
-        ("durationInCycles", body.duration_in_cycles.is_given()),
-        ("maxRedemptions", body.max_redemptions.is_given()),
-        ("expiresAt", body.expires_at.is_given()),
-    ];
-    refuse_given(&terms, TERMS_ARE_FIXED, &mut errors);
-    if !errors.is_empty() {
-        return Err(ApiError::Validation(errors));
-    }
-    let coupon = match active {
-        None => coupons::by_key(state.store.pool(), auth.merchant_id, &key)
-            .await?
-            .ok_or(ApiError::NotFound)?,
-        Some(active) => set_active(&state, auth.merchant_id, &key, active).await?,
+    let change = CouponChange {
+        active: body.active,
+        terms: vec![
+            ("code", body.code.is_given()),
+            ("percentOff", body.percent_off.is_given()),
+            ("amountOff", body.amount_off.is_given()),
+            ("currency", body.currency.is_given()),
+            ("duration", body.duration.is_given()),
+            ("durationInCycles", body.duration_in_cycles.is_given()),
+            ("maxRedemptions", body.max_redemptions.is_given()),
+            ("expiresAt", body.expires_at.is_given()),
+        ],
     };
+    let coupon = coupons::update_coupon(&state, auth.merchant_id, &key, change).await?;
     Ok(Json(coupon.into()))
 }
-
-/// Archives (`false`) or restores the merchant's coupon `key`: the coupon as changed, or not
-/// found. `PATCH /coupons/{couponId}` and the dashboard's coupons page.
-pub async fn set_active(
-    state: &AppState,
-    merchant_id: i64,
-    key: &str,
-    active: bool,
-) -> Result<Coupon, ApiError> {
-    coupons::set_active(state.store.writer(), merchant_id, key, active)
-        .await?
-        .ok_or(ApiError::NotFound)
-}
-
-/// Why a change of a coupon's term is refused.
-const TERMS_ARE_FIXED: &str = "cannot change: a coupon's terms are fixed once created; archive \
-     it (active: false) and create another coupon";

@@ -1,5 +1,5 @@
 //! A merchant's tax rates (DESIGN §14): `POST /tax-rates`, `GET /tax-rates`,
-//! `GET|PATCH /tax-rates/{taxRateId}`, and the check of a membership's `taxRateIds`.
+//! `GET|PATCH /tax-rates/{taxRateId}`, over [`crate::services::tax_rates`].
 //!
 //! A rate's `percentage`, `inclusive` and `country` change only while no membership or invoice
 //! carries it (409 after): a membership's invoices follow the rate it was sold with. `name` and
@@ -9,25 +9,18 @@
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::Json;
-use recur_domain::tax::{
-    parse_percentage, rate_id_path, rate_set, requested_rate_ids, FoundRate, TaxRate, TAX_RATE_IDS,
-};
 use recur_domain::time::format_utc;
-use recur_domain::validation::{self as rules, FieldErrors};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 use super::extract::{AuthMerchant, JsonBody};
 use super::page::Page;
 use super::problem::{ApiError, Problem};
-use crate::http::input::{optional_text, required_text, Field};
-use crate::http::pagination::{ListQuery, ListScope, PageParams};
-use crate::ids;
+use crate::http::input::Field;
+use crate::http::pagination::{ListQuery, PageParams};
+use crate::services::tax_rates::{self, NewTaxRate, TaxRateChange};
 use crate::state::AppState;
-use crate::store::tax_rates::{self, StoredRate};
-
-/// Longest rate `name`.
-const MAX_NAME_CHARS: usize = 100;
+use crate::store::tax_rates::StoredRate;
 
 /// Body of a rate's creation.
 #[derive(Debug, Deserialize, ToSchema)]
@@ -111,16 +104,6 @@ impl From<StoredRate> for TaxRateRecord {
     }
 }
 
-fn name_rule(v: &str) -> Result<String, String> {
-    rules::bounded_text(v, MAX_NAME_CHARS)
-}
-
-fn percentage_rule(v: &str) -> Result<String, String> {
-    parse_percentage(v)
-        .map(|p| p.to_string())
-        .map_err(str::to_string)
-}
-
 /// Creates a rate, active.
 #[utoipa::path(
     post,
@@ -139,31 +122,13 @@ pub async fn create_tax_rate(
     auth: AuthMerchant,
     JsonBody(body): JsonBody<CreateTaxRateRequest>,
 ) -> Result<(StatusCode, Json<TaxRateRecord>), ApiError> {
-    let mut errors = FieldErrors::new();
-    let name = required_text(body.name, "name", &mut errors, name_rule);
-    let percentage = required_text(body.percentage, "percentage", &mut errors, percentage_rule);
-    let inclusive = body.inclusive.required("inclusive", &mut errors);
-    let country = optional_text(body.country, "country", &mut errors, rules::country_code);
-    let (Some(name), Some(percentage), Some(inclusive)) = (name, percentage, inclusive) else {
-        return Err(ApiError::Validation(errors));
+    let new = NewTaxRate {
+        name: body.name,
+        percentage: body.percentage,
+        inclusive: body.inclusive,
+        country: body.country,
     };
-    if !errors.is_empty() {
-        return Err(ApiError::Validation(errors));
-    }
-    let rate = TaxRate {
-        tax_rate_id: ids::tax_rate_key(),
-        name,
-        percentage: parse_percentage(&percentage).map_err(anyhow::Error::msg)?,
-        inclusive,
-        country,
-    };
-    let stored = tax_rates::insert(
-        state.store.pool(),
-        auth.merchant_id,
-        &rate,
-        state.clock.now(),
-    )
-    .await?;
+    let stored = tax_rates::create_tax_rate(&state, auth.merchant_id, new).await?;
     Ok((StatusCode::CREATED, Json(stored.into())))
 }
 
@@ -185,10 +150,7 @@ pub async fn list_tax_rates(
     auth: AuthMerchant,
     ListQuery(page): ListQuery<PageParams>,
 ) -> Result<Json<Page<TaxRateRecord>>, ApiError> {
-    let scope = ListScope::new("tax-rates", auth.merchant_id, &[]);
-    let ask = page.read(&state.keys, scope, FieldErrors::new())?;
-    let rows = tax_rates::page(state.store.pool(), auth.merchant_id, ask.window()).await?;
-    let (rows, next) = ask.cut(rows, |r| r.id);
+    let (rows, next) = tax_rates::tax_rate_page(&state, auth.merchant_id, page).await?;
     Ok(Json(Page::new(
         rows.into_iter().map(TaxRateRecord::from).collect(),
         next,
@@ -213,9 +175,7 @@ pub async fn get_tax_rate(
     auth: AuthMerchant,
     Path(key): Path<String>,
 ) -> Result<Json<TaxRateRecord>, ApiError> {
-    let stored = tax_rates::get(state.store.pool(), auth.merchant_id, &key)
-        .await?
-        .ok_or(ApiError::NotFound)?;
+    let stored = tax_rates::tax_rate(&state, auth.merchant_id, &key).await?;
     Ok(Json(stored.into()))
 }
 
@@ -242,97 +202,13 @@ pub async fn update_tax_rate(
     Path(key): Path<String>,
     JsonBody(body): JsonBody<UpdateTaxRateRequest>,
 ) -> Result<Json<TaxRateRecord>, ApiError> {
-    let mut errors = FieldErrors::new();
-    let name = optional_text(body.name, "name", &mut errors, name_rule);
-    let active = body.active.optional("active", &mut errors);
-    let percentage = optional_text(body.percentage, "percentage", &mut errors, percentage_rule);
-    let inclusive = body.inclusive.optional("inclusive", &mut errors);
-    let country = match body.country {
-        Field::Absent => None,
-        Field::Null => Some(None),
-        field => optional_text(field, "country", &mut errors, rules::country_code).map(Some),
+    let change = TaxRateChange {
+        name: body.name,
+        active: body.active,
+        percentage: body.percentage,
+        inclusive: body.inclusive,
+        country: body.country,
     };
-    if !errors.is_empty() {
-        return Err(ApiError::Validation(errors));
-    }
-    let mut tx = state.store.begin().await?;
-    let mut stored = tax_rates::by_key(&mut tx, state.store.backend(), auth.merchant_id, &key)
-        .await?
-        .ok_or(ApiError::NotFound)?;
-    let before = stored.rate.clone();
-    if let Some(p) = percentage {
-        stored.rate.percentage = parse_percentage(&p).map_err(anyhow::Error::msg)?;
-    }
-    if let Some(inclusive) = inclusive {
-        stored.rate.inclusive = inclusive;
-    }
-    if let Some(country) = country {
-        stored.rate.country = country;
-    }
-    let terms_changed = stored.rate != before;
-    if terms_changed && stored.used {
-        return Err(ApiError::Conflict(
-            "The rate is used by a membership or an invoice: only its name and active can \
-             change. Create a new rate instead."
-                .into(),
-        ));
-    }
-    if let Some(name) = name {
-        stored.rate.name = name;
-    }
-    if let Some(active) = active {
-        stored.active = active;
-    }
-    tax_rates::save(&mut tx, auth.merchant_id, &stored).await?;
-    tx.commit().await?;
+    let stored = tax_rates::update_tax_rate(&state, auth.merchant_id, &key, change).await?;
     Ok(Json(stored.into()))
-}
-
-/// A membership's `taxRateIds`, checked against the merchant's rates (one statement) by the
-/// domain's rules ([`requested_rate_ids`], then [`rate_set`]): each an active rate of this
-/// merchant, none twice, at most
-/// [`MAX_RATES_PER_MEMBERSHIP`](recur_domain::tax::MAX_RATES_PER_MEMBERSHIP), all inclusive or
-/// all exclusive.
-/// The rates in the order given; `None` (with the errors added) when one fails or the field is
-/// absent.
-pub async fn resolve(
-    state: &AppState,
-    merchant_id: i64,
-    field: Field<Vec<Field<String>>>,
-    errors: &mut FieldErrors,
-) -> Result<Option<Vec<TaxRate>>, ApiError> {
-    let Some(items) = field.optional(TAX_RATE_IDS, errors) else {
-        return Ok(None);
-    };
-    let read = items
-        .into_iter()
-        .enumerate()
-        .map(|(i, item)| item.required(&rate_id_path(i), errors));
-    let keys = match requested_rate_ids(read) {
-        Ok(keys) => keys,
-        Err(refused) => {
-            errors.append(refused);
-            return Ok(None);
-        }
-    };
-    // Only a request that is otherwise valid fixes the rates' terms.
-    let stored = if errors.is_empty() {
-        tax_rates::claim(state.store.writer(), merchant_id, &keys).await?
-    } else {
-        tax_rates::by_keys(state.store.pool(), merchant_id, &keys).await?
-    };
-    let found: Vec<FoundRate> = stored
-        .iter()
-        .map(|s| FoundRate {
-            rate: &s.rate,
-            active: s.active,
-        })
-        .collect();
-    match rate_set(&keys, &found) {
-        Ok(rates) => Ok(Some(rates)),
-        Err(refused) => {
-            errors.append(refused);
-            Ok(None)
-        }
-    }
 }

@@ -8,8 +8,10 @@
 //! [`memberships`], the catalog's in [`catalog`], …), with its pure rules in `crates/domain`.
 
 pub mod catalog;
+pub mod coupons;
 pub mod fields;
 pub mod memberships;
+pub mod tax_rates;
 
 use recur_domain::validation::FieldErrors;
 

@@ -1,10 +1,10 @@
 //! The coupons page (DESIGN §15): the merchant's coupons, newest first, a page at a time (the
 //! cursors of `GET /coupons`), each with its code, what it takes off, for how many invoices, its
 //! redemptions of its limit, its expiry and whether it is active; the form that creates one and
-//! each coupon's archive or restore button. Through the API's code ([`coupons`]): the same rules,
-//! their refusals beside the fields (400), a code the merchant already has beside the code
-//! (409). A coupon's terms never change: archive it and create another. Another merchant's
-//! coupon is the 404 page.
+//! each coupon's archive or restore button. Through the coupons service ([`coupons`]): the same
+//! rules as the API, their refusals beside the fields (400), a code the merchant already has
+//! beside the code (409). A coupon's terms never change: archive it and create another. Another
+//! merchant's coupon is the 404 page.
 
 use std::collections::BTreeMap;
 
@@ -20,15 +20,15 @@ use serde::Deserialize;
 use super::confirm::{self, Outcome};
 use super::fields::{self, beside, ActiveForm};
 use super::staff::Staff;
-use super::{framed_with_status, link, or_bad_request_api, staff, without_empty};
-use crate::api::coupons::{self, CreateCouponRequest};
-use crate::api::problem::ApiError;
+use super::{framed_with_status, link, or_bad_request, staff, without_empty};
 use crate::http::pagination::{ListQuery, PageParams};
 use crate::i18n;
 use crate::pages::failure::PageError;
 use crate::pages::form::PageForm;
 use crate::pages::format::display_time;
 use crate::pages::{notice, session};
+use crate::services::coupons::{self, NewCoupon};
+use crate::services::ServiceError;
 use crate::state::AppState;
 use crate::store::coupons::Coupon;
 
@@ -132,7 +132,7 @@ async fn coupons_page(
     let lang = i18n::lang(t);
     let ListQuery(page) = ListQuery::<PageParams>::parse(query)?;
     let found = coupons::coupon_page(state, staff.merchant.id, page).await;
-    let (rows, next) = match or_bad_request_api(state, t, found)? {
+    let (rows, next) = match or_bad_request(state, t, found)? {
         Ok(found) => found,
         Err(page) => return Ok(page),
     };
@@ -205,7 +205,7 @@ pub async fn create(
     };
     let t = session::strings(&state, &headers);
     let not_a_time = t.get("dash_utc_time_form").cloned().unwrap_or_default();
-    let request = CreateCouponRequest {
+    let new = NewCoupon {
         code: fields::text(&form.code),
         percent_off: fields::text(&form.percent_off),
         amount_off: fields::text(&form.amount_off),
@@ -215,10 +215,10 @@ pub async fn create(
         max_redemptions: fields::number(&form.max_redemptions),
         expires_at: fields::time(&form.expires_at, &not_a_time),
     };
-    let (status, errors) = match coupons::create(&state, staff.merchant.id, request).await {
+    let (status, errors) = match coupons::create_coupon(&state, staff.merchant.id, new).await {
         Ok(_) => return Ok(Redirect::to(PAGE).into_response()),
-        Err(ApiError::Validation(errors)) => (StatusCode::BAD_REQUEST, errors),
-        Err(ApiError::FieldConflict(errors)) => (StatusCode::CONFLICT, errors),
+        Err(ServiceError::Validation(errors)) => (StatusCode::BAD_REQUEST, errors),
+        Err(ServiceError::FieldConflict(errors)) => (StatusCode::CONFLICT, errors),
         Err(other) => return Err(other.into()),
     };
     coupons_page(&state, &staff, t, "", status, &form, beside(errors)).await
@@ -241,7 +241,7 @@ pub async fn set_active(
     let Some(active) = form.active() else {
         return notice::bad_request(&state, t);
     };
-    let text = match coupons::set_active(&state, staff.merchant.id, &key, active).await {
+    let text = match coupons::set_coupon_active(&state, staff.merchant.id, &key, active).await {
         Ok(coupon) => {
             let key = if active {
                 "dash_coupon_restored"
@@ -253,7 +253,7 @@ pub async fn set_active(
                 .unwrap_or_default()
                 .replace("{code}", &coupon.code)
         }
-        Err(ApiError::NotFound) => return notice::not_found(&state, t),
+        Err(ServiceError::NotFound) => return notice::not_found(&state, t),
         Err(other) => return Err(other.into()),
     };
     let told = Outcome {

@@ -12,7 +12,7 @@ use super::terms::{self, billing_cycle, pricing, CatalogTerms, CycleInput, Prici
 use crate::billing::{coupons, customer_and_merchant_now};
 use crate::http::input::{prefixed, required_text, Field};
 use crate::ids;
-use crate::services::ServiceError;
+use crate::services::{tax_rates, ServiceError};
 use crate::state::AppState;
 use crate::store::customers::Created;
 use crate::store::memberships::{self, ClockCondition, CreatedAt, Membership, NewMembership};
@@ -114,7 +114,8 @@ pub async fn create(
         state.config.webhooks.allow_private,
         &mut errors,
     );
-    let rates = terms::tax_rates(state.store.writer(), merchant_id, rate_ids, &mut errors).await?;
+    let rates =
+        tax_rates::resolve(state.store.writer(), merchant_id, rate_ids, &mut errors).await?;
     let new = new.map(|mut new| {
         new.tax_rates = rates.unwrap_or_default();
         new

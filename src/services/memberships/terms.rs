@@ -8,9 +8,6 @@ use recur_domain::coupon;
 use recur_domain::membership as rules;
 use recur_domain::money::{format_amount, Currency, MAX_AMOUNT_MINOR};
 use recur_domain::price::Price;
-use recur_domain::tax::{
-    rate_id_path, rate_set, requested_rate_ids, FoundRate, TaxRate, TAX_RATE_IDS,
-};
 use recur_domain::validation::FieldErrors;
 use sqlx::{Any, Executor};
 
@@ -18,7 +15,6 @@ use crate::http::input::{prefixed, required_text, Field};
 use crate::services::fields::{amount, currency, decimal_value, interval_count, positive_minor};
 use crate::services::ServiceError;
 use crate::store::prices::{self, CatalogPrice};
-use crate::store::tax_rates as stored_rates;
 
 /// `pricingInfo` as given.
 #[derive(Debug, Default)]
@@ -214,53 +210,5 @@ pub fn coupon_code(field: Field<String>, errors: &mut FieldErrors) -> Option<Opt
             .optional("couponCode", errors)
             .and_then(|code| errors.check("couponCode", coupon::code(&code)))
             .map(Some),
-    }
-}
-
-/// A membership's `taxRateIds`, checked against the merchant's rates (one statement on
-/// `executor`) by the domain's rules ([`requested_rate_ids`], then [`rate_set`]): each an active
-/// rate of this merchant, none twice, at most
-/// [`MAX_RATES_PER_MEMBERSHIP`](recur_domain::tax::MAX_RATES_PER_MEMBERSHIP), all inclusive or
-/// all exclusive. A request otherwise valid so far (no `errors`) claims them (their terms are
-/// fixed from then on), in `executor`'s transaction when it has one. The rates in the order
-/// given; `None` (with the errors added) when one fails or the field is absent.
-pub async fn tax_rates<'c, E: Executor<'c, Database = Any>>(
-    executor: E,
-    merchant_id: i64,
-    field: Field<Vec<Field<String>>>,
-    errors: &mut FieldErrors,
-) -> Result<Option<Vec<TaxRate>>, ServiceError> {
-    let Some(items) = field.optional(TAX_RATE_IDS, errors) else {
-        return Ok(None);
-    };
-    let read = items
-        .into_iter()
-        .enumerate()
-        .map(|(i, item)| item.required(&rate_id_path(i), errors));
-    let keys = match requested_rate_ids(read) {
-        Ok(keys) => keys,
-        Err(refused) => {
-            errors.append(refused);
-            return Ok(None);
-        }
-    };
-    let stored = if errors.is_empty() {
-        stored_rates::claim(executor, merchant_id, &keys).await?
-    } else {
-        stored_rates::by_keys(executor, merchant_id, &keys).await?
-    };
-    let found: Vec<FoundRate> = stored
-        .iter()
-        .map(|s| FoundRate {
-            rate: &s.rate,
-            active: s.active,
-        })
-        .collect();
-    match rate_set(&keys, &found) {
-        Ok(rates) => Ok(Some(rates)),
-        Err(refused) => {
-            errors.append(refused);
-            Ok(None)
-        }
     }
 }

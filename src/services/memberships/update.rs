@@ -12,7 +12,7 @@ use super::terms::{self, check_updated_cycle, check_updated_price};
 use crate::billing::update::{self as billing, Changes, Effective, UpdateOutcome};
 use crate::http::input::{optional_text, prefixed, required_text, Field};
 use crate::services::fields::{decimal_value, interval_count, positive_minor, quantity};
-use crate::services::ServiceError;
+use crate::services::{tax_rates, ServiceError};
 use crate::state::AppState;
 use crate::store::memberships;
 
@@ -192,7 +192,7 @@ pub async fn update(
     })
     .and_then(|v| parse_effective(&v).ok())
     .unwrap_or_default();
-    let rates = terms::tax_rates(&mut *tx, merchant_id, change.tax_rate_ids, &mut errors).await?;
+    let rates = tax_rates::resolve(&mut *tx, merchant_id, change.tax_rate_ids, &mut errors).await?;
     if let Some(current) = &current {
         check_updated_cycle(
             current.state.cycle,
