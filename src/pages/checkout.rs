@@ -25,12 +25,12 @@ use super::invoice_view::{discount_label, tax_label};
 use super::render::{allow_form_redirect, page, see_other, with_status, Framing};
 use super::session::{self, EnteredCard, PageSession};
 use super::{csrf, expired};
-use crate::billing::checkout::{self, DueNow, Purpose};
-use crate::billing::{coupons, lifecycle, taxation, BillingError};
 use crate::http::client_address::ClientAddress;
 use crate::i18n;
 use crate::ids;
 use crate::pages::failure::PageError;
+use crate::services::checkout::{self, DueNow, Purpose};
+use crate::services::ServiceError;
 use crate::state::AppState;
 use crate::store::charges::PagePayment;
 use crate::store::checkout_sessions::{self, SessionKind};
@@ -233,13 +233,13 @@ pub async fn apply_code(
     }
     let merchant_id = checkout.page.merchant.id;
     let key = &checkout.membership.membership_key;
-    match coupons::apply_at_checkout(&state, merchant_id, key, typed).await {
+    match checkout::apply_promotion_code(&state, merchant_id, key, typed).await {
         Ok(Ok(_)) => Ok(see_page(&token)),
         Ok(Err(refusal)) => {
             let why = refusal_text(refusal);
             refused_code(&state, t, &checkout, &due, typed, why).await
         }
-        Err(BillingError::Conflict(_) | BillingError::PaymentInProgress) => Ok(see_page(&token)),
+        Err(ServiceError::Conflict(_) | ServiceError::PaymentInProgress) => Ok(see_page(&token)),
         Err(other) => Err(other.into()),
     }
 }
@@ -261,8 +261,8 @@ pub async fn remove_code(
     };
     let merchant_id = checkout.page.merchant.id;
     let key = &checkout.membership.membership_key;
-    match coupons::remove_at_checkout(&state, merchant_id, key).await {
-        Ok(_) | Err(BillingError::Conflict(_) | BillingError::PaymentInProgress) => {
+    match checkout::remove_promotion_code(&state, merchant_id, key).await {
+        Ok(_) | Err(ServiceError::Conflict(_) | ServiceError::PaymentInProgress) => {
             Ok(see_page(&token))
         }
         Err(other) => Err(other.into()),
@@ -358,7 +358,7 @@ async fn charge(
         )),
         client_ip: client.to_string(),
     };
-    match lifecycle::pay_checkout(state, merchant_id, key, method_id, page).await {
+    match checkout::pay(state, merchant_id, key, method_id, page).await {
         Ok(_) => {
             checkout_sessions::complete(
                 state.store.pool(),
@@ -371,14 +371,14 @@ async fn charge(
                 None => see_page(&checkout.token),
             })
         }
-        Err(BillingError::Declined { code, .. }) => {
+        Err(ServiceError::PaymentDeclined { code, .. }) => {
             let declined = CardFormState::with_message(Some(decline_message(t, &code)));
             form_page(state, t, checkout, due, declined, PromoField::default())
                 .await
                 .map(|r| with_status(r, StatusCode::PAYMENT_REQUIRED))
         }
         // Paid meanwhile (another tab), or a payment in flight: the page tells which.
-        Err(BillingError::Conflict(_) | BillingError::PaymentInProgress) => {
+        Err(ServiceError::Conflict(_) | ServiceError::PaymentInProgress) => {
             Ok(see_page(&checkout.token))
         }
         Err(other) => Err(other.into()),
@@ -509,7 +509,7 @@ async fn outcome_page(
     let paid = active || checkout.page.session.completed_at.is_some();
     let trial = match m.state.status {
         MembershipStatus::Trialing => {
-            let taxation = taxation::of(state.store.pool(), m).await?;
+            let taxation = checkout::taxation(state, m).await?;
             let first_charge = m
                 .state
                 .next_renewal(&m.subscription_name, &taxation)

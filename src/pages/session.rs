@@ -9,8 +9,8 @@ use axum::http::{header, HeaderMap};
 use chrono::{DateTime, Utc};
 
 use super::brand::Brand;
-use crate::billing::checkout;
 use crate::pages::failure::PageError;
+use crate::services::checkout;
 use crate::state::AppState;
 use crate::store::checkout_sessions::{self, CheckoutSession, SessionKind};
 use crate::store::customers::{self, Customer};

@@ -24,11 +24,12 @@ use super::render::{page, with_status, Framing};
 use super::session::{self, EnteredCard, PageSession};
 use super::{csrf, expired, invoice_pdf, notice};
 use crate::billing::checkout::{self, SessionSpec};
-use crate::billing::lifecycle;
+
 use crate::i18n;
 use crate::links::{self, Document};
 use crate::pages::failure::PageError;
 use crate::processor::Verification;
+use crate::services;
 use crate::services::memberships::switch as switching;
 use crate::state::AppState;
 use crate::store::checkout_sessions::SessionKind;
@@ -484,7 +485,7 @@ pub async fn cancel(
             Err(page) => return Ok(page),
         };
     if !m.state.status.is_terminal() {
-        lifecycle::cancel(&state, portal.merchant.id, &m.membership_key).await?;
+        services::memberships::cancel(&state, portal.merchant.id, &m.membership_key).await?;
     }
     Ok(Redirect::to(&format!("/portal/{token}?done=canceled")).into_response())
 }

@@ -1,0 +1,80 @@
+//! The hosted checkout's operations (DESIGN §6, §15): what a checkout collects now, the
+//! promotion code a customer applies or takes back before paying, saving the card they enter,
+//! and paying. The pages render; every rule and write is the billing engine's, reached here.
+
+use chrono::{DateTime, Utc};
+use recur_domain::card::CardNumber;
+use recur_domain::coupon::Refusal;
+use recur_domain::tax::Taxation;
+
+use super::ServiceError;
+use crate::billing::{checkout, coupons, lifecycle, taxation};
+use crate::state::AppState;
+use crate::store::charges::PagePayment;
+use crate::store::memberships::Membership;
+use crate::store::payment_methods::PaymentMethod;
+
+pub use crate::billing::checkout::{DueNow, Purpose};
+
+/// What a checkout of `m` would collect at `at` (the merchant's time): its first period, a
+/// trial start, or the oldest open invoice pay-now collects; `None` when nothing is due.
+pub async fn due_now(
+    state: &AppState,
+    m: &Membership,
+    at: DateTime<Utc>,
+) -> Result<Option<DueNow>, ServiceError> {
+    Ok(checkout::due_now(state, m, at).await?)
+}
+
+/// The taxes `m` bills with now (its rates, the parties' reverse charge).
+pub async fn taxation(state: &AppState, m: &Membership) -> Result<Taxation, ServiceError> {
+    Ok(taxation::of(state.store.pool(), m).await?)
+}
+
+/// The promotion code `code` the customer typed on the checkout of the membership `key`:
+/// redeemed and given to it when it owes its first payment (or starts its trial) and has no
+/// coupon yet (`Err(Refusal)`: the code is not redeemable, nothing counted); another state is a
+/// conflict.
+pub async fn apply_promotion_code(
+    state: &AppState,
+    merchant_id: i64,
+    key: &str,
+    code: &str,
+) -> Result<Result<Membership, Refusal>, ServiceError> {
+    Ok(coupons::apply_at_checkout(state, merchant_id, key, code).await?)
+}
+
+/// Takes back the promotion code the customer applied on the checkout of the membership `key`
+/// before paying: the coupon gets its redemption back.
+pub async fn remove_promotion_code(
+    state: &AppState,
+    merchant_id: i64,
+    key: &str,
+) -> Result<Membership, ServiceError> {
+    Ok(coupons::remove_at_checkout(state, merchant_id, key).await?)
+}
+
+/// Hands the card the customer entered to the processor and saves it for them (`attached`:
+/// renewals use it at once; otherwise once it has paid).
+pub async fn save_card(
+    state: &AppState,
+    merchant_id: i64,
+    customer_id: i64,
+    card: &CardNumber,
+    attached: bool,
+    at: DateTime<Utc>,
+) -> Result<PaymentMethod, ServiceError> {
+    Ok(checkout::save_card(state, merchant_id, customer_id, card, attached, at).await?)
+}
+
+/// Pays what the checkout of the membership `key` collects with the saved card `card` (its
+/// first period, a trial start or an open invoice); a decline is `PaymentDeclined`.
+pub async fn pay(
+    state: &AppState,
+    merchant_id: i64,
+    key: &str,
+    card: i64,
+    page: PagePayment,
+) -> Result<Membership, ServiceError> {
+    Ok(lifecycle::pay_checkout(state, merchant_id, key, card, page).await?)
+}
