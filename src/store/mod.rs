@@ -14,6 +14,7 @@ pub mod coupons;
 pub mod credit_notes;
 pub mod customers;
 pub mod dashboard_sessions;
+pub mod deliveries;
 pub mod document_numbers;
 pub mod emails;
 pub mod endpoint_deliveries;
