@@ -33,6 +33,7 @@ pub mod prices;
 pub mod processors;
 pub mod products;
 pub mod refunds;
+pub mod sandbox;
 pub mod tax_parties;
 pub mod tax_rates;
 pub mod test_clocks;
