@@ -9,6 +9,7 @@
 
 pub mod catalog;
 pub mod fields;
+pub mod keys;
 pub mod memberships;
 
 use recur_domain::validation::FieldErrors;
