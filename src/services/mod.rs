@@ -12,6 +12,7 @@ pub mod endpoints;
 pub mod fields;
 pub mod keys;
 pub mod memberships;
+pub mod sandbox;
 pub mod settings;
 
 use recur_domain::validation::FieldErrors;
