@@ -32,7 +32,7 @@ pub struct NewEndpoint {
     pub url: Field<String>,
     /// The `Action`s it receives, at least one; absent or `null`: every event.
     pub events: Field<Vec<String>>,
-    /// The merchant's note, at most [`MAX_DESCRIPTION_CHARS`] characters.
+    /// The merchant's note, at most 500 characters.
     pub description: Field<String>,
 }
 

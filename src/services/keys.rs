@@ -16,7 +16,7 @@ const MAX_NAME_CHARS: usize = 100;
 /// A new key as given.
 #[derive(Debug, Default)]
 pub struct NewKey {
-    /// The merchant's name for the key: required, at most [`MAX_NAME_CHARS`] characters.
+    /// The merchant's name for the key: required, at most 100 characters.
     pub name: Field<String>,
     /// What it may do: `read` or `write`.
     pub scope: Field<String>,

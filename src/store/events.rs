@@ -263,8 +263,8 @@ pub async fn resend(
 }
 
 /// Re-sends the merchant's event `action_id` at `now`, in one transaction: a new round of
-/// attempts at the membership's `webhookUrl` and at every endpoint that received it
-/// ([`resend_to_endpoints`]). `None` for an unknown event (or another merchant's).
+/// attempts at the membership's `webhookUrl` and at every endpoint that received it. `None` for
+/// an unknown event (or another merchant's).
 pub async fn resend_everywhere(
     store: &Store,
     merchant_id: i64,
