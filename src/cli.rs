@@ -6,13 +6,12 @@ use std::sync::Arc;
 use clap::{Parser, Subcommand};
 use recur_domain::time::format_utc;
 
-use crate::api::test_helpers::parse_instant;
 use crate::app;
-use crate::billing::test_clock;
 use crate::cashier::orders;
 use crate::clock::SystemClock;
 use crate::config::Config;
 use crate::merchants;
+use crate::services::sandbox::{self, parse_instant};
 use crate::state::AppState;
 use crate::store::merchants::Mode;
 use crate::store::{self, Store};
@@ -146,11 +145,7 @@ pub async fn run(cli: Cli, config: Config) -> anyhow::Result<()> {
             let merchant = store::merchants::by_user_name(&state.store, &user_name)
                 .await?
                 .ok_or_else(|| anyhow::anyhow!("no merchant with user name {user_name}"))?;
-            if merchant.mode != Mode::Sandbox {
-                anyhow::bail!("test clocks are only available to sandbox merchants");
-            }
-            let actions =
-                test_clock::advance(&state.platform, &state.webhooks, merchant.id, to).await?;
+            let actions = sandbox::advance_clock_to(&state, merchant.id, to).await?;
             println!(
                 "test clock of {user_name} at {}; {actions} billing actions ran",
                 format_utc(to)

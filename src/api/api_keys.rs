@@ -1,7 +1,7 @@
 //! A merchant's API keys (DESIGN §11): `POST /api-keys`, `GET /api-keys` and
 //! `DELETE /api-keys/{apiKeyId}`. Managing keys takes an access token or a `write` key (403 for
 //! a `read` key). The secret is answered once, at creation, and stored only as its keyed lookup
-//! digest; checking keys on requests is [`crate::auth::api_keys`]'s job.
+//! digest. The operations are [`crate::services::keys`].
 
 use axum::body::Bytes;
 use axum::extract::{FromRequestParts, Path, State};
@@ -10,7 +10,6 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 use recur_domain::time::format_utc;
-use recur_domain::validation::{self as rules, FieldErrors};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
@@ -18,13 +17,10 @@ use super::extract::{AuthMerchant, JsonBody};
 use super::idempotency::RememberInstead;
 use super::page::Page;
 use super::problem::{ApiError, Problem};
-use crate::http::input::{required_text, Field};
-use crate::ids;
+use crate::http::input::Field;
+use crate::services::keys::{self, NewKey};
 use crate::state::AppState;
-use crate::store::api_keys::{self, ApiKey, NewApiKey, Scope, MAX_LIVE_PER_MERCHANT};
-
-/// Longest key `name`.
-const MAX_NAME_CHARS: usize = 100;
+use crate::store::api_keys::{ApiKey, Scope};
 
 /// What a key may do: `read` (GET only) or `write` (everything).
 #[derive(Debug, Clone, Copy, Serialize, ToSchema)]
@@ -130,8 +126,11 @@ pub async fn create_api_key(
     KeyManager(merchant_id): KeyManager,
     JsonBody(body): JsonBody<CreateApiKeyRequest>,
 ) -> Result<Response, ApiError> {
-    let (name, scope) = validate(body)?;
-    let (key, secret) = create(&state, merchant_id, name, scope).await?;
+    let new = NewKey {
+        name: body.name,
+        scope: body.scope,
+    };
+    let (key, secret) = keys::create(&state, merchant_id, new).await?;
     let created = |secret| CreatedApiKey {
         api_key_id: key.key_id.clone(),
         secret,
@@ -146,50 +145,6 @@ pub async fn create_api_key(
         .extensions_mut()
         .insert(RememberInstead(Bytes::from(replay)));
     Ok(response)
-}
-
-/// Creates the merchant's key `name` with `scope` (the dashboard's form too): the key as stored
-/// and its secret, which only this answer holds. A conflict when the merchant holds 100 live
-/// keys already.
-pub async fn create(
-    state: &AppState,
-    merchant_id: i64,
-    name: String,
-    scope: Scope,
-) -> Result<(ApiKey, String), ApiError> {
-    let secret = ids::api_key_secret();
-    let new = NewApiKey {
-        key_id: ids::api_key_id(),
-        name,
-        scope,
-        secret_digest: state.keys.lookup_digest(&secret),
-    };
-    let key = api_keys::insert(&state.store, merchant_id, &new, state.clock.now())
-        .await?
-        .ok_or_else(|| {
-            ApiError::Conflict(format!(
-                "A merchant holds at most {MAX_LIVE_PER_MERCHANT} live API keys; revoke one \
-                 first."
-            ))
-        })?;
-    Ok((key, secret))
-}
-
-/// A key creation's name and scope, checked (the dashboard's form too): every failing field is
-/// listed.
-pub fn validate(body: CreateApiKeyRequest) -> Result<(String, Scope), ApiError> {
-    let mut errors = FieldErrors::new();
-    let name = required_text(body.name, "name", &mut errors, |v| {
-        rules::bounded_text(v, MAX_NAME_CHARS)
-    });
-    let scope = body.scope.required("scope", &mut errors).and_then(|v| {
-        let scope = Scope::parse(&v).ok_or_else(|| "must be read or write".to_string());
-        errors.check("scope", scope)
-    });
-    match (name, scope) {
-        (Some(name), Some(scope)) if errors.is_empty() => Ok((name, scope)),
-        _ => Err(ApiError::Validation(errors)),
-    }
 }
 
 /// Lists the merchant's live keys, newest first, without their secrets. Revoked keys are not
@@ -209,22 +164,21 @@ pub async fn list_api_keys(
     State(state): State<AppState>,
     KeyManager(merchant_id): KeyManager,
 ) -> Result<Json<Page<ApiKeyRecord>>, ApiError> {
-    let keys = api_keys::live_for_merchant(&state.store, merchant_id).await?;
-    let data = keys.into_iter().map(|key| record(&state, key)).collect();
+    let keys = keys::list(&state, merchant_id).await?;
+    let data = keys.into_iter().map(ApiKeyRecord::from).collect();
     // Every live key fits one page: a merchant holds at most 100.
     Ok(Json(Page::new(data, None)))
 }
 
-/// The listed form of `key`. Its last use is the later of the stored one and the one this
-/// process is still writing, so a use shows at once in the process that served it.
-pub fn record(state: &AppState, key: ApiKey) -> ApiKeyRecord {
-    let last_used_at = key.last_used_at.max(state.api_keys.last_use(&key.key_id));
-    ApiKeyRecord {
-        api_key_id: key.key_id,
-        name: key.name,
-        scope: key.scope.into(),
-        created_at: format_utc(key.created_at),
-        last_used_at: last_used_at.map(format_utc),
+impl From<ApiKey> for ApiKeyRecord {
+    fn from(key: ApiKey) -> Self {
+        ApiKeyRecord {
+            api_key_id: key.key_id,
+            name: key.name,
+            scope: key.scope.into(),
+            created_at: format_utc(key.created_at),
+            last_used_at: key.last_used_at.map(format_utc),
+        }
     }
 }
 
@@ -248,17 +202,6 @@ pub async fn revoke_api_key(
     KeyManager(merchant_id): KeyManager,
     Path(key_id): Path<String>,
 ) -> Result<StatusCode, ApiError> {
-    revoke(&state, merchant_id, &key_id).await?;
+    keys::revoke(&state, merchant_id, &key_id).await?;
     Ok(StatusCode::NO_CONTENT)
-}
-
-/// Revokes the merchant's live key `key_id` (the dashboard's form too): this process forgets it
-/// at once. Not found when the merchant has no such live key.
-pub async fn revoke(state: &AppState, merchant_id: i64, key_id: &str) -> Result<(), ApiError> {
-    let digest = api_keys::revoke(&state.store, merchant_id, key_id, state.clock.now())
-        .await?
-        .ok_or(ApiError::NotFound)?;
-    state.api_keys.forget(&digest, key_id);
-    tracing::info!(merchant_id, key_id, "API key revoked");
-    Ok(())
 }

@@ -1,23 +1,22 @@
 //! What was sent to a merchant's webhook endpoint (DESIGN §12): its attempt log,
 //! `GET /webhook-endpoints/{endpointId}/deliveries`, and a test event,
-//! `POST /webhook-endpoints/{endpointId}/test`.
+//! `POST /webhook-endpoints/{endpointId}/test`, over [`crate::services::endpoints`].
 
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::Json;
 use recur_domain::time::format_utc;
-use recur_domain::validation::FieldErrors;
 use serde::Serialize;
 use utoipa::ToSchema;
 
 use super::extract::AuthMerchant;
 use super::page::Page;
 use super::problem::{ApiError, Problem};
-use crate::events::{test_payload, TEST_ACTION};
-use crate::http::pagination::{ListQuery, ListScope, PageParams};
+use crate::events::TEST_ACTION;
+use crate::http::pagination::{ListQuery, PageParams};
+use crate::services::endpoints;
 use crate::state::AppState;
-use crate::store::endpoint_deliveries::{self, LoggedAttempt};
-use crate::store::webhook_endpoints;
+use crate::store::endpoint_deliveries::LoggedAttempt;
 
 /// One attempt to deliver an event to the endpoint.
 #[derive(Debug, Serialize, ToSchema)]
@@ -39,8 +38,8 @@ pub struct DeliveryAttemptRecord {
     pub at: String,
 }
 
-impl DeliveryAttemptRecord {
-    fn new(attempt: LoggedAttempt) -> Self {
+impl From<LoggedAttempt> for DeliveryAttemptRecord {
+    fn from(attempt: LoggedAttempt) -> Self {
         Self {
             action_id: attempt.action_id,
             action: attempt.action,
@@ -73,36 +72,12 @@ pub async fn list_deliveries(
     Path(endpoint_id): Path<String>,
     ListQuery(page): ListQuery<PageParams>,
 ) -> Result<Json<Page<DeliveryAttemptRecord>>, ApiError> {
-    let (records, next) = attempts(&state, auth.merchant_id, &endpoint_id, page).await?;
-    Ok(Json(Page::new(records, next)))
-}
-
-/// A page of the delivery attempts to the merchant's endpoint `endpoint_id`, newest first, and
-/// the cursor of the next (the dashboard's delivery log too). Not found when the merchant has no
-/// such endpoint; a validation error for a cursor recur did not give for this list.
-pub async fn attempts(
-    state: &AppState,
-    merchant_id: i64,
-    endpoint_id: &str,
-    page: PageParams,
-) -> Result<(Vec<DeliveryAttemptRecord>, Option<String>), ApiError> {
-    let pool = state.store.pool();
-    let endpoint = webhook_endpoints::get(pool, merchant_id, endpoint_id)
-        .await?
-        .ok_or(ApiError::NotFound)?;
-    let scope = ListScope::new(
-        "endpoint-deliveries",
-        merchant_id,
-        &[("endpoint", Some(&endpoint.endpoint_key))],
-    );
-    let ask = page.read(&state.keys, scope, FieldErrors::new())?;
-    let rows =
-        endpoint_deliveries::attempts_page(pool, merchant_id, endpoint.id, ask.window()).await?;
-    let (rows, next) = ask.cut(rows, |attempt| attempt.id);
-    Ok((
-        rows.into_iter().map(DeliveryAttemptRecord::new).collect(),
+    let (rows, next) =
+        endpoints::delivery_page(&state, auth.merchant_id, &endpoint_id, page).await?;
+    Ok(Json(Page::new(
+        rows.into_iter().map(DeliveryAttemptRecord::from).collect(),
         next,
-    ))
+    )))
 }
 
 /// A test event queued.
@@ -137,7 +112,7 @@ pub async fn send_test(
     auth: AuthMerchant,
     Path(endpoint_id): Path<String>,
 ) -> Result<(StatusCode, Json<TestEventRecord>), ApiError> {
-    let action_id = queue_test(&state, auth.merchant_id, &endpoint_id).await?;
+    let action_id = endpoints::send_test(&state, auth.merchant_id, &endpoint_id).await?;
     Ok((
         StatusCode::ACCEPTED,
         Json(TestEventRecord {
@@ -145,37 +120,4 @@ pub async fn send_test(
             action: TEST_ACTION.into(),
         }),
     ))
-}
-
-/// Queues a `WEBHOOK_TEST` event to the merchant's endpoint `endpoint_id` alone (the
-/// dashboard's form too): its `ActionId`. Not found when the merchant has no such endpoint; a
-/// conflict when it is disabled.
-pub async fn queue_test(
-    state: &AppState,
-    merchant_id: i64,
-    endpoint_id: &str,
-) -> Result<String, ApiError> {
-    let endpoint = webhook_endpoints::get(state.store.pool(), merchant_id, endpoint_id)
-        .await?
-        .ok_or(ApiError::NotFound)?;
-    if !endpoint.enabled {
-        return Err(ApiError::Conflict(
-            "The endpoint is disabled: enable it to send it a test event.".into(),
-        ));
-    }
-    let now = state.merchant_now(merchant_id).await?;
-    let action_id = uuid::Uuid::new_v4().hyphenated().to_string();
-    let mut tx = state.store.begin().await?;
-    endpoint_deliveries::insert_test(
-        &mut tx,
-        merchant_id,
-        endpoint.id,
-        &action_id,
-        TEST_ACTION,
-        &test_payload(&action_id, now),
-        now,
-    )
-    .await?;
-    tx.commit().await?;
-    Ok(action_id)
 }

@@ -1,15 +1,12 @@
 //! The merchant's settings (DESIGN §13): `GET` and `PUT /merchant/settings`. A `PUT` merges:
 //! a field left out keeps its value, `null` unsets it, a value replaces it; the answer is the
 //! whole settings. Hosted pages, customer e-mails and (with issue 31) invoices use them; the
-//! portal's price switch follows `portalPlanChange`.
+//! portal's price switch follows `portalPlanChange`. The operations are
+//! [`crate::services::settings`].
 
 use axum::extract::State;
 use axum::Json;
-use recur_domain::settings::{
-    self as rules, MAX_DISPLAY_NAME_CHARS, MAX_LEGAL_NAME_CHARS, MAX_TAX_ID_CHARS,
-};
 use recur_domain::time::format_utc;
-use recur_domain::validation::{self, FieldErrors};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
@@ -17,8 +14,9 @@ use super::extract::{AuthMerchant, JsonBody};
 use super::field_schemas::{BrandColor, CountryCode, HttpsUrl, InvoicePrefix, PlanChange};
 use super::problem::{ApiError, Problem};
 use crate::http::input::Field;
+use crate::services::settings::{self, SettingsChange};
 use crate::state::AppState;
-use crate::store::merchant_settings::{self, Change, Named, Patch};
+use crate::store::merchant_settings::Named;
 
 /// Body of `PUT /merchant/settings`: every field optional. Left out: unchanged; `null`: unset
 /// (`displayName`, `invoicePrefix` and `portalPlanChange` then show their defaults); a value:
@@ -139,9 +137,7 @@ pub async fn get_settings(
     State(state): State<AppState>,
     auth: AuthMerchant,
 ) -> Result<Json<SettingsRecord>, ApiError> {
-    let named = merchant_settings::with_name(state.store.pool(), auth.merchant_id)
-        .await?
-        .ok_or(ApiError::Unauthorized)?;
+    let named = settings::settings(&state, auth.merchant_id).await?;
     Ok(Json(named.into()))
 }
 
@@ -164,84 +160,18 @@ pub async fn update_settings(
     auth: AuthMerchant,
     JsonBody(body): JsonBody<SettingsUpdate>,
 ) -> Result<Json<SettingsRecord>, ApiError> {
-    let patch = validate(body)?;
-    Ok(Json(save(&state, auth.merchant_id, &patch).await?.into()))
-}
-
-/// Applies `patch` to the merchant's settings in one transaction (the upsert; nothing when it
-/// changes nothing) and returns them as they then are (the dashboard's form too).
-pub async fn save(state: &AppState, merchant_id: i64, patch: &Patch) -> Result<Named, ApiError> {
-    if patch.is_empty() {
-        return merchant_settings::with_name(state.store.pool(), merchant_id)
-            .await?
-            .ok_or(ApiError::Unauthorized);
-    }
-    let mut tx = state.store.begin().await?;
-    merchant_settings::update(&mut tx, merchant_id, patch, state.clock.now()).await?;
-    let named = merchant_settings::with_name(&mut *tx, merchant_id)
-        .await?
-        .ok_or(ApiError::Unauthorized)?;
-    tx.commit().await?;
-    Ok(named)
-}
-
-/// The change a settings update asks for, checked field by field (the dashboard's form too):
-/// every failing field is listed, under its JSON name.
-pub fn validate(body: SettingsUpdate) -> Result<Patch, ApiError> {
-    let mut errors = FieldErrors::new();
-    let e = &mut errors;
-    let patch = Patch {
-        display_name: change(body.display_name, "displayName", e, |v| {
-            rules::single_line(v, MAX_DISPLAY_NAME_CHARS)
-        }),
-        legal_name: change(body.legal_name, "legalName", e, |v| {
-            rules::single_line(v, MAX_LEGAL_NAME_CHARS)
-        }),
-        address: change(body.address, "address", e, rules::address),
-        country: change(body.country, "country", e, validation::country_code),
-        tax_id: change(body.tax_id, "taxId", e, |v| {
-            rules::single_line(v, MAX_TAX_ID_CHARS)
-        }),
-        support_email: change(body.support_email, "supportEmail", e, validation::email),
-        brand_color: change(body.brand_color, "brandColor", e, rules::brand_color),
-        logo_url: change(body.logo_url, "logoUrl", e, rules::logo_url),
-        invoice_prefix: change(
-            body.invoice_prefix,
-            "invoicePrefix",
-            e,
-            rules::invoice_prefix,
-        ),
-        portal_plan_change: change(
-            body.portal_plan_change,
-            "portalPlanChange",
-            e,
-            rules::portal_plan_change,
-        ),
+    let given = SettingsChange {
+        display_name: body.display_name,
+        legal_name: body.legal_name,
+        address: body.address,
+        country: body.country,
+        tax_id: body.tax_id,
+        support_email: body.support_email,
+        brand_color: body.brand_color,
+        logo_url: body.logo_url,
+        invoice_prefix: body.invoice_prefix,
+        portal_plan_change: body.portal_plan_change,
     };
-    if errors.is_empty() {
-        Ok(patch)
-    } else {
-        Err(ApiError::Validation(errors))
-    }
-}
-
-/// What a `PUT` asks of one field: left out, keep it; `null`, unset it; a value, set it once
-/// `rule` accepts it (a refusal, or a value of the wrong type, is reported under `path`).
-fn change(
-    field: Field<String>,
-    path: &str,
-    errors: &mut FieldErrors,
-    rule: impl FnOnce(&str) -> Result<String, String>,
-) -> Change {
-    match field {
-        Field::Absent => Change::Keep,
-        Field::Null => Change::Clear,
-        Field::Invalid(message) => {
-            errors.add(path, message);
-            Change::Keep
-        }
-        Field::Present(text) => errors
-            .check(path, rule(&text))
-            .map_or(Change::Keep, Change::Set),
-    }
+    let named = settings::update(&state, auth.merchant_id, given).await?;
+    Ok(Json(named.into()))
 }

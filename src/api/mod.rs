@@ -30,9 +30,9 @@ pub mod prices;
 pub mod problem;
 pub mod products;
 pub mod read_only_keys;
+pub mod sandbox;
 pub mod sessions;
 pub mod tax_rates;
-pub mod test_helpers;
 pub mod webhook_endpoints;
 
 use axum::extract::DefaultBodyLimit;
@@ -86,13 +86,10 @@ pub fn router(state: AppState, pages: Router<AppState>) -> Router {
             "/membership/cancel/{membership_key}",
             post(memberships::cancel_membership),
         )
-        .route(
-            "/test-helpers/payment-method",
-            post(test_helpers::attach_card),
-        )
+        .route("/test-helpers/payment-method", post(sandbox::attach_card))
         .route(
             "/test-helpers/membership/{membership_key}/pay",
-            post(test_helpers::pay_membership),
+            post(sandbox::pay_membership),
         )
         .route("/checkout/session", post(sessions::create_checkout_session))
         .route("/portal/session", post(sessions::create_portal_session))
@@ -100,8 +97,8 @@ pub fn router(state: AppState, pages: Router<AppState>) -> Router {
         .route("/memberships", get(lists::list_memberships))
         .route("/invoices", get(lists::list_invoices))
         .route("/events", get(lists::list_events))
-        .route("/test-clock", get(test_helpers::get_clock))
-        .route("/test-clock/advance", post(test_helpers::advance_clock))
+        .route("/test-clock", get(sandbox::get_clock))
+        .route("/test-clock/advance", post(sandbox::advance_clock))
         .route(
             "/api-keys",
             post(api_keys::create_api_key).get(api_keys::list_api_keys),

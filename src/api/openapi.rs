@@ -16,7 +16,7 @@ use super::problem::ApiError;
 use super::{
     api_keys, auth, cashier_orders, cashier_sessions, coupons, customers, endpoint_deliveries,
     events, health, invoices, lists, membership_pauses, membership_update, memberships,
-    merchant_settings, prices, products, sessions, tax_rates, test_helpers, webhook_endpoints,
+    merchant_settings, prices, products, sandbox, sessions, tax_rates, webhook_endpoints,
 };
 use crate::state::AppState;
 
@@ -49,10 +49,10 @@ use crate::state::AppState;
         lists::list_memberships,
         lists::list_invoices,
         lists::list_events,
-        test_helpers::attach_card,
-        test_helpers::pay_membership,
-        test_helpers::advance_clock,
-        test_helpers::get_clock,
+        sandbox::attach_card,
+        sandbox::pay_membership,
+        sandbox::advance_clock,
+        sandbox::get_clock,
         api_keys::create_api_key,
         api_keys::list_api_keys,
         api_keys::revoke_api_key,

@@ -2,8 +2,8 @@
 //! `chargeEmitterQueue` directive. A charge with a directive (every recurring charge has one)
 //! ends as the directive says, whatever the card; the card's behaviour decides the others. It
 //! plays an outside processor, keeping its own vault (token → behaviour, never the card number)
-//! and its own ledger keyed by idempotency key, in tables of its own (`sandbox_cards`,
-//! `sandbox_charges`) that recur's billing code never reads.
+//! and its own ledger keyed by idempotency key, in tables of its own ([`crate::store::sandbox`])
+//! that recur's billing code never reads.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -16,7 +16,8 @@ use super::{
 };
 use crate::clock::Clock;
 use crate::ids;
-use crate::store::{placeholders, to_micros, Backend, Store, Tx};
+use crate::store::sandbox::{self as ledger, Answer, Entry};
+use crate::store::{Store, Tx};
 
 /// How a sandbox test card behaves when charged.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -98,51 +99,13 @@ impl SandboxProcessor {
     }
 
     /// The first answer recorded for `key`, if any.
-    async fn recorded<'c, E: sqlx::Executor<'c, Database = sqlx::Any>>(
-        executor: E,
+    async fn recorded(
+        tx: &mut Tx,
         merchant_id: i64,
         key: &str,
     ) -> anyhow::Result<Option<ChargeOutcome>> {
-        Ok(Self::recorded_many(executor, &[(merchant_id, key)])
-            .await?
-            .remove(key))
-    }
-
-    /// The first answers recorded for these `(merchant id, key)` pairs, by key.
-    async fn recorded_many<'c, E: sqlx::Executor<'c, Database = sqlx::Any>>(
-        executor: E,
-        keys: &[(i64, &str)],
-    ) -> anyhow::Result<HashMap<String, ChargeOutcome>> {
-        use sqlx::Row;
-        let sql = format!(
-            "SELECT idempotency_key, outcome, decline_code, decline_reason, reference \
-             FROM sandbox_charges JOIN (VALUES {}) AS v \
-             ON sandbox_charges.merchant_id = v.column1 AND sandbox_charges.idempotency_key = v.column2",
-            placeholders(keys.len(), 2, 1)
-        );
-        let mut query = sqlx::query(&sql);
-        for (merchant_id, key) in keys {
-            query = query.bind(*merchant_id).bind(key.to_string());
-        }
-        let mut recorded = HashMap::new();
-        for row in query.fetch_all(executor).await? {
-            let reference: String = row.try_get("reference")?;
-            let outcome = if row.try_get::<String, _>("outcome")? == "approved" {
-                ChargeOutcome::Approved { reference }
-            } else {
-                ChargeOutcome::Declined {
-                    reference,
-                    code: row
-                        .try_get::<Option<String>, _>("decline_code")?
-                        .unwrap_or_default(),
-                    reason: row
-                        .try_get::<Option<String>, _>("decline_reason")?
-                        .unwrap_or_default(),
-                }
-            };
-            recorded.insert(row.try_get("idempotency_key")?, outcome);
-        }
-        Ok(recorded)
+        let mut answers = ledger::answers(&mut **tx, &[(merchant_id, key)]).await?;
+        Ok(answers.remove(key).map(outcome))
     }
 
     /// Records an answer for `entry.key` unless one exists, and returns the recorded one: the
@@ -160,47 +123,14 @@ impl SandboxProcessor {
         tx: &mut Tx,
         entries: &[Entry<'_>],
     ) -> anyhow::Result<Vec<ChargeOutcome>> {
-        if entries.is_empty() {
-            return Ok(Vec::new());
-        }
-        let sql = format!(
-            "INSERT INTO sandbox_charges (idempotency_key, merchant_id, kind, refunded_reference, \
-             token, amount, currency, outcome, decline_code, decline_reason, reference, created_at) \
-             VALUES {} ON CONFLICT (idempotency_key) DO NOTHING",
-            placeholders(entries.len(), 12, 1)
-        );
-        let now = to_micros(self.clock.now());
-        let mut query = sqlx::query(&sql);
-        for entry in entries {
-            let (outcome, code, reason) = match entry.decline {
-                None => ("approved", None, None),
-                Some((code, reason)) => {
-                    ("declined", Some(code.to_string()), Some(reason.to_string()))
-                }
-            };
-            query = query
-                .bind(entry.key.to_string())
-                .bind(entry.merchant_id)
-                .bind(entry.kind)
-                .bind(entry.refunded_reference.map(str::to_string))
-                .bind(entry.token.to_string())
-                .bind(entry.amount)
-                .bind(entry.currency.to_string())
-                .bind(outcome)
-                .bind(code)
-                .bind(reason)
-                .bind(ids::prefixed("sbx_", 28))
-                .bind(now);
-        }
-        query.execute(&mut **tx).await?;
-        let keys: Vec<(i64, &str)> = entries.iter().map(|e| (e.merchant_id, e.key)).collect();
-        let recorded = Self::recorded_many(&mut **tx, &keys).await?;
+        let recorded = ledger::record(tx, entries, self.clock.now()).await?;
         entries
             .iter()
             .map(|entry| {
                 recorded
                     .get(entry.key)
                     .cloned()
+                    .map(outcome)
                     .ok_or_else(|| anyhow::anyhow!("the sandbox ledger lost an entry"))
             })
             .collect()
@@ -226,22 +156,10 @@ impl SandboxProcessor {
         &self,
         cards: &[(i64, &str)],
     ) -> anyhow::Result<HashMap<(i64, String), Behaviour>> {
-        let sql = format!(
-            "SELECT merchant_id, token, behaviour FROM sandbox_cards JOIN (VALUES {}) AS v \
-             ON sandbox_cards.merchant_id = v.column1 AND sandbox_cards.token = v.column2",
-            placeholders(cards.len(), 2, 1)
-        );
-        let mut query = sqlx::query_as::<_, (i64, String, String)>(&sql);
-        for (merchant_id, token) in cards {
-            query = query.bind(*merchant_id).bind(token.to_string());
-        }
-        Ok(query
-            .fetch_all(self.store.pool())
+        Ok(ledger::behaviours(&self.store, cards)
             .await?
             .into_iter()
-            .map(|(merchant_id, token, behaviour)| {
-                ((merchant_id, token), Behaviour::from_db(&behaviour))
-            })
+            .map(|(card, behaviour)| (card, Behaviour::from_db(&behaviour)))
             .collect())
     }
 
@@ -279,6 +197,7 @@ impl SandboxProcessor {
                     amount: request.amount,
                     currency: request.currency,
                     decline,
+                    reference: reference(),
                 }
             })
             .collect();
@@ -289,49 +208,34 @@ impl SandboxProcessor {
     }
 
     async fn refund_once(&self, request: RefundRequest<'_>) -> anyhow::Result<ChargeOutcome> {
-        use sqlx::Row;
         let mut tx = self.store.begin().await?;
         if let Some(answer) =
-            Self::recorded(&mut *tx, request.merchant_id, request.idempotency_key).await?
+            Self::recorded(&mut tx, request.merchant_id, request.idempotency_key).await?
         {
             return Ok(answer);
         }
-        let lock = match self.store.backend() {
-            Backend::Postgres => " FOR UPDATE",
-            Backend::Sqlite => "",
-        };
-        let original = sqlx::query(&format!(
-            "SELECT token, amount, currency, outcome FROM sandbox_charges \
-             WHERE reference = $1 AND merchant_id = $2 AND kind = 'charge'{lock}"
-        ))
-        .bind(request.charge_reference)
-        .bind(request.merchant_id)
-        .fetch_optional(&mut *tx)
-        .await?;
-        let refunded: i64 = sqlx::query_scalar(
-            "SELECT CAST(COALESCE(SUM(amount), 0) AS BIGINT) FROM sandbox_charges WHERE kind = 'refund' \
-             AND refunded_reference = $1 AND merchant_id = $2 AND outcome = 'approved'",
+        let (original, refunded) = ledger::refundable(
+            &mut tx,
+            self.store.backend(),
+            request.merchant_id,
+            request.charge_reference,
         )
-        .bind(request.charge_reference)
-        .bind(request.merchant_id)
-        .fetch_one(&mut *tx)
         .await?;
         let token = original
             .as_ref()
-            .map(|row| row.try_get::<String, _>("token"))
-            .transpose()?
+            .map(|charge| charge.token.clone())
             .unwrap_or_default();
         let decline = match &original {
             None => Some(("charge_not_found", "No such charge.")),
-            Some(row) if row.try_get::<String, _>("outcome")? != "approved" => Some((
+            Some(charge) if !charge.approved => Some((
                 "charge_not_refundable",
                 "Only approved charges can be refunded.",
             )),
-            Some(row) if row.try_get::<String, _>("currency")? != request.currency => Some((
+            Some(charge) if charge.currency != request.currency => Some((
                 "currency_mismatch",
                 "The refund's currency differs from the charge's.",
             )),
-            Some(row) if refunded + request.amount > row.try_get::<i64, _>("amount")? => Some((
+            Some(charge) if refunded + request.amount > charge.amount => Some((
                 "amount_too_large",
                 "The refund exceeds what is left to refund of the charge.",
             )),
@@ -352,6 +256,7 @@ impl SandboxProcessor {
                     amount: request.amount,
                     currency: request.currency,
                     decline,
+                    reference: reference(),
                 },
             )
             .await?;
@@ -376,6 +281,7 @@ impl SandboxProcessor {
             amount: request.amount,
             currency: request.currency,
             decline,
+            reference: reference(),
         })
         .await
     }
@@ -395,6 +301,7 @@ impl SandboxProcessor {
             amount: request.amount,
             currency: request.currency,
             decline: refused.then_some(("payment_refused", "The payer refused the payment.")),
+            reference: reference(),
         })
         .await
     }
@@ -415,16 +322,22 @@ const SANDBOX_BINS: [(&str, &str, &str, &str); 8] = [
 /// Decline of a token the vault does not know.
 const UNKNOWN_CARD: (&str, &str) = ("invalid_payment_method", "Unknown payment method.");
 
-/// One ledger entry to record.
-struct Entry<'a> {
-    key: &'a str,
-    merchant_id: i64,
-    kind: &'static str,
-    refunded_reference: Option<&'a str>,
-    token: &'a str,
-    amount: i64,
-    currency: &'a str,
-    decline: Option<(&'a str, &'a str)>,
+/// The answer a ledger entry gave, as the processor answers it.
+fn outcome(answer: Answer) -> ChargeOutcome {
+    let reference = answer.reference;
+    match answer.decline {
+        None => ChargeOutcome::Approved { reference },
+        Some((code, reason)) => ChargeOutcome::Declined {
+            reference,
+            code,
+            reason,
+        },
+    }
+}
+
+/// A new ledger reference: the one an entry's answer gets if it is the first for its key.
+fn reference() -> String {
+    ids::prefixed("sbx_", 28)
 }
 
 impl Processor for SandboxProcessor {
@@ -435,15 +348,14 @@ impl Processor for SandboxProcessor {
     ) -> ProcessorFuture<'a, String> {
         Box::pin(async move {
             let token = ids::prefixed("sbx_tok_", 24);
-            sqlx::query(
-                "INSERT INTO sandbox_cards (token, merchant_id, behaviour, created_at) \
-                 VALUES ($1, $2, $3, $4)",
+            let behaviour = Behaviour::of(card).as_str();
+            ledger::insert_card(
+                &self.store,
+                &token,
+                merchant_id,
+                behaviour,
+                self.clock.now(),
             )
-            .bind(&token)
-            .bind(merchant_id)
-            .bind(Behaviour::of(card).as_str())
-            .bind(to_micros(self.clock.now()))
-            .execute(self.store.writer())
             .await?;
             Ok(token)
         })

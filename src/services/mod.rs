@@ -10,8 +10,12 @@
 pub mod catalog;
 pub mod checkout;
 pub mod coupons;
+pub mod endpoints;
 pub mod fields;
+pub mod keys;
 pub mod memberships;
+pub mod sandbox;
+pub mod settings;
 pub mod tax_rates;
 
 use recur_domain::validation::FieldErrors;

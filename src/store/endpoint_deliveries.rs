@@ -1,7 +1,9 @@
 //! Deliveries of events to a merchant's webhook endpoints (`endpoint_deliveries`) and their
 //! attempt log (`endpoint_attempts`), DESIGN §12: written with the event, in its transaction;
 //! found due, leased to one dispatcher and recorded like the deliveries to an event's own URL
-//! ([`super::events`]), each on its own schedule.
+//! ([`super::events`]), with the same statements ([`super::deliveries`]), each on its own
+//! schedule. A re-send of the event starts their new round too
+//! ([`super::events::resend_everywhere`]).
 
 use std::collections::HashMap;
 
@@ -9,7 +11,7 @@ use chrono::{DateTime, Utc};
 use sqlx::any::AnyRow;
 use sqlx::{Any, Executor, Row};
 
-use super::events::{
+use super::deliveries::{
     close_attempts, decode_attempt, due_candidates, lease_rows, Attempt, Candidate, EventStatus,
     Outcome, Scope,
 };
@@ -65,28 +67,6 @@ pub async fn insert_test(
     .bind(action_id)
     .bind(action)
     .bind(payload)
-    .bind(to_micros(now))
-    .execute(&mut **tx)
-    .await?;
-    Ok(())
-}
-
-/// Starts a new round of attempts at `now` for every delivery of the merchant's event
-/// `event_id` to an endpoint that still exists (a re-send of the event).
-pub async fn resend_event(
-    tx: &mut Tx,
-    merchant_id: i64,
-    event_id: i64,
-    now: DateTime<Utc>,
-) -> Result<(), sqlx::Error> {
-    sqlx::query(
-        "UPDATE endpoint_deliveries SET status = 'Pending', round_attempts = 0, \
-         next_attempt_at = $3, lease_until = NULL \
-         WHERE merchant_id = $1 AND event_id = $2 AND endpoint_id IN \
-         (SELECT w.id FROM webhook_endpoints w WHERE w.merchant_id = $1 AND w.deleted_at IS NULL)",
-    )
-    .bind(merchant_id)
-    .bind(event_id)
     .bind(to_micros(now))
     .execute(&mut **tx)
     .await?;

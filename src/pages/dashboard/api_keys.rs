@@ -1,8 +1,8 @@
 //! The API keys page: the merchant's live keys (name, id, scope, created, last used), the form
-//! that creates one (name, scope) and each key's revocation, through the code of
-//! `POST /api-keys`, `GET /api-keys` and `DELETE /api-keys/{apiKeyId}` ([`crate::api::api_keys`]):
-//! the same checks, the same limit, the secret shown once on the page that answers the
-//! creation and never stored.
+//! that creates one (name, scope) and each key's revocation, through the service of
+//! `POST /api-keys`, `GET /api-keys` and `DELETE /api-keys/{apiKeyId}` ([`keys`]): the same
+//! checks, the same limit, the secret shown once on the page that answers the creation and
+//! never stored.
 
 use std::collections::BTreeMap;
 
@@ -10,20 +10,21 @@ use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
 use minijinja::{context, Value};
+use recur_domain::time::format_utc;
 use serde::Deserialize;
 
 use super::confirm::{self, Confirm, Outcome};
+use super::fields::beside;
 use super::staff::Staff;
 use super::{framed, staff};
-use crate::api::api_keys::{self, CreateApiKeyRequest};
-use crate::api::problem::ApiError;
 use crate::http::input::Field;
 use crate::pages::failure::PageError;
 use crate::pages::form::PageForm;
 use crate::pages::render::with_status;
 use crate::pages::{notice, session};
+use crate::services::keys::{self, NewKey};
+use crate::services::ServiceError;
 use crate::state::AppState;
-use crate::store::api_keys as stored;
 
 /// The page's address.
 const PAGE: &str = "/dashboard/api-keys";
@@ -62,17 +63,16 @@ async fn list_page(
     t: &BTreeMap<String, String>,
     shown: Shown,
 ) -> Result<Response, PageError> {
-    let keys = stored::live_for_merchant(&state.store, staff.merchant.id).await?;
-    let keys: Vec<Value> = keys
+    let keys: Vec<Value> = keys::list(state, staff.merchant.id)
+        .await?
         .into_iter()
         .map(|key| {
-            let record = api_keys::record(state, key);
             context! {
-                id => record.api_key_id,
-                name => record.name,
-                scope => record.scope,
-                created => record.created_at,
-                last_used => record.last_used_at,
+                id => key.key_id,
+                name => key.name,
+                scope => key.scope.as_str(),
+                created => format_utc(key.created_at),
+                last_used => key.last_used_at.map(format_utc),
             }
         })
         .collect();
@@ -114,15 +114,11 @@ pub async fn create(
         Err(answer) => return Ok(answer),
     };
     let t = session::strings(&state, &headers);
-    let request = CreateApiKeyRequest {
+    let new = NewKey {
         name: Field::Present(form.name.clone()),
         scope: Field::Present(form.scope.clone()),
     };
-    let created = match api_keys::validate(request) {
-        Ok((name, scope)) => api_keys::create(&state, staff.merchant.id, name, scope).await,
-        Err(error) => Err(error),
-    };
-    match created {
+    match keys::create(&state, staff.merchant.id, new).await {
         Ok((key, secret)) => {
             let shown = Shown {
                 created: Some((key.key_id, secret)),
@@ -130,21 +126,17 @@ pub async fn create(
             };
             list_page(&state, &staff, t, shown).await
         }
-        Err(ApiError::Validation(errors)) => {
+        Err(ServiceError::Validation(errors)) => {
             let shown = Shown {
                 name: form.name,
                 scope: form.scope,
-                errors: errors
-                    .into_map()
-                    .into_iter()
-                    .map(|(field, messages)| (field, messages.join("; ")))
-                    .collect(),
+                errors: beside(errors),
                 created: None,
             };
             let page = list_page(&state, &staff, t, shown).await?;
             Ok(with_status(page, StatusCode::BAD_REQUEST))
         }
-        Err(ApiError::Conflict(why)) => {
+        Err(ServiceError::Conflict(why)) => {
             told(&state, &staff, t, StatusCode::CONFLICT, "refused", why)
         }
         Err(other) => Err(other.into()),
@@ -173,7 +165,7 @@ fn told(
 
 /// Whether the merchant holds the live key `key_id`.
 async fn holds(state: &AppState, merchant_id: i64, key_id: &str) -> Result<bool, PageError> {
-    let keys = stored::live_for_merchant(&state.store, merchant_id).await?;
+    let keys = keys::list(state, merchant_id).await?;
     Ok(keys.iter().any(|key| key.key_id == key_id))
 }
 
@@ -212,12 +204,12 @@ pub async fn revoke(
         Err(answer) => return Ok(answer),
     };
     let t = session::strings(&state, &headers);
-    match api_keys::revoke(&state, staff.merchant.id, &key_id).await {
+    match keys::revoke(&state, staff.merchant.id, &key_id).await {
         Ok(()) => {
             let text = t.get("dash_revoked").cloned().unwrap_or_default();
             told(&state, &staff, t, StatusCode::OK, "done", text)
         }
-        Err(ApiError::NotFound) => notice::not_found(&state, t),
+        Err(ServiceError::NotFound) => notice::not_found(&state, t),
         Err(other) => Err(other.into()),
     }
 }

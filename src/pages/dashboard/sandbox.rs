@@ -1,27 +1,29 @@
 //! The dashboard's sandbox tools (DESIGN §7, §13), for sandbox merchants only (a live merchant
 //! gets the 404 page): see and advance the test clock, attach a test card to a customer, pay an
-//! Incomplete membership. Each calls the billing function `POST /test-clock/advance`,
-//! `POST /test-helpers/payment-method` and `POST /test-helpers/membership/{key}/pay` call.
-//! Every form carries the session's token; a success redirects back with what was done.
+//! Incomplete membership, through the service of `POST /test-clock/advance`,
+//! `POST /test-helpers/payment-method` and `POST /test-helpers/membership/{key}/pay`
+//! ([`sandbox`]). Every form carries the session's token; a success redirects back with what was
+//! done, a refusal shows the page with why.
 
 use axum::extract::{RawQuery, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Redirect, Response};
 use minijinja::context;
-use recur_domain::card::CardNumber;
 use recur_domain::time::format_utc;
 use serde::Deserialize;
 
+use super::fields::beside;
 use super::staff::{self, Staff};
 use super::{framed_with_status, param};
-use crate::api::test_helpers::parse_instant;
-use crate::billing::{checkout, lifecycle, test_clock, BillingError};
+use crate::http::input::Field;
 use crate::pages::failure::PageError;
 use crate::pages::form::PageForm;
 use crate::pages::{notice, session};
+use crate::services::sandbox::{self, parse_instant, TestCard};
+use crate::services::ServiceError;
 use crate::state::AppState;
+use crate::store::dashboard_sessions;
 use crate::store::merchants::Mode;
-use crate::store::{customers, dashboard_sessions};
 
 /// The sandbox page's forms: the token, and the fields of whichever form was posted.
 #[derive(Debug, Deserialize)]
@@ -102,32 +104,35 @@ pub async fn show(
     render(&state, &staff, &headers, done, None).await
 }
 
-/// The answer to a billing call: back to the page with `done`, or the page with the refusal.
+/// The answer to a sandbox operation: back to the page with `done`, or the page with the
+/// refusal.
 async fn answer(
     state: &AppState,
     staff: &Staff,
     headers: &HeaderMap,
-    result: Result<(), BillingError>,
+    result: Result<(), ServiceError>,
     done: &str,
 ) -> Result<Response, PageError> {
     let Err(error) = result else {
         return Ok(Redirect::to(&format!("/dashboard/sandbox?done={done}")).into_response());
     };
-    let status = match &error {
-        BillingError::Database(_) | BillingError::Internal(_) => return Err(error.into()),
-        BillingError::NotFound => StatusCode::NOT_FOUND,
-        BillingError::Conflict(_) | BillingError::PaymentInProgress => StatusCode::CONFLICT,
-        BillingError::Declined { .. } => StatusCode::PAYMENT_REQUIRED,
-        BillingError::Invalid { .. } => StatusCode::BAD_REQUEST,
+    let refusal = match error {
+        ServiceError::NotFound => (StatusCode::NOT_FOUND, error.to_string()),
+        ServiceError::Conflict(why) => (StatusCode::CONFLICT, why),
+        ServiceError::PaymentDeclined { reason, .. } => (
+            StatusCode::PAYMENT_REQUIRED,
+            format!("payment declined: {reason}"),
+        ),
+        ServiceError::Validation(errors) => {
+            let why: Vec<String> = beside(errors)
+                .into_iter()
+                .map(|(field, messages)| format!("{field}: {messages}"))
+                .collect();
+            (StatusCode::BAD_REQUEST, why.join("; "))
+        }
+        other => return Err(other.into()),
     };
-    render(
-        state,
-        staff,
-        headers,
-        None,
-        Some((status, error.to_string())),
-    )
-    .await
+    render(state, staff, headers, None, Some(refusal)).await
 }
 
 /// The staff of a sandbox merchant whose form carries the session's token, or the page to
@@ -148,7 +153,7 @@ async fn checked(
 }
 
 /// `POST /dashboard/sandbox/clock`: moves the test clock to `to` and runs what falls due on the
-/// way ([`test_clock::advance`]).
+/// way ([`sandbox::advance_clock_to`]; a time the clock may not move to is a conflict).
 pub async fn advance_clock(
     State(state): State<AppState>,
     headers: HeaderMap,
@@ -165,7 +170,7 @@ pub async fn advance_clock(
             return render(&state, &staff, &headers, None, Some(error)).await;
         }
     };
-    let result = test_clock::advance(&state.platform, &state.webhooks, staff.merchant.id, to)
+    let result = sandbox::advance_clock_to(&state, staff.merchant.id, to)
         .await
         .map(|_| ());
     if result.is_ok() {
@@ -176,7 +181,7 @@ pub async fn advance_clock(
 }
 
 /// `POST /dashboard/sandbox/card`: attaches a test card to a customer
-/// ([`checkout::save_card`]), as the customer's payment method from then on.
+/// ([`sandbox::attach_card`]), as the customer's payment method from then on.
 pub async fn attach_card(
     State(state): State<AppState>,
     headers: HeaderMap,
@@ -186,31 +191,18 @@ pub async fn attach_card(
         Ok(staff) => staff,
         Err(page) => return Ok(page),
     };
-    let merchant_id = staff.merchant.id;
-    let card = match CardNumber::parse(&form.card_number) {
-        Ok(card) => card,
-        Err(why) => {
-            let error = (StatusCode::BAD_REQUEST, format!("cardNumber: {why}"));
-            return render(&state, &staff, &headers, None, Some(error)).await;
-        }
+    let card = TestCard {
+        customer_key: Field::Present(form.customer_key.trim().to_string()),
+        card_number: Field::Present(form.card_number),
     };
-    let key = form.customer_key.trim();
-    let Some(customer) = customers::get(&state.store, merchant_id, key).await? else {
-        let error = (
-            StatusCode::NOT_FOUND,
-            format!("customerKey: {}", BillingError::NotFound),
-        );
-        return render(&state, &staff, &headers, None, Some(error)).await;
-    };
-    let now = state.merchant_now(merchant_id).await?;
-    let result = checkout::save_card(&state, merchant_id, customer.id, &card, true, now)
+    let result = sandbox::attach_card(&state, staff.merchant.id, card)
         .await
         .map(|_| ());
     answer(&state, &staff, &headers, result, "card").await
 }
 
 /// `POST /dashboard/sandbox/pay`: pays an Incomplete membership's first invoice with the
-/// customer's saved card ([`lifecycle::pay_first`]).
+/// customer's saved card ([`sandbox::pay_first`]).
 pub async fn pay(
     State(state): State<AppState>,
     headers: HeaderMap,
@@ -221,7 +213,7 @@ pub async fn pay(
         Err(page) => return Ok(page),
     };
     let key = form.membership_key.trim();
-    let result = lifecycle::pay_first(&state, staff.merchant.id, key)
+    let result = sandbox::pay_first(&state, staff.merchant.id, key)
         .await
         .map(|_| ());
     answer(&state, &staff, &headers, result, "paid").await

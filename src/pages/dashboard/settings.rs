@@ -1,6 +1,5 @@
-//! The settings page: the merchant's settings form, checked and saved by the code of
-//! `PUT /merchant/settings` ([`crate::api::merchant_settings`]): the same rules and the same
-//! upsert. Every field is posted: a blank one unsets the setting (`null` in the API), so the
+//! The settings page: the merchant's settings form, checked and saved by the service of
+//! `PUT /merchant/settings` ([`settings`]): the same rules and the same upsert. Every field is posted: a blank one unsets the setting (`null` in the API), so the
 //! defaults show again (the merchant's name, `INV`). `portalPlanChange` is a choice of its
 //! values, showing the default (`now`) when unset. Each field's error is shown beside it.
 
@@ -15,16 +14,16 @@ use serde::Deserialize;
 
 use super::staff::Staff;
 use super::{framed, staff};
-use crate::api::merchant_settings::{self, SettingsUpdate};
-use crate::api::problem::ApiError;
 use crate::http::input::Field;
 use crate::pages::brand::Brand;
 use crate::pages::failure::PageError;
 use crate::pages::form::PageForm;
 use crate::pages::render::with_status;
 use crate::pages::session;
+use crate::services::settings::{self, SettingsChange};
+use crate::services::ServiceError;
 use crate::state::AppState;
-use crate::store::merchant_settings::{self as stored, Settings};
+use crate::store::merchant_settings::Settings;
 
 /// The form as posted; a field left out of the post counts as blank.
 #[derive(Debug, Default, Deserialize)]
@@ -90,8 +89,8 @@ impl SettingsForm {
         ]
     }
 
-    /// The API's update: every field set, a blank one unset.
-    fn update(&self) -> SettingsUpdate {
+    /// The change it asks for: every field set, a blank one unset.
+    fn change(&self) -> SettingsChange {
         let field = |text: &str| {
             if text.trim().is_empty() {
                 Field::Null
@@ -99,7 +98,7 @@ impl SettingsForm {
                 Field::Present(text.to_string())
             }
         };
-        SettingsUpdate {
+        SettingsChange {
             display_name: field(&self.display_name),
             legal_name: field(&self.legal_name),
             address: field(&self.address),
@@ -171,9 +170,7 @@ pub async fn show(
     staff: Staff,
 ) -> Result<Response, PageError> {
     let t = session::strings(&state, &headers);
-    let named = stored::with_name(state.store.pool(), staff.merchant.id)
-        .await?
-        .ok_or(PageError::NotFound)?;
+    let named = settings::settings(&state, staff.merchant.id).await?;
     let form = SettingsForm::of(named.settings);
     settings_page(&state, &staff, t, &form, &BTreeMap::new(), false)
 }
@@ -190,9 +187,8 @@ pub async fn save(
         Err(answer) => return Ok(answer),
     };
     let t = session::strings(&state, &headers);
-    match merchant_settings::validate(form.update()) {
-        Ok(patch) => {
-            let named = merchant_settings::save(&state, staff.merchant.id, &patch).await?;
+    match settings::update(&state, staff.merchant.id, form.change()).await {
+        Ok(named) => {
             // The frame shows the display name just saved.
             let staff = staff::Staff {
                 brand: Brand::load(&state, &staff.merchant).await?,
@@ -201,7 +197,7 @@ pub async fn save(
             let saved = SettingsForm::of(named.settings);
             settings_page(&state, &staff, t, &saved, &BTreeMap::new(), true)
         }
-        Err(ApiError::Validation(errors)) => {
+        Err(ServiceError::Validation(errors)) => {
             let page = settings_page(&state, &staff, t, &form, errors.as_map(), false)?;
             Ok(with_status(page, StatusCode::BAD_REQUEST))
         }

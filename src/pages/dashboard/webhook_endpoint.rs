@@ -1,10 +1,9 @@
 //! One webhook endpoint's page: its URL, events, note and state, its delivery log (newest
 //! first, a page at a time, as `GET /webhook-endpoints/{id}/deliveries` lists it), and its
-//! actions through the API's code: enable or disable (`PATCH`,
-//! [`webhook_endpoints::update`]), send a test event ([`endpoint_deliveries::queue_test`]),
-//! rotate the secret (shown once on the answer, [`webhook_endpoints::rotate`]) and delete
-//! ([`webhook_endpoints::delete`]), the last two after a confirmation page. Another merchant's
-//! endpoint is the 404 page.
+//! actions through the API's service: enable or disable (`PATCH`, [`endpoints::update`]), send a
+//! test event ([`endpoints::send_test`]), rotate the secret (shown once on the answer,
+//! [`endpoints::rotate_secret`]) and delete ([`endpoints::delete`]), the last two after a
+//! confirmation page. Another merchant's endpoint is the 404 page.
 
 use std::collections::BTreeMap;
 
@@ -12,19 +11,20 @@ use axum::extract::{Path, RawQuery, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
 use minijinja::{context, Value};
+use recur_domain::time::format_utc;
 
 use super::confirm::{self, Confirm, Outcome};
 use super::staff::Staff;
-use super::webhooks::{Posted, PAGE};
-use super::{framed, link, or_bad_request_api, staff, without_empty};
-use crate::api::endpoint_deliveries;
-use crate::api::problem::ApiError;
-use crate::api::webhook_endpoints::{self, EndpointRecord};
+use super::webhooks::{endpoint_view, Posted, PAGE};
+use super::{framed, link, or_bad_request, staff, without_empty};
+use crate::http::input::Field;
 use crate::http::pagination::{ListQuery, PageParams};
 use crate::pages::failure::PageError;
 use crate::pages::{notice, session};
+use crate::services::endpoints::{self, EndpointChange};
+use crate::services::ServiceError;
 use crate::state::AppState;
-use crate::store::webhook_endpoints::{self as stored, Changes};
+use crate::store::endpoint_deliveries::LoggedAttempt;
 
 /// The address of endpoint `id`'s page.
 fn page_of(id: &str) -> String {
@@ -37,13 +37,13 @@ fn told(
     staff: &staff::Staff,
     t: &BTreeMap<String, String>,
     id: &str,
-    result: Result<(String, Option<String>), ApiError>,
+    result: Result<(String, Option<String>), ServiceError>,
 ) -> Result<Response, PageError> {
     let back = page_of(id);
     let (status, outcome, text, secret) = match result {
         Ok((text, secret)) => (StatusCode::OK, "done", text, secret),
-        Err(ApiError::NotFound) => return notice::not_found(state, t),
-        Err(ApiError::Conflict(why)) => (StatusCode::CONFLICT, "refused", why, None),
+        Err(ServiceError::NotFound) => return notice::not_found(state, t),
+        Err(ServiceError::Conflict(why)) => (StatusCode::CONFLICT, "refused", why, None),
         Err(other) => return Err(other.into()),
     };
     let told = Outcome {
@@ -57,6 +57,19 @@ fn told(
     confirm::outcome(state, staff, t, status, told)
 }
 
+/// An attempt of the delivery log as the page shows it (the fields of the API's record).
+fn attempt_view(attempt: LoggedAttempt) -> Value {
+    context! {
+        actionId => attempt.action_id,
+        action => attempt.action,
+        attempt => attempt.attempt,
+        statusCode => attempt.status_code,
+        durationMs => attempt.latency_ms,
+        error => attempt.error,
+        at => format_utc(attempt.started_at),
+    }
+}
+
 /// `GET /dashboard/webhooks/{endpointId}?cursor=`: the endpoint and its delivery log.
 pub async fn show(
     State(state): State<AppState>,
@@ -67,16 +80,18 @@ pub async fn show(
 ) -> Result<Response, PageError> {
     let t = session::strings(&state, &headers);
     let merchant_id = staff.merchant.id;
-    let Some(endpoint) = stored::get(state.store.pool(), merchant_id, &id).await? else {
-        return notice::not_found(&state, t);
+    let endpoint = match endpoints::endpoint(&state, merchant_id, &id).await {
+        Ok(endpoint) => endpoint,
+        Err(ServiceError::NotFound) => return notice::not_found(&state, t),
+        Err(other) => return Err(other.into()),
     };
     let ListQuery(page) = ListQuery::<PageParams>::parse(&without_empty(query.as_deref()))?;
-    let found = endpoint_deliveries::attempts(&state, merchant_id, &id, page).await;
-    let (attempts, next) = match or_bad_request_api(&state, t, found)? {
+    let found = endpoints::delivery_page(&state, merchant_id, &id, page).await;
+    let (attempts, next) = match or_bad_request(&state, t, found)? {
         Ok(found) => found,
         Err(page) => return Ok(page),
     };
-    let attempts: Vec<Value> = attempts.into_iter().map(Value::from_serialize).collect();
+    let attempts: Vec<Value> = attempts.into_iter().map(attempt_view).collect();
     framed(
         &state,
         &staff,
@@ -84,7 +99,7 @@ pub async fn show(
         "dashboard/webhook_endpoint.html",
         "webhooks",
         context! {
-            endpoint => Value::from_serialize(EndpointRecord::new(endpoint)),
+            endpoint => endpoint_view(&endpoint),
             page => page_of(&id),
             attempts => attempts,
             next_url => next.as_deref().map(|cursor| link(&page_of(&id), &[("cursor", Some(cursor))])),
@@ -110,11 +125,11 @@ pub async fn set_enabled(
         "false" => false,
         _ => return notice::bad_request(&state, t),
     };
-    let changes = Changes {
-        enabled: Some(enabled),
-        ..Changes::default()
+    let change = EndpointChange {
+        enabled: Field::Present(enabled),
+        ..EndpointChange::default()
     };
-    let result = webhook_endpoints::update(&state, staff.merchant.id, &id, &changes)
+    let result = endpoints::update(&state, staff.merchant.id, &id, change)
         .await
         .map(|_| {
             let key = if enabled {
@@ -140,7 +155,7 @@ pub async fn send_test(
         Err(answer) => return Ok(answer),
     };
     let t = session::strings(&state, &headers);
-    let result = endpoint_deliveries::queue_test(&state, staff.merchant.id, &id)
+    let result = endpoints::send_test(&state, staff.merchant.id, &id)
         .await
         .map(|action_id| {
             let text = t
@@ -182,11 +197,10 @@ async fn confirm_action(
         Err(redirect) => return Ok(redirect),
     };
     let t = session::strings(state, headers);
-    if stored::get(state.store.pool(), staff.merchant.id, id)
-        .await?
-        .is_none()
-    {
-        return notice::not_found(state, t);
+    match endpoints::endpoint(state, staff.merchant.id, id).await {
+        Ok(_) => {}
+        Err(ServiceError::NotFound) => return notice::not_found(state, t),
+        Err(other) => return Err(other.into()),
     }
     let title = format!("dash_{action}_title");
     let text = format!("dash_{action}_text");
@@ -215,7 +229,7 @@ pub async fn rotate(
         Err(answer) => return Ok(answer),
     };
     let t = session::strings(&state, &headers);
-    let result = webhook_endpoints::rotate(&state, staff.merchant.id, &id)
+    let result = endpoints::rotate_secret(&state, staff.merchant.id, &id)
         .await
         .map(|secret| {
             (
@@ -238,7 +252,7 @@ pub async fn delete(
         Err(answer) => return Ok(answer),
     };
     let t = session::strings(&state, &headers);
-    match webhook_endpoints::delete(&state, staff.merchant.id, &id).await {
+    match endpoints::delete(&state, staff.merchant.id, &id).await {
         Ok(()) => {
             let done = Outcome {
                 nav: "webhooks",

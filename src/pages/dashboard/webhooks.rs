@@ -1,8 +1,8 @@
 //! The webhook endpoints page: the merchant's endpoints and the form that adds one (URL, the
-//! events it takes as checkboxes, a note), through the code of `POST /webhook-endpoints`
-//! ([`crate::api::webhook_endpoints::create`]): the same checks (absolute HTTPS, the SSRF
-//! guard, known `Action`s), the same limit, the signing secret shown once on the page that
-//! answers and stored only sealed. Each endpoint's own page is [`super::webhook_endpoint`].
+//! events it takes as checkboxes, a note), through the service of `POST /webhook-endpoints`
+//! ([`endpoints::create`]): the same checks (absolute HTTPS, the SSRF guard, known `Action`s),
+//! the same limit, the signing secret shown once on the page that answers and stored only
+//! sealed. Each endpoint's own page is [`super::webhook_endpoint`].
 
 use std::collections::BTreeMap;
 
@@ -11,20 +11,21 @@ use axum::extract::{FromRequest, Request, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
 use minijinja::{context, Value};
+use recur_domain::time::format_utc;
 
 use super::confirm::{self, Outcome};
 use super::staff::Staff;
 use super::{framed, staff};
-use crate::api::problem::ApiError;
-use crate::api::webhook_endpoints::{self, CreateEndpointRequest, EndpointRecord};
 use crate::events::Action;
 use crate::http::input::Field;
 use crate::http::{nul_text, problem};
 use crate::pages::failure::PageError;
 use crate::pages::render::with_status;
 use crate::pages::session;
+use crate::services::endpoints::{self, NewEndpoint};
+use crate::services::ServiceError;
 use crate::state::AppState;
-use crate::store::webhook_endpoints as stored;
+use crate::store::webhook_endpoints::Endpoint;
 
 /// The page's address.
 pub const PAGE: &str = "/dashboard/webhooks";
@@ -70,6 +71,19 @@ impl Posted {
     }
 }
 
+/// An endpoint as the pages show it (the fields of the API's record).
+pub(super) fn endpoint_view(endpoint: &Endpoint) -> Value {
+    context! {
+        endpointId => endpoint.endpoint_key,
+        url => endpoint.url,
+        events => endpoint.events,
+        enabled => endpoint.enabled,
+        description => endpoint.description,
+        createdAt => format_utc(endpoint.created_at),
+        disabledAt => endpoint.disabled_at.map(format_utc),
+    }
+}
+
 /// What the page shows besides the list: the form's values and errors, or the endpoint just
 /// added with its secret.
 #[derive(Default)]
@@ -88,10 +102,10 @@ async fn list_page(
     t: &BTreeMap<String, String>,
     shown: Shown,
 ) -> Result<Response, PageError> {
-    let endpoints: Vec<Value> = stored::for_merchant(state.store.pool(), staff.merchant.id)
+    let endpoints: Vec<Value> = endpoints::list(state, staff.merchant.id)
         .await?
-        .into_iter()
-        .map(|endpoint| Value::from_serialize(EndpointRecord::new(endpoint)))
+        .iter()
+        .map(endpoint_view)
         .collect();
     let actions: Vec<Value> = Action::ALL
         .iter()
@@ -142,7 +156,7 @@ pub async fn create(
     let t = session::strings(&state, &headers);
     let events = posted.all("events");
     let description = posted.one("description").trim().to_string();
-    let request = CreateEndpointRequest {
+    let new = NewEndpoint {
         url: Field::Present(posted.one("url").trim().to_string()),
         events: if events.is_empty() {
             Field::Null
@@ -155,7 +169,7 @@ pub async fn create(
             Field::Present(description.clone())
         },
     };
-    match webhook_endpoints::create(&state, staff.merchant.id, request).await {
+    match endpoints::create(&state, staff.merchant.id, new).await {
         Ok((endpoint, secret)) => {
             let shown = Shown {
                 created: Some((endpoint.endpoint_key, secret)),
@@ -163,7 +177,7 @@ pub async fn create(
             };
             list_page(&state, &staff, t, shown).await
         }
-        Err(ApiError::Validation(errors)) => {
+        Err(ServiceError::Validation(errors)) => {
             let errors = errors
                 .into_map()
                 .into_iter()
@@ -183,7 +197,7 @@ pub async fn create(
             let page = list_page(&state, &staff, t, shown).await?;
             Ok(with_status(page, StatusCode::BAD_REQUEST))
         }
-        Err(ApiError::Conflict(why)) => {
+        Err(ServiceError::Conflict(why)) => {
             let told = Outcome {
                 nav: "webhooks",
                 back: PAGE,

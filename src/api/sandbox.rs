@@ -1,38 +1,22 @@
-//! Sandbox-only operations (DESIGN §7): attach a test card without a browser, pay a first
-//! invoice with it, and move the merchant's test clock. Live merchants get 403.
+//! Sandbox-only operations (DESIGN §7): attach a test card without a browser
+//! (`POST /test-helpers/payment-method`), pay a first invoice with it
+//! (`POST /test-helpers/membership/{membershipKey}/pay`), and read or move the merchant's test
+//! clock (`GET /test-clock`, `POST /test-clock/advance`), over [`crate::services::sandbox`].
+//! Live merchants get 403.
 
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::Json;
-use chrono::{DateTime, NaiveDateTime, Utc};
-use recur_domain::card::CardNumber;
-use recur_domain::schedule::test_clock_refusal;
 use recur_domain::time::format_utc;
-use recur_domain::validation::FieldErrors;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 use super::extract::{AuthMerchant, JsonBody};
 use super::membership_records::{record_of, MembershipRecord};
 use super::problem::{ApiError, Problem};
-use crate::billing::{checkout, lifecycle, test_clock};
-use crate::http::input::{required_text, Field};
+use crate::http::input::Field;
+use crate::services::sandbox::{self, TestCard};
 use crate::state::AppState;
-use crate::store::customers;
-use crate::store::merchants::{self, Mode};
-
-/// Refuses live merchants.
-async fn require_sandbox(state: &AppState, merchant_id: i64) -> Result<(), ApiError> {
-    let merchant = merchants::by_id(&state.store, merchant_id)
-        .await?
-        .ok_or(ApiError::Unauthorized)?;
-    match merchant.mode {
-        Mode::Sandbox => Ok(()),
-        Mode::Live => Err(ApiError::Forbidden(
-            "Test helpers and test clocks are only available to sandbox merchants.",
-        )),
-    }
-}
 
 /// Body of `POST /test-helpers/payment-method`.
 #[derive(Debug, Deserialize, ToSchema)]
@@ -81,31 +65,11 @@ pub async fn attach_card(
     auth: AuthMerchant,
     JsonBody(body): JsonBody<AttachCardRequest>,
 ) -> Result<(StatusCode, Json<PaymentMethodRecord>), ApiError> {
-    require_sandbox(&state, auth.merchant_id).await?;
-    let mut errors = FieldErrors::new();
-    let customer_key = required_text(body.customer_key, "customerKey", &mut errors, |k| {
-        Ok(k.to_string())
-    });
-    let card = body
-        .card_number
-        .required("cardNumber", &mut errors)
-        .and_then(|n| errors.check("cardNumber", CardNumber::parse(&n)));
-    let customer = match customer_key {
-        Some(key) => {
-            let found = customers::get(&state.store, auth.merchant_id, &key).await?;
-            if found.is_none() {
-                errors.add("customerKey", "does not match a customer of this merchant");
-            }
-            found
-        }
-        None => None,
+    let card = TestCard {
+        customer_key: body.customer_key,
+        card_number: body.card_number,
     };
-    let (Some(customer), Some(card)) = (customer, card) else {
-        return Err(ApiError::Validation(errors));
-    };
-    let now = state.merchant_now(auth.merchant_id).await?;
-    let method =
-        checkout::save_card(&state, auth.merchant_id, customer.id, &card, true, now).await?;
+    let method = sandbox::attach_card(&state, auth.merchant_id, card).await?;
     Ok((
         StatusCode::CREATED,
         Json(PaymentMethodRecord {
@@ -138,8 +102,7 @@ pub async fn pay_membership(
     auth: AuthMerchant,
     Path(membership_key): Path<String>,
 ) -> Result<Json<MembershipRecord>, ApiError> {
-    require_sandbox(&state, auth.merchant_id).await?;
-    let m = lifecycle::pay_first(&state, auth.merchant_id, &membership_key).await?;
+    let m = sandbox::pay_first(&state, auth.merchant_id, &membership_key).await?;
     Ok(Json(record_of(&state, &m).await?))
 }
 
@@ -157,14 +120,6 @@ pub struct AdvanceClockRequest {
 pub struct ClockRecord {
     /// The merchant's current time, UTC.
     pub now: String,
-}
-
-/// A UTC instant: RFC 3339 (`2027-01-31T10:00:00Z`) or `YYYY-MM-DDTHH:mm:ss` read as UTC.
-pub fn parse_instant(text: &str) -> Result<DateTime<Utc>, String> {
-    DateTime::parse_from_rfc3339(text)
-        .map(|d| d.with_timezone(&Utc))
-        .or_else(|_| NaiveDateTime::parse_from_str(text, "%Y-%m-%dT%H:%M:%S").map(|d| d.and_utc()))
-        .map_err(|_| "must be a UTC ISO-8601 date and time".to_string())
 }
 
 /// Moves the merchant's test clock forward and runs every renewal, retry and expiry that falls
@@ -187,26 +142,7 @@ pub async fn advance_clock(
     auth: AuthMerchant,
     JsonBody(body): JsonBody<AdvanceClockRequest>,
 ) -> Result<Json<ClockRecord>, ApiError> {
-    require_sandbox(&state, auth.merchant_id).await?;
-    let now = state.merchant_now(auth.merchant_id).await?;
-    let mut errors = FieldErrors::new();
-    let to = body
-        .to
-        .required("to", &mut errors)
-        .and_then(|text| errors.check("to", parse_instant(&text)))
-        .and_then(|to| {
-            errors.check(
-                "to",
-                match test_clock_refusal(now, to) {
-                    None => Ok(to),
-                    Some(why) => Err(format!("{why} ({})", format_utc(now))),
-                },
-            )
-        });
-    let Some(to) = to else {
-        return Err(ApiError::Validation(errors));
-    };
-    test_clock::advance(&state.platform, &state.webhooks, auth.merchant_id, to).await?;
+    let to = sandbox::advance_clock(&state, auth.merchant_id, body.to).await?;
     Ok(Json(ClockRecord {
         now: format_utc(to),
     }))
@@ -228,8 +164,7 @@ pub async fn get_clock(
     State(state): State<AppState>,
     auth: AuthMerchant,
 ) -> Result<Json<ClockRecord>, ApiError> {
-    require_sandbox(&state, auth.merchant_id).await?;
-    let now = state.merchant_now(auth.merchant_id).await?;
+    let now = sandbox::clock(&state, auth.merchant_id).await?;
     Ok(Json(ClockRecord {
         now: format_utc(now),
     }))
