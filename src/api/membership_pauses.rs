@@ -4,16 +4,14 @@
 
 use axum::extract::{Path, State};
 use axum::Json;
-use recur_domain::membership as rules;
-use recur_domain::validation::FieldErrors;
 use serde::Deserialize;
 use utoipa::ToSchema;
 
 use super::extract::{AuthMerchant, OptionalJsonBody};
 use super::membership_records::{record_of, MembershipRecord};
 use super::problem::{ApiError, Problem};
-use crate::billing::pause;
 use crate::http::input::Field;
+use crate::services::memberships;
 use crate::state::AppState;
 
 /// Body of `POST /membership/{membershipKey}/pause` (optional).
@@ -51,16 +49,7 @@ pub async fn pause_membership(
     Path(membership_key): Path<String>,
     OptionalJsonBody(body): OptionalJsonBody<PauseRequest>,
 ) -> Result<Json<MembershipRecord>, ApiError> {
-    let now = state.merchant_now(auth.merchant_id).await?;
-    let mut errors = FieldErrors::new();
-    let resume_at = body
-        .resume_at
-        .optional("resumeAt", &mut errors)
-        .and_then(|v| errors.check("resumeAt", rules::resume_at(&v, now)));
-    if !errors.is_empty() {
-        return Err(ApiError::Validation(errors));
-    }
-    let m = pause::pause(&state, auth.merchant_id, &membership_key, resume_at).await?;
+    let m = memberships::pause(&state, auth.merchant_id, &membership_key, body.resume_at).await?;
     Ok(Json(record_of(&state, &m).await?))
 }
 
@@ -85,6 +74,6 @@ pub async fn resume_membership(
     auth: AuthMerchant,
     Path(membership_key): Path<String>,
 ) -> Result<Json<MembershipRecord>, ApiError> {
-    let m = pause::resume(&state, auth.merchant_id, &membership_key).await?;
+    let m = memberships::resume(&state, auth.merchant_id, &membership_key).await?;
     Ok(Json(record_of(&state, &m).await?))
 }
