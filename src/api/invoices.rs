@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 use super::extract::{AuthMerchant, OptionalJsonBody};
-use super::membership_records::InvoiceRecord;
+use super::invoice_records::{CreditNoteRecord, InvoiceRecord};
 use super::problem::{ApiError, Problem};
 use crate::billing::refunds::{self, RefundAsk};
 use crate::http::input::Field;
@@ -74,49 +74,6 @@ impl RefundRecord {
             decline_code: refund.decline.as_ref().map(|d| d.0.clone()),
             created_at: format_utc(refund.created_at),
             credit_note_key: credit_note.map(|note| note.credit_note_key.clone()),
-        })
-    }
-}
-
-/// A credit note of an invoice.
-#[derive(Debug, Serialize, ToSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct CreditNoteRecord {
-    /// `cn_` + 24 base62 characters.
-    pub credit_note_key: String,
-    /// `CN-{YYYY}-{NNNNNN}`.
-    pub number: String,
-    /// Decimal string in the invoice's currency.
-    pub amount: String,
-    /// The refund's reason, why the invoice was voided, or what the credit is for.
-    pub reason: Option<String>,
-    /// `refund`, `void`, or `credit` (money a change owes back, added to the membership's
-    /// credit balance: a downgrade, unused time at a pause or an interval change).
-    pub kind: String,
-    /// When it was written (UTC; the merchant's clock).
-    pub created_at: String,
-    /// A signed link to its PDF that works without a token for 30 days.
-    pub pdf_url: String,
-}
-
-impl CreditNoteRecord {
-    /// The record of `note`, with its PDF link as of `now` (the server's time).
-    pub fn of(state: &Platform, note: &CreditNote, now: DateTime<Utc>) -> Result<Self, ApiError> {
-        let currency = Currency::parse(&note.currency).map_err(anyhow::Error::from)?;
-        Ok(Self {
-            credit_note_key: note.credit_note_key.clone(),
-            number: note.number.clone(),
-            amount: format_amount(note.amount, currency),
-            reason: note.reason.clone(),
-            kind: note.kind.as_str().to_string(),
-            created_at: format_utc(note.created_at),
-            pdf_url: links::document_url(
-                state,
-                note.merchant_id,
-                Document::CreditNote,
-                &note.credit_note_key,
-                now,
-            ),
         })
     }
 }
