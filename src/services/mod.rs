@@ -8,6 +8,7 @@
 //! [`memberships`], the catalog's in [`catalog`], …), with its pure rules in `crates/domain`.
 
 pub mod catalog;
+pub mod customers;
 pub mod fields;
 pub mod memberships;
 
