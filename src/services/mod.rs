@@ -9,7 +9,10 @@
 
 pub mod catalog;
 pub mod customers;
+pub mod events;
 pub mod fields;
+pub mod invoices;
+pub mod lists;
 pub mod memberships;
 
 use recur_domain::validation::FieldErrors;
