@@ -14,6 +14,7 @@ pub mod fields;
 pub mod invoices;
 pub mod lists;
 pub mod memberships;
+pub mod sessions;
 
 use recur_domain::validation::FieldErrors;
 
