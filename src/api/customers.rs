@@ -1,20 +1,20 @@
-//! Customer operations: create (idempotent by e-mail), get, update phone.
+//! Customer operations: create (idempotent by e-mail), get, update phone, over
+//! [`crate::services::customers`].
 
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::Json;
 use recur_domain::time::format_utc;
-use recur_domain::validation::{self as rules, FieldErrors};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 use super::extract::{AuthMerchant, JsonBody};
 use super::field_schemas::{CountryCode, PersonName};
 use super::problem::{ApiError, Problem};
-use crate::http::input::{required_text, Field};
-use crate::ids;
+use crate::http::input::Field;
+use crate::services::customers::{self, NewCustomer, PhoneChange};
 use crate::state::AppState;
-use crate::store::customers::{self, Created, Customer, NewCustomer, TaxId};
+use crate::store::customers::{Created, Customer};
 
 /// Body of `POST /customer`.
 #[derive(Debug, Deserialize, ToSchema)]
@@ -180,134 +180,26 @@ pub async fn create_customer(
     auth: AuthMerchant,
     JsonBody(body): JsonBody<CreateCustomerRequest>,
 ) -> Result<(StatusCode, Json<CustomerRecord>), ApiError> {
-    let processor_key = state
-        .processor_keys
-        .of(&state.store, auth.merchant_id)
-        .await?
-        .ok_or(ApiError::Unauthorized)?;
-    let new_customer = validate_create(body, &processor_key)?;
-    let now = state.clock.now();
-    let (customer, created) = customers::create_or_get(
-        &state.store,
-        auth.merchant_id,
-        ids::customer_key(),
-        new_customer,
-        now,
-    )
-    .await?;
+    let new = NewCustomer {
+        processor_key: body.processor_key,
+        first_name: body.first_name,
+        last_name: body.last_name,
+        email: body.email,
+        phone: body.phone,
+        country_code: body.country_code,
+        address1: body.address1,
+        address2: body.address2,
+        city: body.city,
+        state: body.state,
+        zip_code: body.zip_code,
+        tax_ids: body.tax_ids,
+    };
+    let (customer, created) = customers::create(&state, auth.merchant_id, new).await?;
     let status = match created {
         Created::New => StatusCode::CREATED,
         Created::Existing => StatusCode::OK,
     };
     Ok((status, Json(customer.into())))
-}
-
-fn validate_create(
-    body: CreateCustomerRequest,
-    merchant_processor_key: &str,
-) -> Result<NewCustomer, ApiError> {
-    let mut errors = FieldErrors::new();
-    let processor_key = required_text(
-        body.processor_key,
-        "processorKey",
-        &mut errors,
-        rules::canonical_guid,
-    )
-    .and_then(|key| {
-        let owned = key == merchant_processor_key;
-        errors.check(
-            "processorKey",
-            owned
-                .then_some(key)
-                .ok_or_else(|| "is not this merchant's processor key".to_string()),
-        )
-    });
-    let first_name = required_text(
-        body.first_name,
-        "firstName",
-        &mut errors,
-        rules::person_name,
-    );
-    let last_name = required_text(body.last_name, "lastName", &mut errors, rules::person_name);
-    let email = required_text(body.email, "email", &mut errors, rules::email);
-    let phone = required_text(body.phone, "phone", &mut errors, rules::e164_phone);
-    let country_code = required_text(
-        body.country_code,
-        "countryCode",
-        &mut errors,
-        rules::country_code,
-    );
-    let address1 = body.address1.optional("address1", &mut errors);
-    let address2 = body.address2.optional("address2", &mut errors);
-    let city = body.city.optional("city", &mut errors);
-    let state = body.state.optional("state", &mut errors);
-    let zip_code = body.zip_code.optional("zipCode", &mut errors);
-    let tax_ids = body
-        .tax_ids
-        .optional("taxIds", &mut errors)
-        .map(|items| tax_id_items(items, &mut errors))
-        .unwrap_or_default();
-    match (
-        processor_key,
-        first_name,
-        last_name,
-        email,
-        phone,
-        country_code,
-    ) {
-        (
-            Some(processor_key),
-            Some(first_name),
-            Some(last_name),
-            Some(email),
-            Some(phone),
-            Some(country_code),
-        ) if errors.is_empty() => Ok(NewCustomer {
-            processor_key,
-            first_name,
-            last_name,
-            email_identity: rules::email_identity(&email),
-            email,
-            phone,
-            country_code,
-            address1,
-            address2,
-            city,
-            state,
-            zip_code,
-            tax_ids,
-        }),
-        _ => Err(ApiError::Validation(errors)),
-    }
-}
-
-/// Each item must be an object with string `type` and `value`.
-fn tax_id_items(items: Vec<serde_json::Value>, errors: &mut FieldErrors) -> Vec<TaxId> {
-    let mut tax_ids = Vec::with_capacity(items.len());
-    for (i, item) in items.into_iter().enumerate() {
-        let Some(object) = item.as_object() else {
-            errors.add(
-                format!("taxIds[{i}]"),
-                "must be an object with type and value",
-            );
-            continue;
-        };
-        let mut text = |name: &str| match object.get(name) {
-            Some(serde_json::Value::String(s)) => Some(s.clone()),
-            Some(serde_json::Value::Null) | None => {
-                errors.add(format!("taxIds[{i}].{name}"), "is required");
-                None
-            }
-            Some(_) => {
-                errors.add(format!("taxIds[{i}].{name}"), "must be a string");
-                None
-            }
-        };
-        if let (Some(kind), Some(value)) = (text("type"), text("value")) {
-            tax_ids.push(TaxId { kind, value });
-        }
-    }
-    tax_ids
 }
 
 /// Reads a customer of the calling merchant.
@@ -328,9 +220,7 @@ pub async fn get_customer(
     auth: AuthMerchant,
     Path(customer_key): Path<String>,
 ) -> Result<Json<CustomerRecord>, ApiError> {
-    let customer = customers::get(&state.store, auth.merchant_id, &customer_key)
-        .await?
-        .ok_or(ApiError::NotFound)?;
+    let customer = customers::customer(&state, auth.merchant_id, &customer_key).await?;
     Ok(Json(customer.into()))
 }
 
@@ -353,28 +243,10 @@ pub async fn update_phone(
     auth: AuthMerchant,
     JsonBody(body): JsonBody<UpdatePhoneRequest>,
 ) -> Result<Json<CustomerRecord>, ApiError> {
-    let mut errors = FieldErrors::new();
-    let customer_key = required_text(body.customer_key, "customerKey", &mut errors, |key| {
-        if key.starts_with("cstmr_") {
-            Ok(key.to_string())
-        } else {
-            Err("must start with cstmr_".into())
-        }
-    });
-    let phone = required_text(body.phone, "phone", &mut errors, rules::e164_phone);
-    let (Some(customer_key), Some(phone)) = (customer_key, phone) else {
-        return Err(ApiError::Validation(errors));
+    let change = PhoneChange {
+        customer_key: body.customer_key,
+        phone: body.phone,
     };
-    let mut tx = state.store.begin().await?;
-    let customer = customers::update_phone(
-        &mut tx,
-        auth.merchant_id,
-        &customer_key,
-        &phone,
-        state.clock.now(),
-    )
-    .await?
-    .ok_or(ApiError::NotFound)?;
-    tx.commit().await?;
+    let customer = customers::update_phone(&state, auth.merchant_id, change).await?;
     Ok(Json(customer.into()))
 }

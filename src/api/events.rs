@@ -1,4 +1,5 @@
-//! Webhook events of a membership: listing with every delivery attempt, and re-sending.
+//! Webhook events of a membership: listing with every delivery attempt, and re-sending, over
+//! [`crate::services::events`].
 
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
@@ -9,12 +10,9 @@ use utoipa::ToSchema;
 
 use super::extract::AuthMerchant;
 use super::problem::{ApiError, Problem};
+use crate::services::events;
 use crate::state::AppState;
-use crate::store::events::{self, Attempt, Event};
-use crate::store::memberships;
-
-/// How many events a listing returns, newest first.
-const LISTED_EVENTS: i64 = 100;
+use crate::store::events::{Attempt, Event};
 
 /// One delivery attempt.
 #[derive(Debug, Serialize, ToSchema)]
@@ -111,11 +109,7 @@ pub async fn list_events(
     auth: AuthMerchant,
     Path(membership_key): Path<String>,
 ) -> Result<Json<EventList>, ApiError> {
-    let m = memberships::get(state.store.pool(), auth.merchant_id, &membership_key)
-        .await?
-        .ok_or(ApiError::NotFound)?;
-    let events =
-        events::for_membership(&state.store, auth.merchant_id, m.id, LISTED_EVENTS).await?;
+    let events = events::of_membership(&state, auth.merchant_id, &membership_key).await?;
     Ok(Json(EventList {
         events: events
             .into_iter()
@@ -156,10 +150,7 @@ pub async fn resend_event(
     auth: AuthMerchant,
     Path(action_id): Path<String>,
 ) -> Result<(StatusCode, Json<ResendRecord>), ApiError> {
-    let now = state.merchant_now(auth.merchant_id).await?;
-    let event = events::resend_everywhere(&state.store, auth.merchant_id, &action_id, now)
-        .await?
-        .ok_or(ApiError::NotFound)?;
+    let event = events::resend(&state, auth.merchant_id, &action_id).await?;
     Ok((
         StatusCode::ACCEPTED,
         Json(ResendRecord {

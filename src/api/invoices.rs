@@ -7,26 +7,20 @@ use axum::Json;
 use chrono::{DateTime, Utc};
 use recur_domain::money::{format_amount, Currency};
 use recur_domain::time::format_utc;
-use recur_domain::validation::FieldErrors;
 use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 use super::extract::{AuthMerchant, OptionalJsonBody};
-use super::membership_records::InvoiceRecord;
+use super::invoice_records::{CreditNoteRecord, InvoiceRecord};
 use super::problem::{ApiError, Problem};
-use crate::billing::refunds::{self, RefundAsk};
 use crate::http::input::Field;
 use crate::links::{self, Document};
 use crate::platform::Platform;
+use crate::services::invoices::{self, InvoiceDetail, InvoiceRefund};
 use crate::state::AppState;
-use crate::store::credit_notes::{self, CreditNote};
-use crate::store::invoices::{self, Invoice};
-use crate::store::memberships;
-use crate::store::refunds::{self as ledger, Refund};
-
-/// Longest refund `reason`.
-const MAX_REASON_CHARS: usize = 500;
+use crate::store::credit_notes::CreditNote;
+use crate::store::refunds::Refund;
 
 /// A refund of an invoice.
 #[derive(Debug, Serialize, ToSchema)]
@@ -78,49 +72,6 @@ impl RefundRecord {
     }
 }
 
-/// A credit note of an invoice.
-#[derive(Debug, Serialize, ToSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct CreditNoteRecord {
-    /// `cn_` + 24 base62 characters.
-    pub credit_note_key: String,
-    /// `CN-{YYYY}-{NNNNNN}`.
-    pub number: String,
-    /// Decimal string in the invoice's currency.
-    pub amount: String,
-    /// The refund's reason, why the invoice was voided, or what the credit is for.
-    pub reason: Option<String>,
-    /// `refund`, `void`, or `credit` (money a change owes back, added to the membership's
-    /// credit balance: a downgrade, unused time at a pause or an interval change).
-    pub kind: String,
-    /// When it was written (UTC; the merchant's clock).
-    pub created_at: String,
-    /// A signed link to its PDF that works without a token for 30 days.
-    pub pdf_url: String,
-}
-
-impl CreditNoteRecord {
-    /// The record of `note`, with its PDF link as of `now` (the server's time).
-    pub fn of(state: &Platform, note: &CreditNote, now: DateTime<Utc>) -> Result<Self, ApiError> {
-        let currency = Currency::parse(&note.currency).map_err(anyhow::Error::from)?;
-        Ok(Self {
-            credit_note_key: note.credit_note_key.clone(),
-            number: note.number.clone(),
-            amount: format_amount(note.amount, currency),
-            reason: note.reason.clone(),
-            kind: note.kind.as_str().to_string(),
-            created_at: format_utc(note.created_at),
-            pdf_url: links::document_url(
-                state,
-                note.merchant_id,
-                Document::CreditNote,
-                &note.credit_note_key,
-                now,
-            ),
-        })
-    }
-}
-
 /// An invoice with its membership, customer, refunds and credit notes.
 #[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
@@ -141,24 +92,27 @@ pub struct InvoiceDocument {
 }
 
 impl InvoiceDocument {
-    /// The document of `invoice`, which bills membership `membership_key` of customer
-    /// `customer_key`, with its `refunds` and `credit_notes` (oldest first), its links signed
-    /// as of `now` (the server's time).
+    /// The document of the invoice `detail` holds, with its refunds and credit notes, its links
+    /// signed as of `now` (the server's time).
     pub fn new(
         state: &Platform,
-        invoice: &Invoice,
-        (membership_key, customer_key): (String, String),
-        refunds: &[Refund],
-        credit_notes: &[CreditNote],
+        detail: InvoiceDetail,
         now: DateTime<Utc>,
     ) -> Result<Self, ApiError> {
+        let InvoiceDetail {
+            invoice,
+            membership_key,
+            customer_key,
+            refunds,
+            credit_notes,
+        } = detail;
         let note_of = |refund: &Refund| {
             credit_notes
                 .iter()
                 .find(|note| note.refund_id == Some(refund.id))
         };
         Ok(Self {
-            invoice: InvoiceRecord::from(invoice),
+            invoice: InvoiceRecord::from(&invoice),
             membership_key,
             customer_key,
             refunds: refunds
@@ -213,21 +167,10 @@ pub async fn get_invoice(
     auth: AuthMerchant,
     Path(invoice_key): Path<String>,
 ) -> Result<Json<InvoiceDocument>, ApiError> {
-    let pool = state.store.pool();
-    let invoice = invoices::by_key(pool, auth.merchant_id, &invoice_key)
-        .await?
-        .ok_or(ApiError::NotFound)?;
-    let m = memberships::by_id(pool, auth.merchant_id, invoice.membership_id)
-        .await?
-        .ok_or(ApiError::NotFound)?;
-    let refunds = ledger::of_invoice(pool, invoice.id).await?;
-    let notes = credit_notes::of_invoice(pool, auth.merchant_id, invoice.id).await?;
+    let detail = invoices::invoice(&state, auth.merchant_id, &invoice_key).await?;
     Ok(Json(InvoiceDocument::new(
         &state,
-        &invoice,
-        (m.membership_key, m.customer_key),
-        &refunds,
-        &notes,
+        detail,
         state.clock.now(),
     )?))
 }
@@ -257,37 +200,11 @@ pub async fn refund_invoice(
     Path(invoice_key): Path<String>,
     OptionalJsonBody(body): OptionalJsonBody<InvoiceRefundRequest>,
 ) -> Result<(StatusCode, Json<RefundRecord>), ApiError> {
-    let mut errors = FieldErrors::new();
-    // A malformed amount is reported after the invoice's state (DESIGN §9: 409 first).
-    let amount = match body.amount {
-        Field::Absent | Field::Null => Ok(None),
-        Field::Present(amount) => Ok(Some(amount)),
-        Field::Invalid(message) => Err(message),
+    let ask = InvoiceRefund {
+        amount: body.amount,
+        reason: body.reason,
     };
-    let reason = body
-        .reason
-        .optional("reason", &mut errors)
-        .map(|r| r.trim().to_string())
-        .filter(|r| !r.is_empty());
-    if reason
-        .as_ref()
-        .is_some_and(|r| r.chars().count() > MAX_REASON_CHARS)
-    {
-        errors.add(
-            "reason",
-            format!("must be at most {MAX_REASON_CHARS} characters"),
-        );
-    }
-    if !errors.is_empty() {
-        return Err(ApiError::Validation(errors));
-    }
-    let recorded = refunds::refund_invoice(
-        &state,
-        auth.merchant_id,
-        &invoice_key,
-        RefundAsk { amount, reason },
-    )
-    .await?;
+    let recorded = invoices::refund(&state, auth.merchant_id, &invoice_key, ask).await?;
     Ok((
         StatusCode::CREATED,
         Json(RefundRecord::of(

@@ -13,6 +13,7 @@ pub mod extract;
 pub mod field_schemas;
 pub mod health;
 pub mod idempotency;
+pub mod invoice_records;
 pub mod invoices;
 pub mod lists;
 pub mod membership_catalog;

@@ -2,27 +2,24 @@
 //! membership or manages their memberships, invoices and card.
 //!
 //! `POST /checkout/session` with a `membershipKey` opens a checkout, without one a portal;
-//! `POST /portal/session` is the explicit portal alias. Links carry an unguessable token of which
-//! only a keyed digest is stored; checkout links work for 24 hours, portal links for one hour.
+//! `POST /portal/session` is the explicit portal alias; both over [`crate::services::sessions`].
+//! Links carry an unguessable token of which only a keyed digest is stored; checkout links work
+//! for 24 hours, portal links for one hour.
 
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::Json;
-use recur_domain::status::MembershipStatus;
 use recur_domain::time::format_utc;
-use recur_domain::validation::{self as field_rules, FieldErrors};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 use super::extract::{AuthMerchant, JsonBody};
 use super::field_schemas::HttpsUrl;
 use super::problem::{ApiError, Problem};
-use crate::billing::checkout::{self, SessionSpec};
-use crate::http::input::{optional_text, prefixed, required_text, Field};
+use crate::http::input::Field;
+use crate::services::sessions::{self, NewSession};
 use crate::state::AppState;
 use crate::store::checkout_sessions::{CheckoutSession, SessionKind};
-use crate::store::customers::{self, Customer};
-use crate::store::memberships::{self, Membership};
 
 /// Body of `POST /checkout/session` and `POST /portal/session`.
 #[derive(Debug, Deserialize, ToSchema)]
@@ -99,8 +96,11 @@ pub async fn create_checkout_session(
     auth: AuthMerchant,
     JsonBody(body): JsonBody<SessionRequest>,
 ) -> Result<(StatusCode, Json<SessionRecord>), ApiError> {
-    let wants_checkout = matches!(body.membership_key, Field::Present(_) | Field::Invalid(_));
-    open(&state, auth.merchant_id, body, wants_checkout).await
+    let kind = match body.membership_key {
+        Field::Present(_) | Field::Invalid(_) => SessionKind::Checkout,
+        Field::Absent | Field::Null => SessionKind::Portal,
+    };
+    open(&state, auth.merchant_id, body, kind).await
 }
 
 /// Opens a portal session: the customer's self-service page (memberships, invoices, card,
@@ -122,110 +122,23 @@ pub async fn create_portal_session(
     auth: AuthMerchant,
     JsonBody(body): JsonBody<SessionRequest>,
 ) -> Result<(StatusCode, Json<SessionRecord>), ApiError> {
-    open(&state, auth.merchant_id, body, false).await
+    open(&state, auth.merchant_id, body, SessionKind::Portal).await
 }
 
+/// Opens the session of `kind` that `body` asks for: 201 with its link.
 async fn open(
     state: &AppState,
     merchant_id: i64,
     body: SessionRequest,
-    checkout: bool,
+    kind: SessionKind,
 ) -> Result<(StatusCode, Json<SessionRecord>), ApiError> {
-    let mut errors = FieldErrors::new();
-    let customer = match required_text(body.customer_key, "customerKey", &mut errors, |k| {
-        prefixed(k, "cstmr_")
-    }) {
-        Some(key) => {
-            let found = customers::get(&state.store, merchant_id, &key).await?;
-            if found.is_none() {
-                errors.add("customerKey", "does not match a customer of this merchant");
-            }
-            found
-        }
-        None => None,
+    let new = NewSession {
+        customer_key: body.customer_key,
+        membership_key: body.membership_key,
+        return_to_website_link: body.return_to_website_link,
     };
-    let membership = if checkout {
-        membership_of(
-            state,
-            merchant_id,
-            body.membership_key,
-            customer.as_ref(),
-            &mut errors,
-        )
-        .await?
-    } else {
-        if !matches!(body.membership_key, Field::Absent | Field::Null) {
-            errors.add(
-                "membershipKey",
-                "is not used by a portal session; open a checkout session to pay a membership",
-            );
-        }
-        None
-    };
-    let return_url = optional_text(
-        body.return_to_website_link,
-        "returnToWebsiteLink",
-        &mut errors,
-        field_rules::https_url,
-    );
-    let Some(customer) = customer.filter(|_| errors.is_empty()) else {
-        return Err(ApiError::Validation(errors));
-    };
-    let now = state.merchant_now(merchant_id).await?;
-    if let Some(m) = &membership {
-        if checkout::due_now(state, m, now).await?.is_none() {
-            return Err(ApiError::Conflict(nothing_due(m.state.status)));
-        }
-    }
-    let (token, session) = checkout::open_session(
-        state,
-        SessionSpec {
-            merchant_id,
-            customer_id: customer.id,
-            membership: membership.as_ref(),
-            return_url,
-        },
-        now,
-    )
-    .await?;
+    let (token, session) = sessions::open(state, merchant_id, kind, new).await?;
     Ok((StatusCode::CREATED, Json(record(state, &token, session))))
-}
-
-/// The membership a checkout pays: it must be the customer's.
-async fn membership_of(
-    state: &AppState,
-    merchant_id: i64,
-    key: Field<String>,
-    customer: Option<&Customer>,
-    errors: &mut FieldErrors,
-) -> Result<Option<Membership>, ApiError> {
-    let Some(key) = required_text(key, "membershipKey", errors, |k| prefixed(k, "mmbrshp_")) else {
-        return Ok(None);
-    };
-    let found = memberships::get(state.store.pool(), merchant_id, &key).await?;
-    match (found, customer) {
-        (None, _) => {
-            errors.add(
-                "membershipKey",
-                "does not match a membership of this merchant",
-            );
-            Ok(None)
-        }
-        (Some(m), Some(c)) if m.customer_id != c.id => {
-            errors.add("membershipKey", "belongs to another customer");
-            Ok(None)
-        }
-        (found, _) => Ok(found),
-    }
-}
-
-fn nothing_due(status: MembershipStatus) -> String {
-    match status {
-        MembershipStatus::Active => {
-            "the membership is Active and has nothing due; open a portal session instead".into()
-        }
-        status => format!("the membership is {status} and cannot be paid"),
-    }
 }
 
 fn record(state: &AppState, token: &str, session: CheckoutSession) -> SessionRecord {

@@ -15,11 +15,11 @@ use utoipa::ToSchema;
 
 use super::extract::{AuthMerchant, JsonBody};
 use super::idempotency::RememberInstead;
-use super::lists::ActionName;
 use super::page::Page;
 use super::problem::{ApiError, Problem};
 use crate::http::input::Field;
 use crate::services::endpoints::{self, EndpointChange, NewEndpoint};
+use crate::services::lists::ActionName;
 use crate::state::AppState;
 use crate::store::webhook_endpoints::Endpoint;
 

@@ -59,21 +59,6 @@ impl From<ServiceError> for PageError {
     }
 }
 
-// Transitional: the dashboard pages still calling the API's functions take their errors as a
-// page's until those functions move into the service layer.
-impl From<crate::api::problem::ApiError> for PageError {
-    fn from(error: crate::api::problem::ApiError) -> Self {
-        use crate::api::problem::ApiError;
-        match error {
-            ApiError::Validation(_) | ApiError::MalformedBody(_) => PageError::BadRequest,
-            ApiError::NotFound => PageError::NotFound,
-            ApiError::Conflict(why) => PageError::Conflict(why),
-            ApiError::Internal(e) => PageError::Internal(e),
-            other => PageError::Internal(anyhow::anyhow!("{other}")),
-        }
-    }
-}
-
 // Transitional: pages still calling the engines directly.
 impl From<crate::billing::BillingError> for PageError {
     fn from(error: crate::billing::BillingError) -> Self {

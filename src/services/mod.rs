@@ -10,11 +10,16 @@
 pub mod catalog;
 pub mod checkout;
 pub mod coupons;
+pub mod customers;
 pub mod endpoints;
+pub mod events;
 pub mod fields;
+pub mod invoices;
 pub mod keys;
+pub mod lists;
 pub mod memberships;
 pub mod sandbox;
+pub mod sessions;
 pub mod settings;
 pub mod tax_rates;
 

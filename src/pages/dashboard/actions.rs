@@ -1,11 +1,11 @@
 //! What a staff member does from a membership's page, each as the JSON API does it and through
-//! the same functions: cancel the membership (`POST /membership/cancel/{key}`,
-//! [`lifecycle::cancel`]), refund one of its invoices with an optional amount
-//! (`POST /invoice/{key}/refund`, [`refunds::refund_invoice`]) and re-send one of its webhook
-//! events with its endpoint deliveries (`POST /events/{actionId}/resend`,
-//! [`events::resend_everywhere`]). Each is a confirmation page (`GET`) whose form posts the
-//! action with the session's form token; the answer is a page that tells the outcome: done,
-//! declined by the processor, or refused with the reason (409), never a 500 for the request.
+//! the same services: cancel the membership (`POST /membership/cancel/{key}`,
+//! [`memberships::cancel`]), refund one of its invoices with an optional amount
+//! (`POST /invoice/{key}/refund`, [`invoices::refund`]) and re-send one of its webhook events
+//! with its endpoint deliveries (`POST /events/{actionId}/resend`, [`events::resend`]). Each is
+//! a confirmation page (`GET`) whose form posts the action with the session's form token; the
+//! answer is a page that tells the outcome: done, declined by the processor, or refused with the
+//! reason (409), never a 500 for the request.
 
 use std::collections::BTreeMap;
 use std::str::FromStr;
@@ -19,18 +19,20 @@ use rust_decimal::Decimal;
 use serde::Deserialize;
 
 use super::confirm::{self, Confirm, Field, Outcome};
+use super::fields::beside;
 use super::staff;
-use crate::billing::refunds::{self, RefundAsk};
-use crate::billing::{lifecycle, BillingError};
+use crate::http::input::Field as InputField;
 use crate::i18n;
 use crate::pages::failure::PageError;
 use crate::pages::form::PageForm;
 use crate::pages::render::with_status;
 use crate::pages::{notice, session};
+use crate::services::invoices::{self, InvoiceRefund};
+use crate::services::{events, memberships, ServiceError};
 use crate::state::AppState;
-use crate::store::events;
-use crate::store::invoices::{self, Invoice};
-use crate::store::memberships::{self, Membership};
+use crate::store::events as stored_events;
+use crate::store::invoices::{self as stored_invoices, Invoice};
+use crate::store::memberships::{self as stored_memberships, Membership};
 use crate::store::refunds::RefundStatus;
 
 /// An action's form as posted: its token and, for a refund, the amount (blank: all that is
@@ -94,23 +96,20 @@ pub(super) fn refused(
     staff: &staff::Staff,
     t: &BTreeMap<String, String>,
     key: &str,
-    error: BillingError,
+    error: impl Into<ServiceError>,
 ) -> Result<Response, PageError> {
-    match error {
-        BillingError::NotFound => notice::not_found(state, t),
-        BillingError::Conflict(_) | BillingError::PaymentInProgress => {
-            let why = error.to_string();
-            outcome_page(
-                state,
-                staff,
-                t,
-                key,
-                StatusCode::CONFLICT,
-                "refused",
-                why.into(),
-            )
-        }
-        BillingError::Declined { reason, .. } => outcome_page(
+    match error.into() {
+        ServiceError::NotFound => notice::not_found(state, t),
+        ServiceError::Conflict(why) => outcome_page(
+            state,
+            staff,
+            t,
+            key,
+            StatusCode::CONFLICT,
+            "refused",
+            why.into(),
+        ),
+        ServiceError::PaymentDeclined { reason, .. } => outcome_page(
             state,
             staff,
             t,
@@ -119,15 +118,21 @@ pub(super) fn refused(
             "declined",
             reason.into(),
         ),
-        BillingError::Invalid { field, message } => outcome_page(
-            state,
-            staff,
-            t,
-            key,
-            StatusCode::BAD_REQUEST,
-            "refused",
-            format!("{field}: {message}").into(),
-        ),
+        ServiceError::Validation(errors) => {
+            let why: Vec<String> = beside(errors)
+                .into_iter()
+                .map(|(field, message)| format!("{field}: {message}"))
+                .collect();
+            outcome_page(
+                state,
+                staff,
+                t,
+                key,
+                StatusCode::BAD_REQUEST,
+                "refused",
+                why.join("; ").into(),
+            )
+        }
         other => Err(other.into()),
     }
 }
@@ -144,7 +149,7 @@ pub(super) async fn membership_of(
         Err(redirect) => return Ok(Err(redirect)),
     };
     let t = session::strings(state, headers);
-    match memberships::get(state.store.pool(), staff.merchant.id, key).await? {
+    match stored_memberships::get(state.store.pool(), staff.merchant.id, key).await? {
         Some(m) => Ok(Ok((staff, m))),
         None => notice::not_found(state, t).map(Err),
     }
@@ -236,7 +241,7 @@ pub async fn cancel(
         Err(page) => return Ok(page),
     };
     let t = session::strings(&state, &headers);
-    match lifecycle::cancel(&state, staff.merchant.id, &key).await {
+    match memberships::cancel(&state, staff.merchant.id, &key).await {
         Ok(_) => {
             let text = t.get("dash_canceled").cloned().unwrap_or_default();
             outcome_page(&state, &staff, t, &key, StatusCode::OK, "done", text.into())
@@ -257,7 +262,8 @@ async fn invoice_of(
         Ok(found) => found,
         Err(page) => return Ok(Err(page)),
     };
-    let invoice = invoices::by_key(state.store.pool(), staff.merchant.id, invoice_key).await?;
+    let invoice =
+        stored_invoices::by_key(state.store.pool(), staff.merchant.id, invoice_key).await?;
     match invoice.filter(|i| i.membership_id == m.id) {
         Some(invoice) => Ok(Ok((staff, invoice))),
         None => notice::not_found(state, session::strings(state, headers)).map(Err),
@@ -328,16 +334,17 @@ pub async fn refund(
     }
     let typed = form.amount.trim().to_string();
     let amount = match typed.as_str() {
-        "" => Ok(None),
-        text => Decimal::from_str(text)
-            .map(Some)
-            .map_err(|_| "must be a number".to_string()),
+        "" => InputField::Absent,
+        text => Decimal::from_str(text).map_or_else(
+            |_| InputField::Invalid("must be a number".to_string()),
+            InputField::Present,
+        ),
     };
-    let ask = RefundAsk {
+    let ask = InvoiceRefund {
         amount,
-        reason: None,
+        reason: InputField::Absent,
     };
-    let refunded = refunds::refund_invoice(&state, staff.merchant.id, &invoice_key, ask).await;
+    let refunded = invoices::refund(&state, staff.merchant.id, &invoice_key, ask).await;
     match refunded.map(|recorded| recorded.refund) {
         Ok(refund) if refund.status == RefundStatus::Failed => {
             let why = refund.decline.map(|(_, reason)| reason).unwrap_or_default();
@@ -361,8 +368,9 @@ pub async fn refund(
                 .unwrap_or_default();
             outcome_page(&state, &staff, t, &key, StatusCode::OK, "done", text.into())
         }
-        Err(BillingError::Invalid { message, .. }) => {
-            let page = refund_form(&state, &staff, t, &key, &invoice, typed, Some(message))?;
+        Err(ServiceError::Validation(errors)) => {
+            let message = beside(errors).into_values().next();
+            let page = refund_form(&state, &staff, t, &key, &invoice, typed, message)?;
             Ok(with_status(page, StatusCode::BAD_REQUEST))
         }
         Err(error) => refused(&state, &staff, t, &key, error),
@@ -381,7 +389,7 @@ pub async fn confirm_resend(
     };
     let t = session::strings(&state, &headers);
     let pool = state.store.pool();
-    if events::by_action_id(pool, staff.merchant.id, &action_id)
+    if stored_events::by_action_id(pool, staff.merchant.id, &action_id)
         .await?
         .is_none()
     {
@@ -411,12 +419,12 @@ pub async fn resend(
         Err(page) => return Ok(page),
     };
     let t = session::strings(&state, &headers);
-    let merchant_id = staff.merchant.id;
-    match events::resend_everywhere(&state.store, merchant_id, &action_id, staff.now).await? {
-        Some(_) => {
+    match events::resend(&state, staff.merchant.id, &action_id).await {
+        Ok(_) => {
             let text = t.get("dash_resent").cloned().unwrap_or_default();
             outcome_page(&state, &staff, t, &key, StatusCode::OK, "done", text.into())
         }
-        None => notice::not_found(&state, t),
+        Err(ServiceError::NotFound) => notice::not_found(&state, t),
+        Err(other) => Err(other.into()),
     }
 }

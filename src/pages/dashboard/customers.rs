@@ -1,6 +1,6 @@
 //! The dashboard's customers: the search (by e-mail, or a prefix of the e-mail or a name — the
 //! filters and cursors of `GET /customers`, through [`lists::customer_page`]) and a customer's
-//! page with their details, memberships, invoices and card.
+//! page with their details ([`customers::customer`]), memberships, invoices and card.
 
 use std::collections::BTreeMap;
 
@@ -12,16 +12,17 @@ use recur_domain::money::{display_amount, Currency};
 use recur_domain::status::InvoiceStatus;
 
 use super::staff::Staff;
-use super::{framed, link, or_bad_request_api, param, without_empty};
-use crate::api::lists::{self, CustomerFilters, InvoiceFilters};
+use super::{framed, link, or_bad_request, param, without_empty};
 use crate::http::pagination::{ListQuery, PageParams};
 use crate::i18n;
 use crate::pages::failure::PageError;
 use crate::pages::format::{display_date, interval_phrase};
 use crate::pages::invoice_view::shown_number;
 use crate::pages::{notice, session};
+use crate::services::lists::{self, CustomerFilters, InvoiceFilters};
+use crate::services::{customers, ServiceError};
 use crate::state::AppState;
-use crate::store::customers::{self, Customer};
+use crate::store::customers::Customer;
 use crate::store::invoices::Listed;
 use crate::store::memberships::{self, Membership};
 use crate::store::payment_methods;
@@ -41,7 +42,7 @@ pub async fn list(
     let ListQuery(page) = ListQuery::<PageParams>::parse(&query)?;
     let ListQuery(filters) = ListQuery::<CustomerFilters>::parse(&query)?;
     let found = lists::customer_page(&state, staff.merchant.id, page, filters).await;
-    let (rows, next) = match or_bad_request_api(&state, t, found)? {
+    let (rows, next) = match or_bad_request(&state, t, found)? {
         Ok(found) => found,
         Err(page) => return Ok(page),
     };
@@ -91,8 +92,10 @@ pub async fn show(
     let t = session::strings(&state, &headers);
     let lang = i18n::lang(t);
     let merchant_id = staff.merchant.id;
-    let Some(customer) = customers::get(&state.store, merchant_id, &customer_key).await? else {
-        return notice::not_found(&state, t);
+    let customer = match customers::customer(&state, merchant_id, &customer_key).await {
+        Ok(customer) => customer,
+        Err(ServiceError::NotFound) => return notice::not_found(&state, t),
+        Err(other) => return Err(other.into()),
     };
     let ListQuery(page) = ListQuery::<PageParams>::parse(&without_empty(query.as_deref()))?;
     let found = lists::invoice_page(
@@ -102,7 +105,7 @@ pub async fn show(
         InvoiceFilters::of_customer(&customer_key),
     )
     .await;
-    let (invoices, next) = match or_bad_request_api(&state, t, found)? {
+    let (invoices, next) = match or_bad_request(&state, t, found)? {
         Ok(found) => found,
         Err(page) => return Ok(page),
     };

@@ -13,13 +13,13 @@ use recur_domain::status::{InvoiceStatus, MembershipStatus};
 
 use super::customers::{invoice_rows, membership_row};
 use super::staff::Staff;
-use super::{framed, link, or_bad_request_api, param, without_empty};
-use crate::api::lists::{self, EventFilters, InvoiceFilters, MembershipFilters};
+use super::{framed, link, or_bad_request, param, without_empty};
 use crate::http::pagination::{ListQuery, PageParams};
 use crate::i18n;
 use crate::pages::failure::PageError;
 use crate::pages::format::display_time;
 use crate::pages::session;
+use crate::services::lists::{self, EventFilters, InvoiceFilters, MembershipFilters};
 use crate::state::AppState;
 use crate::store::events::EventStatus;
 
@@ -37,7 +37,7 @@ pub async fn memberships(
     let ListQuery(page) = ListQuery::<PageParams>::parse(&query)?;
     let ListQuery(filters) = ListQuery::<MembershipFilters>::parse(&query)?;
     let found = lists::membership_page(&state, staff.merchant.id, page, filters).await;
-    let (rows, next) = match or_bad_request_api(&state, t, found)? {
+    let (rows, next) = match or_bad_request(&state, t, found)? {
         Ok(found) => found,
         Err(page) => return Ok(page),
     };
@@ -69,7 +69,7 @@ pub async fn invoices(
     let ListQuery(page) = ListQuery::<PageParams>::parse(&query)?;
     let ListQuery(filters) = ListQuery::<InvoiceFilters>::parse(&query)?;
     let found = lists::invoice_page(&state, staff.merchant.id, page, filters).await;
-    let (rows, next) = match or_bad_request_api(&state, t, found)? {
+    let (rows, next) = match or_bad_request(&state, t, found)? {
         Ok(found) => found,
         Err(page) => return Ok(page),
     };
@@ -99,7 +99,7 @@ pub async fn events(
     let ListQuery(page) = ListQuery::<PageParams>::parse(&query)?;
     let ListQuery(filters) = ListQuery::<EventFilters>::parse(&query)?;
     let found = lists::event_page(&state, staff.merchant.id, page, filters).await;
-    let (rows, next) = match or_bad_request_api(&state, t, found)? {
+    let (rows, next) = match or_bad_request(&state, t, found)? {
         Ok(found) => found,
         Err(page) => return Ok(page),
     };

@@ -19,14 +19,14 @@ use recur_domain::status::MembershipStatus;
 use super::coupons::shown_off;
 use super::customers::{invoice_rows, membership_row};
 use super::staff::Staff;
-use super::{framed, link, or_bad_request_api, without_empty};
-use crate::api::lists::{self, InvoiceFilters};
+use super::{framed, link, or_bad_request, without_empty};
 use crate::http::pagination::{ListQuery, PageParams};
 use crate::i18n;
 use crate::links;
 use crate::pages::failure::PageError;
 use crate::pages::format::{display_date, display_time, interval_phrase};
 use crate::pages::{notice, session};
+use crate::services::lists::{self, InvoiceFilters};
 use crate::state::AppState;
 use crate::store::memberships::{self, Membership};
 use crate::store::{checkout_sessions, customers, endpoint_deliveries, events};
@@ -58,7 +58,7 @@ pub async fn show(
         InvoiceFilters::of_membership(&membership_key),
     )
     .await;
-    let (invoices, next) = match or_bad_request_api(&state, t, found)? {
+    let (invoices, next) = match or_bad_request(&state, t, found)? {
         Ok(found) => found,
         Err(page) => return Ok(page),
     };

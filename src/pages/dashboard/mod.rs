@@ -35,7 +35,6 @@ use minijinja::{context, Value};
 use super::csrf;
 use super::notice;
 use super::render::{page, Framing};
-use crate::api::problem::ApiError;
 use crate::pages::failure::PageError;
 use crate::services::ServiceError;
 use crate::state::AppState;
@@ -214,19 +213,6 @@ fn or_bad_request<T>(
     match result {
         Ok(value) => Ok(Ok(value)),
         Err(ServiceError::Validation(_)) => notice::bad_request(state, t).map(Err),
-        Err(other) => Err(other.into()),
-    }
-}
-
-// Transitional: [`or_bad_request`] for the lists still read through the API's functions.
-fn or_bad_request_api<T>(
-    state: &AppState,
-    t: &BTreeMap<String, String>,
-    result: Result<T, ApiError>,
-) -> Result<Result<T, Response>, PageError> {
-    match result {
-        Ok(value) => Ok(Ok(value)),
-        Err(ApiError::Validation(_)) => notice::bad_request(state, t).map(Err),
         Err(other) => Err(other.into()),
     }
 }

@@ -23,14 +23,12 @@ use super::invoice_view::{invoice_view, shown_number};
 use super::render::{page, with_status, Framing};
 use super::session::{self, EnteredCard, PageSession};
 use super::{csrf, expired, invoice_pdf, notice};
-use crate::billing::checkout::{self, SessionSpec};
-
 use crate::i18n;
 use crate::links::{self, Document};
 use crate::pages::failure::PageError;
 use crate::processor::Verification;
-use crate::services;
 use crate::services::memberships::switch as switching;
+use crate::services::{self, sessions, ServiceError};
 use crate::state::AppState;
 use crate::store::checkout_sessions::SessionKind;
 use crate::store::credit_notes;
@@ -503,19 +501,23 @@ pub async fn pay(
             Ok(found) => found,
             Err(page) => return Ok(page),
         };
-    if checkout::due_now(&state, &m, portal.now).await?.is_none() {
-        return Ok(Redirect::to(&format!("/portal/{token}")).into_response());
-    }
-    let (checkout_token, _) = checkout::open_session(
+    let opened = sessions::open_checkout(
         &state,
-        SessionSpec {
-            merchant_id: portal.merchant.id,
-            customer_id: portal.customer.id,
-            membership: Some(&m),
-            return_url: Some(format!("{}/portal/{token}", state.public_url)),
-        },
+        portal.merchant.id,
+        portal.customer.id,
+        &m,
+        Some(format!("{}/portal/{token}", state.public_url)),
         portal.now,
     )
-    .await?;
-    Ok(Redirect::to(&format!("/checkout/{checkout_token}")).into_response())
+    .await;
+    match opened {
+        Ok((checkout_token, _)) => {
+            Ok(Redirect::to(&format!("/checkout/{checkout_token}")).into_response())
+        }
+        // Nothing is due (any more): back to the portal, which no longer offers to pay.
+        Err(ServiceError::Conflict(_)) => {
+            Ok(Redirect::to(&format!("/portal/{token}")).into_response())
+        }
+        Err(other) => Err(other.into()),
+    }
 }
