@@ -98,7 +98,13 @@ pub(super) fn refused(
     key: &str,
     error: impl Into<ServiceError>,
 ) -> Result<Response, PageError> {
-    match error.into() {
+    let error = error.into();
+    if matches!(error, ServiceError::PaymentInProgress) {
+        let why = error.to_string();
+        let conflict = StatusCode::CONFLICT;
+        return outcome_page(state, staff, t, key, conflict, "refused", why.into());
+    }
+    match error {
         ServiceError::NotFound => notice::not_found(state, t),
         ServiceError::Conflict(why) => outcome_page(
             state,

@@ -1,9 +1,9 @@
 //! Pausing, resuming and the change scheduled for the next period, from a membership's page
-//! (DESIGN §15), each as the JSON API does it and through the same billing functions: pause now
-//! with an optional resume date (`POST /membership/{key}/pause`, [`pause::pause`]; a Paused
+//! (DESIGN §15), each as the JSON API does it and through the same service: pause now with an
+//! optional resume date (`POST /membership/{key}/pause`, [`memberships::pause`]; a Paused
 //! membership takes a new date), resume now (`POST /membership/{key}/resume`,
-//! [`pause::resume`]) and drop the pending change (`DELETE /membership/{key}/pending-update`,
-//! [`update::cancel_scheduled`]). Like the other actions ([`super::actions`]) each is a
+//! [`memberships::resume`]) and drop the pending change (`DELETE
+//! /membership/{key}/pending-update`, [`memberships::drop_scheduled_change`]). Like the other actions ([`super::actions`]) each is a
 //! confirmation page whose form posts with the session's form token, answered by an outcome
 //! page: done, or refused with the reason (409); a resume date the rules refuse shows the form
 //! again with the reason beside the field (400).
@@ -21,15 +21,16 @@ use super::actions::{
     posted_to_membership, refused, ActionForm,
 };
 use super::confirm::{Confirm, Field};
-use super::fields;
+use super::fields::{self, beside};
 use super::staff::Staff;
-use crate::billing::{pause, update, BillingError};
+use crate::http::input::Field as Input;
 use crate::i18n;
 use crate::pages::failure::PageError;
 use crate::pages::form::PageForm;
 use crate::pages::format::display_time;
 use crate::pages::render::with_status;
 use crate::pages::session;
+use crate::services::{memberships, ServiceError};
 use crate::state::AppState;
 use crate::store::memberships::Membership;
 
@@ -132,7 +133,11 @@ pub async fn pause(
         Ok(resume_at) => resume_at,
         Err(why) => return invalid(why),
     };
-    match pause::pause(&state, staff.merchant.id, &key, resume_at).await {
+    let resume_at = match resume_at {
+        Some(at) => Input::Present(at.format("%Y-%m-%dT%H:%M:%S").to_string()),
+        None => Input::Absent,
+    };
+    match memberships::pause(&state, staff.merchant.id, &key, resume_at).await {
         Ok(paused) => {
             let told = match paused.state.resume_at {
                 Some(at) => {
@@ -143,7 +148,7 @@ pub async fn pause(
             outcome_page(&state, &staff, t, &key, StatusCode::OK, "done", told.into())
         }
         // The merchant's clock passed the date meanwhile.
-        Err(BillingError::Invalid { message, .. }) => invalid(message),
+        Err(ServiceError::Validation(errors)) => invalid(beside(errors).into_values().collect()),
         Err(error) => refused(&state, &staff, t, &key, error),
     }
 }
@@ -171,7 +176,7 @@ pub async fn resume(
         Err(page) => return Ok(page),
     };
     let t = session::strings(&state, &headers);
-    match pause::resume(&state, staff.merchant.id, &key).await {
+    match memberships::resume(&state, staff.merchant.id, &key).await {
         Ok(resumed) => {
             let status = text(t, &format!("status_{}", resumed.state.status.as_str()));
             let told = text(t, "dash_resumed").replace("{status}", &status);
@@ -210,7 +215,7 @@ pub async fn drop_change(
         let conflict = StatusCode::CONFLICT;
         return outcome_page(&state, &staff, t, &key, conflict, "refused", why.into());
     }
-    match update::cancel_scheduled(&state, staff.merchant.id, &key).await {
+    match memberships::drop_scheduled_change(&state, staff.merchant.id, &key).await {
         Ok(_) => {
             let told = text(t, "dash_change_dropped");
             outcome_page(&state, &staff, t, &key, StatusCode::OK, "done", told.into())
