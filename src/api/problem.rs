@@ -7,7 +7,6 @@ use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use recur_domain::validation::FieldErrors;
 
-use crate::billing::BillingError;
 use crate::cashier::CashierError;
 pub use crate::http::problem::{problem_response, Problem};
 use crate::services::ServiceError;
@@ -93,20 +92,6 @@ impl From<FieldErrors> for ApiError {
 impl From<sqlx::Error> for ApiError {
     fn from(error: sqlx::Error) -> Self {
         ApiError::Internal(error.into())
-    }
-}
-
-impl From<BillingError> for ApiError {
-    fn from(error: BillingError) -> Self {
-        match error {
-            BillingError::NotFound => ApiError::NotFound,
-            BillingError::Conflict(why) => ApiError::Conflict(why),
-            BillingError::PaymentInProgress => ApiError::Conflict(error.to_string()),
-            BillingError::Declined { code, reason } => ApiError::PaymentDeclined { code, reason },
-            BillingError::Invalid { field, message } => ApiError::invalid(field, message),
-            BillingError::Database(e) => ApiError::Internal(e.into()),
-            BillingError::Internal(e) => ApiError::Internal(e),
-        }
     }
 }
 

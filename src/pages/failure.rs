@@ -59,13 +59,7 @@ impl From<ServiceError> for PageError {
     }
 }
 
-// Transitional: pages still calling the engines directly.
-impl From<crate::billing::BillingError> for PageError {
-    fn from(error: crate::billing::BillingError) -> Self {
-        ServiceError::from(error).into()
-    }
-}
-
+// Transitional: the cashier pages still calling the cashier engine directly.
 impl From<crate::cashier::CashierError> for PageError {
     fn from(error: crate::cashier::CashierError) -> Self {
         ServiceError::from(error).into()
