@@ -8,7 +8,6 @@ use axum::response::{IntoResponse, Response};
 use recur_domain::validation::FieldErrors;
 
 use crate::billing::BillingError;
-use crate::cashier::CashierError;
 pub use crate::http::problem::{problem_response, Problem};
 use crate::services::ServiceError;
 
@@ -106,18 +105,6 @@ impl From<BillingError> for ApiError {
             BillingError::Invalid { field, message } => ApiError::invalid(field, message),
             BillingError::Database(e) => ApiError::Internal(e.into()),
             BillingError::Internal(e) => ApiError::Internal(e),
-        }
-    }
-}
-
-impl From<CashierError> for ApiError {
-    fn from(error: CashierError) -> Self {
-        match error {
-            CashierError::NotFound => ApiError::NotFound,
-            CashierError::Conflict(why) => ApiError::Conflict(why),
-            CashierError::Invalid { field, message } => ApiError::invalid(field, message),
-            CashierError::Database(e) => ApiError::Internal(e.into()),
-            CashierError::Internal(e) => ApiError::Internal(e),
         }
     }
 }

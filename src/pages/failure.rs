@@ -81,12 +81,6 @@ impl From<crate::billing::BillingError> for PageError {
     }
 }
 
-impl From<crate::cashier::CashierError> for PageError {
-    fn from(error: crate::cashier::CashierError) -> Self {
-        ServiceError::from(error).into()
-    }
-}
-
 /// Which notice a failed page shows, carried from the handler's response to [`render`].
 #[derive(Debug, Clone, Copy)]
 struct Notice {
