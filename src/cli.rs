@@ -7,10 +7,10 @@ use clap::{Parser, Subcommand};
 use recur_domain::time::format_utc;
 
 use crate::app;
-use crate::cashier::orders;
 use crate::clock::SystemClock;
 use crate::config::Config;
 use crate::merchants;
+use crate::services::cashier::orders;
 use crate::services::sandbox::{self, parse_instant};
 use crate::state::AppState;
 use crate::store::merchants::Mode;

@@ -1,13 +1,12 @@
 //! The merchant's side of cashier orders, authenticated by `X-Merchant-Secret` or a write API
 //! key: `POST /api/payment/refund`, `POST /api/payment/payout` and
-//! `POST /api/webhook-resync?merchantOrderId=…`.
+//! `POST /api/webhook-resync?merchantOrderId=…`, over [`crate::services::cashier::orders`].
 
 use axum::extract::{Query, State};
 use axum::http::StatusCode;
 use axum::Json;
 use recur_domain::money::{format_amount, Currency};
 use recur_domain::time::format_utc;
-use recur_domain::validation::FieldErrors;
 use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
@@ -15,8 +14,8 @@ use utoipa::{IntoParams, ToSchema};
 use super::extract::JsonBody;
 use super::merchant_secret::SecretMerchant;
 use super::problem::{ApiError, Problem};
-use crate::cashier::orders;
 use crate::http::input::Field;
+use crate::services::cashier::orders::{self, PayoutInput, RefundInput};
 use crate::state::AppState;
 use crate::store::cashier_transactions::CashierTransaction;
 
@@ -120,13 +119,11 @@ pub async fn refund(
     SecretMerchant { merchant_id, .. }: SecretMerchant,
     JsonBody(body): JsonBody<RefundRequest>,
 ) -> Result<(StatusCode, Json<TransactionResponse>), ApiError> {
-    let mut errors = FieldErrors::new();
-    let order_id = body.order_id.required("orderId", &mut errors);
-    let amount = body.amount.optional("amount", &mut errors);
-    let (Some(order_id), true) = (order_id, errors.is_empty()) else {
-        return Err(ApiError::Validation(errors));
+    let input = RefundInput {
+        order_id: body.order_id,
+        amount: body.amount,
     };
-    let t = orders::refund(&state, merchant_id, &order_id, amount).await?;
+    let t = orders::refund(&state, merchant_id, input).await?;
     Ok((StatusCode::CREATED, Json(TransactionResponse::of(&t)?)))
 }
 
@@ -149,13 +146,11 @@ pub async fn payout(
     SecretMerchant { merchant_id, .. }: SecretMerchant,
     JsonBody(body): JsonBody<PayoutRequest>,
 ) -> Result<(StatusCode, Json<TransactionResponse>), ApiError> {
-    let mut errors = FieldErrors::new();
-    let order_id = body.order_id.required("orderId", &mut errors);
-    let amount = body.amount.required("amount", &mut errors);
-    let (Some(order_id), Some(amount), true) = (order_id, amount, errors.is_empty()) else {
-        return Err(ApiError::Validation(errors));
+    let input = PayoutInput {
+        order_id: body.order_id,
+        amount: body.amount,
     };
-    let t = orders::payout(&state, merchant_id, &order_id, amount).await?;
+    let t = orders::payout(&state, merchant_id, input).await?;
     Ok((StatusCode::CREATED, Json(TransactionResponse::of(&t)?)))
 }
 
@@ -198,15 +193,9 @@ pub async fn resync(
     SecretMerchant { merchant_id, .. }: SecretMerchant,
     Query(query): Query<ResyncQuery>,
 ) -> Result<Json<ResyncResponse>, ApiError> {
-    let Some(order_id) = query.merchant_order_id.filter(|id| !id.is_empty()) else {
-        return Ok(Json(ResyncResponse {
-            is_success: false,
-            error_message: Some("merchantOrderId is required".into()),
-        }));
-    };
-    let sent = orders::resync(&state, merchant_id, &order_id).await?;
+    let sent = orders::resync(&state, merchant_id, query.merchant_order_id.as_deref()).await?;
     Ok(Json(ResyncResponse {
-        is_success: sent,
-        error_message: (!sent).then(|| "no notification exists for this order".into()),
+        is_success: sent.is_ok(),
+        error_message: sent.err().map(Into::into),
     }))
 }

@@ -7,7 +7,6 @@ use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use recur_domain::validation::FieldErrors;
 
-use crate::cashier::CashierError;
 pub use crate::http::problem::{problem_response, Problem};
 use crate::services::ServiceError;
 
@@ -92,18 +91,6 @@ impl From<FieldErrors> for ApiError {
 impl From<sqlx::Error> for ApiError {
     fn from(error: sqlx::Error) -> Self {
         ApiError::Internal(error.into())
-    }
-}
-
-impl From<CashierError> for ApiError {
-    fn from(error: CashierError) -> Self {
-        match error {
-            CashierError::NotFound => ApiError::NotFound,
-            CashierError::Conflict(why) => ApiError::Conflict(why),
-            CashierError::Invalid { field, message } => ApiError::invalid(field, message),
-            CashierError::Database(e) => ApiError::Internal(e.into()),
-            CashierError::Internal(e) => ApiError::Internal(e),
-        }
     }
 }
 

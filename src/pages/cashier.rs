@@ -15,9 +15,8 @@ use std::collections::BTreeMap;
 use axum::extract::{Query, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Redirect, Response};
-use chrono::Duration;
 use minijinja::context;
-use recur_domain::money::{parse_amount, Currency};
+use recur_domain::money::Currency;
 use serde::Deserialize;
 
 use super::brand::Brand;
@@ -25,21 +24,18 @@ use super::form::{decline_message, CardForm, FormErrors, PageForm, TokenForm};
 use super::format::input_amount;
 use super::render::{see_other, with_status};
 use super::{csrf, expired, session};
-use crate::cashier::orders::{self, CashierPayment};
 use crate::http::client_address::ClientAddress;
 use crate::pages::failure::PageError;
+use crate::services::cashier::{payments, CashierPayment};
 use crate::state::AppState;
-use crate::store::cashier_sessions::{self, CashierSession, PendingPayment};
+use crate::store::cashier_sessions::{CashierSession, PendingPayment};
 use crate::store::cashier_transactions::{CardFacts, TransactionStatus};
 use crate::store::merchants::{self, Merchant};
-use crate::store::processors::{self, PaymentProcessor, ProcessorKind};
+use crate::store::processors::{PaymentProcessor, ProcessorKind};
 
 mod view;
 
 use view::{challenge_page, form_page, Entry};
-
-/// How long one payment may hold the session before another request may try again.
-const CLAIM: Duration = Duration::minutes(2);
 
 /// The link's parameters: the query string of `GET /cashier`, and hidden fields of its forms.
 #[derive(Debug, Deserialize)]
@@ -123,39 +119,9 @@ impl Cashier {
     }
 }
 
-/// The session of a valid, unexpired token whose order id matches (open or completed).
-pub async fn find_session(
-    state: &AppState,
-    token: Option<&str>,
-    order_id: Option<&str>,
-) -> Result<Option<CashierSession>, PageError> {
-    let Some(token) = token else { return Ok(None) };
-    let session =
-        cashier_sessions::by_token_digest(&state.store, &state.keys.lookup_digest(token)).await?;
-    Ok(session.filter(|s| {
-        s.expires_at > state.clock.now() && order_id == Some(s.fields.order_id.as_str())
-    }))
-}
-
-/// The processors this session may use, in cascade order: the merchant's, without
-/// `disabledPspIds`, only card ones for `creditCardOnly` and payouts, only `m_fixed_pp_id` when
-/// given.
-pub fn offered(
-    all: Vec<PaymentProcessor>,
-    session: &CashierSession,
-    fixed: Option<i64>,
-) -> Vec<PaymentProcessor> {
-    let cards_only = session.fields.credit_card_only || session.fields.is_payout;
-    all.into_iter()
-        .filter(|p| !session.fields.disabled_psp_ids.contains(&p.processor_id))
-        .filter(|p| !cards_only || p.kind == ProcessorKind::Card)
-        .filter(|p| fixed.is_none_or(|id| p.processor_id == id))
-        .collect()
-}
-
 async fn load(state: &AppState, link: &CashierQuery) -> Result<Option<Cashier>, PageError> {
     let token = link.session_token.as_deref();
-    let Some(session) = find_session(state, token, link.order_id.as_deref()).await? else {
+    let Some(session) = payments::session(state, token, link.order_id.as_deref()).await? else {
         return Ok(None);
     };
     let merchant = merchants::by_id(&state.store, session.merchant_id)
@@ -164,11 +130,12 @@ async fn load(state: &AppState, link: &CashierQuery) -> Result<Option<Cashier>, 
     let brand = Brand::load(state, &merchant).await?;
     let currency = Currency::parse(&session.fields.currency).map_err(anyhow::Error::from)?;
     let fixed = link.m_fixed_pp_id.clone().filter(|f| !f.is_empty());
-    let processors = offered(
-        processors::list(state.store.pool(), merchant.id).await?,
+    let processors = payments::offered(
+        state,
         &session,
         fixed.as_deref().map(|id| id.parse().unwrap_or(-1)),
-    );
+    )
+    .await?;
     Ok(Some(Cashier {
         session,
         merchant,
@@ -232,17 +199,10 @@ pub async fn pay(
         return Ok(see_page(&cashier));
     }
     let mut errors = FormErrors::new();
-    let amount = match cashier.session.fields.locked_amount {
-        Some(locked) => Some(locked),
-        None => {
-            let typed = form.amount.trim().replace(',', ".");
-            let amount = parse_amount(&typed, cashier.currency).ok();
-            if amount.is_none() {
-                errors.insert("amount", text(t, "err_amount"));
-            }
-            amount
-        }
-    };
+    let amount = payments::amount(&cashier.session, cashier.currency, &form.amount);
+    if amount.is_none() {
+        errors.insert("amount", text(t, "err_amount"));
+    }
     let processor = form
         .processor_id
         .parse::<i64>()
@@ -279,23 +239,18 @@ pub async fn pay(
             .map(|r| with_status(r, StatusCode::BAD_REQUEST));
     };
     let card = match card {
-        Some(checked) => Some(card_facts(&state, cashier.merchant.id, &checked.number).await?),
+        Some(checked) => {
+            Some(payments::card_facts(&state, cashier.merchant.id, &checked.number).await?)
+        }
         None => None,
     };
     if let Some(card) = &card {
-        let payout = cashier.session.fields.is_payout;
-        if !payout
-            && state
-                .processor
-                .requires_authentication(cashier.merchant.id, &card.token)
-                .await?
-        {
-            let pending = PendingPayment {
-                card: card.clone(),
-                amount,
-                processor_id: processor.processor_id,
-            };
-            cashier_sessions::set_pending(&state.store, cashier.session.id, Some(&pending)).await?;
+        let pending = PendingPayment {
+            card: card.clone(),
+            amount,
+            processor_id: processor.processor_id,
+        };
+        if payments::park_for_challenge(&state, &cashier.session, &pending).await? {
             return Ok(see_page(&cashier));
         }
     }
@@ -325,10 +280,9 @@ pub async fn confirm(
         Ok(cashier) => cashier,
         Err(refused) => return Ok(refused),
     };
-    let Some(pending) = cashier.session.pending.clone() else {
+    let Some(pending) = payments::take_pending(&state, &cashier.session).await? else {
         return Ok(see_page(&cashier));
     };
-    cashier_sessions::set_pending(&state.store, cashier.session.id, None).await?;
     if cashier.session.status != "open" {
         return Ok(see_page(&cashier));
     }
@@ -366,31 +320,17 @@ async fn settle(
     card: Option<CardFacts>,
     client_ip: Option<String>,
 ) -> Result<Response, PageError> {
-    let now = state.clock.now();
-    if !cashier_sessions::claim(&state.store, cashier.session.id, now, now + CLAIM).await? {
+    let payment = CashierPayment {
+        session: &cashier.session,
+        offered: &cashier.processors,
+        processor_id,
+        amount,
+        card,
+        client_ip,
+    };
+    let Some(transaction) = payments::pay(state, payment).await? else {
         // Paid meanwhile (double click, second tab) or a payment in flight.
         return Ok(see_page(cashier));
-    }
-    let transaction = orders::pay(
-        state,
-        CashierPayment {
-            session: &cashier.session,
-            offered: &cashier.processors,
-            processor_id,
-            amount,
-            card,
-            client_ip,
-        },
-    )
-    .await;
-    let transaction = match transaction {
-        Ok(transaction) => transaction,
-        Err(error) => {
-            let mut tx = state.store.begin().await?;
-            cashier_sessions::release(&mut tx, cashier.session.id, false).await?;
-            tx.commit().await?;
-            return Err(error.into());
-        }
     };
     let framed = headers
         .get("sec-fetch-dest")
@@ -418,26 +358,6 @@ async fn settle(
                 .map(|r| with_status(r, StatusCode::PAYMENT_REQUIRED))
         }
     }
-}
-
-/// Hands the card to the processor and keeps what recur may keep of it.
-async fn card_facts(
-    state: &AppState,
-    merchant_id: i64,
-    number: &recur_domain::card::CardNumber,
-) -> Result<CardFacts, PageError> {
-    let token = state.processor.tokenize(merchant_id, number).await?;
-    let bin = state.processor.bin_info(number.bin()).await?;
-    Ok(CardFacts {
-        token,
-        brand: number.brand().as_str().into(),
-        bin: number.bin().into(),
-        last4: number.last4().into(),
-        fingerprint: state.keys.card_fingerprint(merchant_id, number),
-        bin_type: bin.bin_type,
-        issuer: bin.issuer,
-        country: bin.country,
-    })
 }
 
 /// 303 back to the cashier page (post/redirect/get).

@@ -59,13 +59,6 @@ impl From<ServiceError> for PageError {
     }
 }
 
-// Transitional: the cashier pages still calling the cashier engine directly.
-impl From<crate::cashier::CashierError> for PageError {
-    fn from(error: crate::cashier::CashierError) -> Self {
-        ServiceError::from(error).into()
-    }
-}
-
 /// Which notice a failed page shows, carried from the handler's response to [`render`].
 #[derive(Debug, Clone, Copy)]
 struct Notice {

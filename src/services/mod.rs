@@ -7,6 +7,7 @@
 //! Where a new operation goes: into the module named after what it serves (a membership's in
 //! [`memberships`], the catalog's in [`catalog`], …), with its pure rules in `crates/domain`.
 
+pub mod cashier;
 pub mod catalog;
 pub mod checkout;
 pub mod coupons;

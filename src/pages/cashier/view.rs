@@ -9,12 +9,12 @@ use minijinja::context;
 use recur_domain::money::{display_amount, Currency};
 
 use super::Cashier;
-use crate::cashier::payer::Payer;
 use crate::i18n;
 use crate::pages::csrf;
 use crate::pages::failure::PageError;
 use crate::pages::form::FormErrors;
 use crate::pages::render::{allow_form_redirect, page, Framing};
+use crate::services::cashier::Payer;
 use crate::state::AppState;
 use crate::store::cashier_sessions::PendingPayment;
 use crate::store::merchants::Mode;
