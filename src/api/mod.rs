@@ -1,5 +1,6 @@
-//! The merchant-facing HTTP API: thin handlers that parse, apply domain rules, store in one
-//! transaction and respond. Every failure is a problem document ([`problem`]).
+//! The merchant-facing HTTP API: thin handlers that read a request into a service's input
+//! ([`crate::services`]), call it and render the record; every failure is a problem document
+//! ([`problem`]).
 
 pub mod api_keys;
 pub mod auth;
@@ -16,7 +17,6 @@ pub mod idempotency;
 pub mod invoice_records;
 pub mod invoices;
 pub mod lists;
-pub mod membership_catalog;
 pub mod membership_fields;
 pub mod membership_pauses;
 pub mod membership_records;

@@ -1,17 +1,14 @@
 //! How a hosted page fails: always as an HTML page in the visitor's language, never as a problem
 //! document. A handler answers [`PageError`] (a service's refusal, a record that is not the
-//! visitor's, a database failure); its response carries only the status and which notice to show,
-//! and [`render`], the pages' middleware, turns it into the notice page with the request's
-//! strings. Refusals a page can explain beside a field it renders itself (the form again, 400).
+//! visitor's, a database failure); its response carries only the status and which notice to show
+//! ([`Notice`]), and the pages' middleware ([`notice::render`](super::notice::render)) turns it
+//! into the notice page with the request's strings. Refusals a page can explain beside a field
+//! it renders itself (the form again, 400).
 
-use axum::extract::{Request, State};
 use axum::http::{header, HeaderValue, StatusCode};
-use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
-use super::{notice, session};
 use crate::services::ServiceError;
-use crate::state::AppState;
 
 /// Why a page could not be shown or a form not be accepted.
 #[derive(Debug, thiserror::Error)]
@@ -59,12 +56,14 @@ impl From<ServiceError> for PageError {
     }
 }
 
-/// Which notice a failed page shows, carried from the handler's response to [`render`].
+/// Which notice a failed page shows, carried from the handler's response to the pages'
+/// middleware ([`notice::render`](super::notice::render)).
 #[derive(Debug, Clone, Copy)]
-struct Notice {
-    /// The string keys of the notice's title and text.
-    title: &'static str,
-    text: &'static str,
+pub struct Notice {
+    /// The string key of the notice's title.
+    pub title: &'static str,
+    /// The string key of the notice's text.
+    pub text: &'static str,
 }
 
 impl PageError {
@@ -126,16 +125,4 @@ fn fallback_html(status: StatusCode) -> ([(header::HeaderName, HeaderValue); 1],
              <body><h1>{reason}</h1></body></html>"
         ),
     )
-}
-
-/// Middleware of the pages: a [`PageError`]'s response becomes the notice page in the visitor's
-/// language (`Accept-Language`), with the same status.
-pub async fn render(State(state): State<AppState>, request: Request, next: Next) -> Response {
-    let headers = request.headers().clone();
-    let response = next.run(request).await;
-    let Some(notice) = response.extensions().get::<Notice>().copied() else {
-        return response;
-    };
-    let t = session::strings(&state, &headers);
-    notice::show(&state, t, response.status(), notice.title, notice.text).unwrap_or(response)
 }

@@ -95,7 +95,7 @@ pub fn router(state: &AppState) -> Router<AppState> {
         .merge(dashboard::routes())
         .layer(middleware::from_fn_with_state(
             state.clone(),
-            failure::render,
+            notice::render,
         ))
 }
 

@@ -1,14 +1,18 @@
 //! Short pages that explain a situation: a form that cannot be accepted, a page not found, a
-//! page asked for with bad parameters, a login refused for too many failures.
+//! page asked for with bad parameters, a login refused for too many failures; and the pages'
+//! middleware that shows a failed page's notice ([`render`]).
 
 use std::collections::BTreeMap;
 
+use axum::extract::{Request, State};
 use axum::http::StatusCode;
+use axum::middleware::Next;
 use axum::response::Response;
 use minijinja::context;
 
+use super::failure::{Notice, PageError};
 use super::render::{page, Framing};
-use crate::pages::failure::PageError;
+use super::session;
 use crate::state::AppState;
 
 /// 403: a form posted without its token or from another site.
@@ -73,4 +77,16 @@ pub(super) fn show(
         None,
         Framing::Deny,
     )
+}
+
+/// Middleware of the pages: a [`PageError`]'s response becomes the notice page in the visitor's
+/// language (`Accept-Language`), with the same status.
+pub async fn render(State(state): State<AppState>, request: Request, next: Next) -> Response {
+    let headers = request.headers().clone();
+    let response = next.run(request).await;
+    let Some(notice) = response.extensions().get::<Notice>().copied() else {
+        return response;
+    };
+    let t = session::strings(&state, &headers);
+    show(&state, t, response.status(), notice.title, notice.text).unwrap_or(response)
 }
