@@ -249,6 +249,7 @@ pub async fn insert_pending_many(
          ON CONFLICT (membership_id) WHERE status = 'Pending' DO NOTHING RETURNING {COLUMNS}",
         transaction_ids::values_with_ids(tx, new.len(), 15, 1)
     );
+    let sql = super::for_backend(sql, super::Backend::of(tx));
     let mut query = sqlx::query(&sql);
     for charge in new {
         let directive = charge
@@ -309,6 +310,7 @@ pub async fn complete_many(
         super::placeholders(completions.len(), 5, 2),
         *QUALIFIED_COLUMNS
     );
+    let sql = super::for_backend(sql, super::Backend::of(tx));
     let mut query = sqlx::query(&sql).bind(to_micros(now));
     for completion in completions {
         query = query

@@ -48,8 +48,9 @@ pub trait Batch: Send + Sync + 'static {
     ) -> BoxFuture<'a, Result<Vec<Self::Answer>, sqlx::Error>>;
 }
 
-/// A kind of statement's text, one per batch size, each built the first time it is needed.
-pub struct Statements([OnceLock<String>; BUCKETS.len()]);
+/// A kind of statement's text, one per engine and batch size, each built the first time it is
+/// needed and spelled as its engine binds it fastest ([`super::for_backend`]).
+pub struct Statements([[OnceLock<String>; BUCKETS.len()]; 2]);
 
 impl Default for Statements {
     fn default() -> Self {
@@ -60,18 +61,27 @@ impl Default for Statements {
 impl Statements {
     /// No statement built yet.
     pub const fn new() -> Self {
-        Self([const { OnceLock::new() }; BUCKETS.len()])
+        Self([const { [const { OnceLock::new() }; BUCKETS.len()] }; 2])
     }
 
-    /// The statement for `requests` requests, built by `build` the first time. A
+    /// The statement for `requests` requests on `backend`, built by `build` the first time. A
     /// [`Coalescer`] only ever runs batches of one of the sizes in [`BUCKETS`], and a statement
     /// for another size would bind the wrong number of parameters: that is a bug, and panics.
-    pub fn get(&self, requests: usize, build: impl FnOnce(usize) -> String) -> &str {
+    pub fn get(
+        &self,
+        backend: Backend,
+        requests: usize,
+        build: impl FnOnce(usize) -> String,
+    ) -> &str {
         let bucket = BUCKETS
             .iter()
             .position(|&size| size == requests)
             .unwrap_or_else(|| panic!("a batch of {requests} requests is not one of {BUCKETS:?}"));
-        self.0[bucket].get_or_init(|| build(requests))
+        let engine = match backend {
+            Backend::Sqlite => 0,
+            Backend::Postgres => 1,
+        };
+        self.0[engine][bucket].get_or_init(|| super::for_backend(build(requests), backend))
     }
 }
 
@@ -244,16 +254,31 @@ mod tests {
     #[test]
     fn each_bucket_builds_its_statement_once() {
         let statements = Statements::new();
-        assert_eq!(statements.get(4, |n| format!("run {n}")), "run 4");
-        assert_eq!(statements.get(4, |_| String::from("built twice")), "run 4");
-        assert_eq!(statements.get(1, |n| format!("run {n}")), "run 1");
-        assert_eq!(statements.get(32, |n| format!("run {n}")), "run 32");
+        let pg = Backend::Postgres;
+        assert_eq!(statements.get(pg, 4, |n| format!("run {n}")), "run 4");
+        assert_eq!(
+            statements.get(pg, 4, |_| String::from("built twice")),
+            "run 4"
+        );
+        assert_eq!(statements.get(pg, 1, |n| format!("run {n}")), "run 1");
+        assert_eq!(statements.get(pg, 32, |n| format!("run {n}")), "run 32");
+    }
+
+    #[test]
+    fn each_engine_has_its_own_spelling() {
+        let statements = Statements::new();
+        let build = |n| format!("SELECT {}", super::super::placeholders(n, 1, 1));
+        assert_eq!(
+            statements.get(Backend::Postgres, 2, build),
+            "SELECT ($1), ($2)"
+        );
+        assert_eq!(statements.get(Backend::Sqlite, 2, build), "SELECT (?), (?)");
     }
 
     #[test]
     #[should_panic(expected = "a batch of 3 requests is not one of")]
     fn a_size_between_buckets_is_a_bug() {
-        Statements::new().get(3, |n| format!("run {n}"));
+        Statements::new().get(Backend::Sqlite, 3, |n| format!("run {n}"));
     }
 
     /// Answers ten times each request once the gate opens, records each statement's size, and

@@ -272,10 +272,9 @@ pub async fn redeem(
     now: DateTime<Utc>,
 ) -> Result<Result<Coupon, Refusal>, sqlx::Error> {
     let currency = currency.to_ascii_uppercase();
-    let lock = if tx.backend_name().eq_ignore_ascii_case("postgresql") {
-        " FOR UPDATE"
-    } else {
-        ""
+    let lock = match super::Backend::of(tx) {
+        super::Backend::Postgres => " FOR UPDATE",
+        super::Backend::Sqlite => "",
     };
     let sql =
         format!("SELECT {COLUMNS} FROM coupons c WHERE c.merchant_id = $1 AND c.code = $2{lock}");

@@ -122,6 +122,7 @@ pub async fn insert_many(
          kind, amount, currency, reason, created_at) VALUES {} RETURNING {COLUMNS}",
         super::placeholders(new.len(), 10, 1)
     );
+    let sql = super::for_backend(sql, super::Backend::of(tx));
     let mut query = sqlx::query(&sql);
     for note in new {
         query = query

@@ -168,11 +168,11 @@ impl Batch for Insert {
     fn run<'a>(
         &'a self,
         pool: &'a Pool,
-        _backend: super::Backend,
+        backend: super::Backend,
         rows: &'a [NewRow],
     ) -> BoxFuture<'a, Result<Vec<Option<Customer>>, sqlx::Error>> {
         Box::pin(async move {
-            let sql = INSERT.get(rows.len(), |n| {
+            let sql = INSERT.get(backend, rows.len(), |n| {
                 // One row as a plain `VALUES`, which costs PostgreSQL less than a select from one.
                 let rows = match n {
                     1 => "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, \
@@ -261,11 +261,11 @@ impl Batch for ByKey {
     fn run<'a>(
         &'a self,
         pool: &'a Pool,
-        _backend: super::Backend,
+        backend: super::Backend,
         keys: &'a [(i64, String)],
     ) -> BoxFuture<'a, Result<Vec<Option<Customer>>, sqlx::Error>> {
         Box::pin(async move {
-            let sql = BY_KEY.get(keys.len(), |n| {
+            let sql = BY_KEY.get(backend, keys.len(), |n| {
                 let (join, filter) = super::by_merchant_keys(n, "customers", "customer_key");
                 format!("SELECT {COLUMNS}, merchant_id FROM customers {join} {filter}")
             });

@@ -213,6 +213,7 @@ pub(super) async fn close_attempts(
         "(VALUES {}) AS o",
         super::placeholders(outcomes.len(), 4, 1)
     );
+    let backend = super::Backend::of(tx);
     let bind_values = |sql| {
         let mut query = sqlx::query(sql);
         for (id, outcome) in outcomes {
@@ -228,17 +229,23 @@ pub(super) async fn close_attempts(
     // A re-send while an attempt was in flight cleared its lease and started a new round: the
     // attempt is counted, but the new round stays due. Run first, while the leases of the other
     // rows still tell them apart.
-    let resent = format!(
-        "UPDATE {table} SET attempts = {table}.attempts + 1, \
-         delivered_at = COALESCE(o.column4, {table}.delivered_at) FROM {values} \
-         WHERE {table}.id = o.column1 AND {table}.lease_until IS NULL"
+    let resent = super::for_backend(
+        format!(
+            "UPDATE {table} SET attempts = {table}.attempts + 1, \
+             delivered_at = COALESCE(o.column4, {table}.delivered_at) FROM {values} \
+             WHERE {table}.id = o.column1 AND {table}.lease_until IS NULL"
+        ),
+        backend,
     );
     bind_values(&resent).execute(&mut **tx).await?;
-    let leased = format!(
-        "UPDATE {table} SET status = o.column2, attempts = {table}.attempts + 1, \
-         round_attempts = {table}.round_attempts + 1, next_attempt_at = o.column3, \
-         lease_until = NULL, delivered_at = COALESCE(o.column4, {table}.delivered_at) \
-         FROM {values} WHERE {table}.id = o.column1 AND {table}.lease_until IS NOT NULL"
+    let leased = super::for_backend(
+        format!(
+            "UPDATE {table} SET status = o.column2, attempts = {table}.attempts + 1, \
+             round_attempts = {table}.round_attempts + 1, next_attempt_at = o.column3, \
+             lease_until = NULL, delivered_at = COALESCE(o.column4, {table}.delivered_at) \
+             FROM {values} WHERE {table}.id = o.column1 AND {table}.lease_until IS NOT NULL"
+        ),
+        backend,
     );
     bind_values(&leased).execute(&mut **tx).await?;
     Ok(())

@@ -42,6 +42,7 @@ pub async fn take(
           WHERE s.merchant_id = document_counters.merchant_id) AS invoice_prefix",
         super::placeholders(wanted.len(), 4, 1)
     );
+    let sql = super::for_backend(sql, super::Backend::of(tx));
     let mut query = sqlx::query(&sql);
     for (merchant_id, year, count) in &wanted {
         query = query

@@ -38,6 +38,7 @@ pub async fn fan_out(tx: &mut Tx, action_ids: &[String]) -> Result<(), sqlx::Err
          ORDER BY e.id, w.id",
         super::placeholders(action_ids.len(), 1, 1)
     );
+    let sql = super::for_backend(sql, super::Backend::of(tx));
     let mut query = sqlx::query(&sql);
     for action_id in action_ids {
         query = query.bind(action_id.as_str());
@@ -185,6 +186,7 @@ pub async fn record_attempts(
          started_at, status_code, latency_ms, error, next_attempt_at) VALUES {}",
         super::placeholders(attempts.len(), 9, 1)
     );
+    let sql = super::for_backend(sql, super::Backend::of(tx));
     let mut insert = sqlx::query(&sql);
     for (delivery, outcome) in attempts {
         insert = insert

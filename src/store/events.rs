@@ -123,6 +123,7 @@ pub async fn record_attempts(
          error, next_attempt_at) VALUES {}",
         super::placeholders(attempts.len(), 7, 1)
     );
+    let sql = super::for_backend(sql, super::Backend::of(tx));
     let mut insert = sqlx::query(&sql);
     for (event, outcome) in attempts {
         insert = insert

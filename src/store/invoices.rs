@@ -229,6 +229,7 @@ pub async fn insert_many(
          ON CONFLICT (membership_id, billing_key) DO NOTHING RETURNING {COLUMNS}",
         super::placeholders(new.len(), 21, 1)
     );
+    let sql = super::for_backend(sql, super::Backend::of(tx));
     let mut query = sqlx::query(&sql);
     for invoice in new {
         let lines = serde_json::to_string(&invoice.plan.lines)
@@ -439,6 +440,7 @@ pub async fn mark_paid_many(
          FROM (VALUES {}) AS v WHERE invoices.id = v.column1",
         super::placeholders(paid.len(), 4, 2)
     );
+    let sql = super::for_backend(sql, super::Backend::of(tx));
     let mut query = sqlx::query(&sql).bind(to_micros(now));
     for (id, amount, period) in paid {
         query = query
@@ -462,6 +464,7 @@ pub async fn set_numbers(tx: &mut Tx, numbers: &[(i64, String)]) -> Result<u64, 
          WHERE invoices.id = v.column1 AND invoices.number IS NULL",
         super::placeholders(numbers.len(), 2, 1)
     );
+    let sql = super::for_backend(sql, super::Backend::of(tx));
     let mut query = sqlx::query(&sql);
     for (id, number) in numbers {
         query = query.bind(*id).bind(number.clone());

@@ -27,6 +27,7 @@ pub mod merchant_settings;
 pub mod merchants;
 pub mod outbox;
 pub mod overview;
+pub mod params;
 pub mod payment_methods;
 pub mod pool;
 pub mod prices;
@@ -39,6 +40,8 @@ pub mod tax_rates;
 pub mod test_clocks;
 pub mod transaction_ids;
 pub mod webhook_endpoints;
+
+pub use params::{for_backend, placeholders};
 
 use anyhow::Context;
 use chrono::{DateTime, Utc};
@@ -59,6 +62,17 @@ pub enum Backend {
     Sqlite,
     /// PostgreSQL server.
     Postgres,
+}
+
+impl Backend {
+    /// The engine behind `conn`.
+    pub fn of(conn: &sqlx::AnyConnection) -> Self {
+        if conn.backend_name().eq_ignore_ascii_case("postgresql") {
+            Backend::Postgres
+        } else {
+            Backend::Sqlite
+        }
+    }
 }
 
 /// A pool of database connections.
@@ -223,28 +237,6 @@ pub fn from_micros(micros: i64) -> DateTime<Utc> {
     DateTime::from_timestamp_micros(micros).unwrap_or_default()
 }
 
-/// The `VALUES` list of a set-based statement: `rows` tuples of `columns` placeholders, numbered
-/// from `$first` (`placeholders(2, 2, 1)` is `($1, $2), ($3, $4)`). Both engines name the
-/// columns of `(VALUES …) AS v` `column1`, `column2`, …, so one statement serves both.
-pub fn placeholders(rows: usize, columns: usize, first: usize) -> String {
-    let mut sql = String::with_capacity(rows * columns * 5);
-    for row in 0..rows {
-        if row > 0 {
-            sql.push_str(", ");
-        }
-        sql.push('(');
-        for column in 0..columns {
-            if column > 0 {
-                sql.push_str(", ");
-            }
-            sql.push('$');
-            sql.push_str(&(first + row * columns + column).to_string());
-        }
-        sql.push(')');
-    }
-    sql
-}
-
 /// How a statement finds the rows of `n` requests by `(merchant id, key)`, tenant-scoped: what
 /// follows its `FROM` and what makes its `WHERE` clause, on `table` (a name or an alias) and its
 /// `key_column`, with the pairs bound from `$1` by [`bind_merchant_keys`]. One pair is a plain
@@ -398,12 +390,6 @@ mod tests {
             qualified("id, kind", "i", Some("i_")),
             "i.id AS i_id, i.kind AS i_kind"
         );
-    }
-
-    #[test]
-    fn placeholders_number_rows_then_columns() {
-        assert_eq!(placeholders(2, 2, 1), "($1, $2), ($3, $4)");
-        assert_eq!(placeholders(1, 3, 4), "($4, $5, $6)");
     }
 
     #[test]

@@ -55,6 +55,7 @@ pub async fn insert_events(
          payload, status, attempts, next_attempt_at, created_at) VALUES {}",
         super::placeholders(events.len(), 11, 1)
     );
+    let sql = super::for_backend(sql, super::Backend::of(tx));
     let mut query = sqlx::query(&sql);
     let mut action_ids = Vec::with_capacity(events.len());
     for event in events {
@@ -146,6 +147,7 @@ pub async fn insert_emails(
          VALUES {}",
         super::placeholders(emails.len(), 13, 1)
     );
+    let sql = super::for_backend(sql, super::Backend::of(tx));
     let mut query = sqlx::query(&sql);
     for email in emails {
         query = query

@@ -136,6 +136,7 @@ pub async fn attach_many(
          AND payment_methods.attached_at IS NULL",
         super::placeholders(ids.len(), 2, 2)
     );
+    let sql = super::for_backend(sql, super::Backend::of(tx));
     let mut query = sqlx::query(&sql).bind(to_micros(now));
     for (merchant_id, id) in ids {
         query = query.bind(*merchant_id).bind(*id);

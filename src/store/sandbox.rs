@@ -105,6 +105,7 @@ pub async fn record(
          VALUES {} ON CONFLICT (idempotency_key) DO NOTHING",
         placeholders(entries.len(), 12, 1)
     );
+    let sql = super::for_backend(sql, super::Backend::of(tx));
     let mut query = sqlx::query(&sql);
     for entry in entries {
         let (outcome, code, reason) = match entry.decline {

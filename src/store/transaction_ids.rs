@@ -12,7 +12,7 @@ use sqlx::AnyConnection;
 /// On SQLite the largest id may be read once for the statement or again for each row; either
 /// way every row gets an id larger than any before it, and different rows different ids.
 pub fn next_id_sql(conn: &AnyConnection, row: usize) -> String {
-    if conn.backend_name().eq_ignore_ascii_case("postgresql") {
+    if super::Backend::of(conn) == super::Backend::Postgres {
         "nextval('transaction_ids')".to_string()
     } else {
         format!(

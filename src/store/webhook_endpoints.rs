@@ -187,6 +187,7 @@ async fn set_filter(tx: &mut Tx, id: i64, actions: &[String]) -> Result<(), sqlx
         "INSERT INTO webhook_endpoint_events (endpoint_id, action) VALUES {}",
         super::placeholders(actions.len(), 2, 1)
     );
+    let sql = super::for_backend(sql, super::Backend::of(tx));
     let mut query = sqlx::query(&sql);
     for action in actions {
         query = query.bind(id).bind(action.as_str());
@@ -368,6 +369,7 @@ pub async fn record_health(
              WHERE id IN (SELECT column1 FROM (VALUES {}) AS v)",
             super::placeholders(healthy.len(), 1, 1)
         );
+        let sql = super::for_backend(sql, super::Backend::of(tx));
         let mut query = sqlx::query(&sql);
         for id in &healthy {
             query = query.bind(*id);

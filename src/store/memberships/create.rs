@@ -174,11 +174,11 @@ impl Batch for Insert {
     fn run<'a>(
         &'a self,
         pool: &'a Pool,
-        _backend: Backend,
+        backend: Backend,
         rows: &'a [NewRow],
     ) -> BoxFuture<'a, Result<Vec<Option<Membership>>, sqlx::Error>> {
         Box::pin(async move {
-            let mut query = sqlx::query(INSERT.get(rows.len(), insert_sql));
+            let mut query = sqlx::query(INSERT.get(backend, rows.len(), insert_sql));
             for row in rows {
                 query = bind_row(query, row)?;
             }
@@ -235,7 +235,8 @@ fn bind_row<'q>(
 /// [`insert`] in the caller's transaction (a membership created with something else the
 /// transaction writes, such as a coupon's redemption), unshared.
 pub async fn insert_in(tx: &mut Tx, row: &NewRow) -> Result<Option<Membership>, sqlx::Error> {
-    let query = bind_row(sqlx::query(INSERT.get(1, insert_sql)), row)?;
+    let backend = crate::store::Backend::of(tx);
+    let query = bind_row(sqlx::query(INSERT.get(backend, 1, insert_sql)), row)?;
     let Some(returned) = query.fetch_optional(&mut **tx).await? else {
         return Ok(None);
     };

@@ -313,6 +313,7 @@ pub async fn save_many(
          AND memberships.version = v.column3",
         super::placeholders(memberships.len(), COLUMNS, 2)
     );
+    let sql = crate::store::for_backend(sql, crate::store::Backend::of(tx));
     let mut query = sqlx::query(&sql).bind(to_micros(now));
     for m in memberships.iter() {
         let state = &m.state;
@@ -390,6 +391,7 @@ pub async fn lock_many(
          ON m.merchant_id = v.column1 AND m.id = v.column2 ORDER BY m.id{lock}",
         super::placeholders(ids.len(), 2, 1)
     );
+    let sql = crate::store::for_backend(sql, crate::store::Backend::of(tx));
     let mut query = sqlx::query(&sql);
     for (merchant_id, id) in ids {
         query = query.bind(*merchant_id).bind(*id);

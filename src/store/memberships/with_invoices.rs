@@ -29,17 +29,15 @@ pub async fn get_with_invoices(
 #[derive(Debug)]
 pub struct WithInvoicesByKey;
 
-/// [`WithInvoicesByKey`] on PostgreSQL: a lateral join reads each membership's newest invoices
-/// straight off `invoices_by_membership`, backwards.
-static WITH_INVOICES_POSTGRES: Statements = Statements::new();
+/// [`WithInvoicesByKey`]'s statements.
+static WITH_INVOICES: Statements = Statements::new();
 
-/// [`WithInvoicesByKey`] on SQLite, which has no lateral join. For one key, the CTE makes the
-/// bound on invoice ids a subquery evaluated once (not per invoice row), and the join an index
-/// range scan of `invoices_by_membership`; for several, the memberships alone, their invoices
-/// by [`invoices::recent_many`].
-static WITH_INVOICES_SQLITE: Statements = Statements::new();
-
-/// The statement of [`WithInvoicesByKey`] for `n` keys on `backend`.
+/// The statement of [`WithInvoicesByKey`] for `n` keys on `backend`. On PostgreSQL a lateral
+/// join reads each membership's newest invoices straight off `invoices_by_membership`,
+/// backwards. SQLite has no lateral join: for one key, the CTE makes the bound on invoice ids a
+/// subquery evaluated once (not per invoice row), and the join an index range scan of
+/// `invoices_by_membership`; for several, the memberships alone, their invoices by
+/// [`invoices::recent_many`].
 fn with_invoices_sql(backend: Backend, n: usize) -> String {
     let (keys, filter) = crate::store::by_merchant_keys(n, "m", "membership_key");
     let invoices = &*invoices::JOINED_COLUMNS;
@@ -71,11 +69,7 @@ impl Batch for WithInvoicesByKey {
         keys: &'a [(i64, String)],
     ) -> BoxFuture<'a, Result<Vec<Self::Answer>, sqlx::Error>> {
         Box::pin(async move {
-            let statements = match backend {
-                Backend::Postgres => &WITH_INVOICES_POSTGRES,
-                Backend::Sqlite => &WITH_INVOICES_SQLITE,
-            };
-            let sql = statements.get(keys.len(), |n| with_invoices_sql(backend, n));
+            let sql = WITH_INVOICES.get(backend, keys.len(), |n| with_invoices_sql(backend, n));
             let joined = backend == Backend::Postgres || keys.len() == 1;
             let query = crate::store::bind_merchant_keys(sqlx::query(sql), keys);
             let rows = query.fetch_all(pool).await?;
