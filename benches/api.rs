@@ -11,7 +11,8 @@
 //! - the raw single-row rate of the database: one-row insert transactions and primary-key selects
 //!   (SQLite: a plain loop over the same pool settings recur uses; PostgreSQL: `pgbench` with an
 //!   equivalent script when it is installed, otherwise the same loop as for SQLite);
-//! - recur's create-customer, get-customer, create-membership and get-membership requests over
+//! - recur's create-customer (all e-mails new, and a mix where every third e-mail is an existing
+//!   customer's), get-customer, create-membership and get-membership requests over
 //!   HTTP, end to end (get-customer also with a read API key in place of the access token), from a lean keep-alive client (`support/http.rs`, one connection per
 //!   client, as `wrk` and `oha` work);
 //! - the same client against `GET /healthz`, a route that does no work: the most requests per
@@ -188,6 +189,40 @@ where
     (sample, kept)
 }
 
+/// Create-customer requests whose n-th body has the e-mail `{prefix}-{email(n)}@example.com`:
+/// with [`std::convert::identity`] each one new, with [`statements::repeating`] every third one
+/// an e-mail stored before (answered 200 with the existing customer, an idempotent request the
+/// interface documents make normal). Returns the latencies and the keys answered.
+async fn create_customers(
+    load: &Load,
+    token: String,
+    processor_key: String,
+    prefix: String,
+    email: fn(u64) -> u64,
+) -> (Sample, Vec<String>) {
+    drive_http(
+        load,
+        move |n| {
+            let body = json!({
+                "processorKey": processor_key, "firstName": "Bench", "lastName": "Mark",
+                "email": format!("{prefix}-{}@example.com", email(n)),
+                "phone": "+4915112345678", "countryCode": "DE"
+            });
+            http::request(
+                "POST",
+                &format!("{BASE}/customer"),
+                &token,
+                Some(body.to_string().as_bytes()),
+            )
+        },
+        |response| {
+            let status = if response.status == 200 { 200 } else { 201 };
+            Some(created_key(response, status, "customerKey"))
+        },
+    )
+    .await
+}
+
 /// Get-customer requests for `customers` in turn, sent with the bearer credential `auth`.
 async fn get_customers(load: &Load, auth: String, customers: Arc<Vec<String>>) -> Sample {
     let (sample, _) = drive_http(
@@ -293,30 +328,39 @@ async fn bench_backend(backend: Backend, plan: &Plan) -> Vec<Row> {
             concurrency,
             duration,
         };
-        let (t, pk) = (token.clone(), merchant.processor_key.clone());
-        let (creates, customers) = drive_http(
+        let (creates, customers) = create_customers(
             &load,
-            move |n| {
-                let body = json!({
-                    "processorKey": pk, "firstName": "Bench", "lastName": "Mark",
-                    "email": format!("bench-{concurrency}-{n}@example.com"),
-                    "phone": "+4915112345678", "countryCode": "DE"
-                });
-                http::request(
-                    "POST",
-                    &format!("{BASE}/customer"),
-                    &t,
-                    Some(body.to_string().as_bytes()),
-                )
-            },
-            |response| Some(created_key(response, 201, "customerKey")),
+            token.clone(),
+            merchant.processor_key.clone(),
+            format!("bench-{concurrency}"),
+            std::convert::identity,
         )
         .await;
         let customers = Arc::new(customers);
         let statement_creates = drive(
             concurrency,
             duration,
-            statements::create_customer(subject.clone()),
+            statements::create_customer(subject.clone(), std::convert::identity),
+        )
+        .await;
+        let (repeating_creates, _) = create_customers(
+            &load,
+            token.clone(),
+            merchant.processor_key.clone(),
+            format!("bench-repeat-{concurrency}"),
+            statements::repeating,
+        )
+        .await;
+        let statement_repeating_creates = drive(
+            concurrency,
+            duration,
+            statements::create_customer(
+                statements::Subject {
+                    tag: format!("repeat-{concurrency}"),
+                    ..subject.clone()
+                },
+                statements::repeating,
+            ),
         )
         .await;
         let gets = get_customers(&load, token.clone(), customers.clone()).await;
@@ -396,6 +440,12 @@ async fn bench_backend(backend: Backend, plan: &Plan) -> Vec<Row> {
                 creates,
                 raw_insert,
                 run(statement_creates),
+            ),
+            (
+                table::REPEATING_CREATE_CUSTOMER,
+                repeating_creates,
+                raw_insert,
+                run(statement_repeating_creates),
             ),
             (table::GET_CUSTOMER, gets, raw_select, statement_gets),
             (

@@ -72,6 +72,8 @@ pub fn table_row(row: &Row) -> String {
     )
 }
 
+/// The operation of the create-customer rows where every third e-mail is an existing customer's.
+pub const REPEATING_CREATE_CUSTOMER: &str = "create-customer, 1/3 repeated e-mail (write)";
 /// The operation of the get-customer rows sent with an access token.
 pub const GET_CUSTOMER: &str = "get-customer (read)";
 /// The operation of the get-customer rows sent with an API key.
