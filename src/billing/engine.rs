@@ -86,7 +86,8 @@ pub async fn tick(state: &Platform, batch: u32) -> Result<u32, BillingError> {
     // (dunning retries, expiries, completions) one by one.
     let mut actions = 0;
     while actions < batch {
-        let renewed = renewals::renew_due(state, state.clock.now(), RENEWAL_BATCH).await?;
+        let renewed =
+            renewals::renew_due(state, Scope::RealTime, state.clock.now(), RENEWAL_BATCH).await?;
         actions += renewed;
         if renewed < RENEWAL_BATCH {
             break;

@@ -11,6 +11,7 @@ use std::collections::HashMap;
 use chrono::{DateTime, Utc};
 
 use super::actions::act;
+use super::engine::Scope;
 use super::{charging, numbering, BillingError};
 use super::{followups, lifecycle, recurring, taxation};
 use crate::platform::Platform;
@@ -19,17 +20,30 @@ use crate::store::invoices::{self, Invoice, NewInvoice};
 use crate::store::memberships::{self, Membership};
 use crate::store::payment_methods;
 
-/// Renews up to `limit` Active memberships of real-time merchants whose period ended by
+/// Renews up to `limit` Active memberships in `scope` whose period ended by `until`, at
 /// `until`. Returns how many memberships it acted on (fewer than `limit`: none are left).
+///
+/// A test clock's catch-up passes the earliest time anything of the merchant is due as `until`:
+/// the renewals due then are renewed together, at the time they were due.
 pub async fn renew_due(
     state: &Platform,
+    scope: Scope,
     until: DateTime<Utc>,
     limit: u32,
 ) -> Result<u32, BillingError> {
+    let merchant = match scope {
+        Scope::RealTime => None,
+        Scope::TestClock(merchant_id) => Some(merchant_id),
+    };
     let mut tx = state.store.begin().await?;
-    let claimed =
-        memberships::claim_due_renewals(&mut tx, state.store.backend(), until, i64::from(limit))
-            .await?;
+    let claimed = memberships::claim_due_renewals(
+        &mut tx,
+        state.store.backend(),
+        merchant,
+        until,
+        i64::from(limit),
+    )
+    .await?;
     if claimed.is_empty() {
         tx.rollback().await?;
         return Ok(0);

@@ -10,8 +10,8 @@ use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
 
-use super::engine::{abandoned_before, recovery_grace, run_next_due, Scope};
-use super::{charging, refunds, BillingError};
+use super::engine::{abandoned_before, recovery_grace, run_next_due, Scope, RENEWAL_BATCH};
+use super::{charging, refunds, renewals, BillingError};
 use crate::delivery::webhooks::Dispatcher;
 use crate::platform::Platform;
 use crate::store::{memberships, test_clocks};
@@ -81,24 +81,40 @@ async fn finish(
 }
 
 /// Brings the merchant's memberships up to its clock's time `until`: completes interrupted
-/// attempts, then performs every due action in time order, renewing the lease as it goes. Due
-/// work that another request holds (its row locked, or a charge of it in flight) is waited for,
-/// so the advance answers only once everything due by `until` has run.
+/// attempts, then performs every due action in time order, renewing the lease as it goes. The
+/// renewals due at one time are renewed together in the engine's batches
+/// ([`renewals::renew_due`]), each other action one by one. Due work that another request holds
+/// (its row locked, or a charge of it in flight) is waited for, so the advance answers only once
+/// everything due by `until` has run.
 async fn lease_run(
     state: &Platform,
     lease: &mut Lease,
     until: DateTime<Utc>,
 ) -> Result<u64, BillingError> {
     let merchant_id = lease.merchant_id;
+    let scope = Scope::TestClock(merchant_id);
     let mut actions = 0;
     for _ in 0..MAX_BLOCKED_ROUNDS {
         charging::recover_pending(state, Some(merchant_id), until, until).await?;
         refunds::recover_pending(state, Some(merchant_id), until, until).await?;
-        while run_next_due(state, Scope::TestClock(merchant_id), until).await? {
-            actions += 1;
+        while let Some(due) =
+            memberships::earliest_due(state.store.pool(), merchant_id, until).await?
+        {
+            let renewed = renewals::renew_due(state, scope, due, RENEWAL_BATCH).await?;
+            actions += u64::from(renewed);
+            if renewed == 0 {
+                // Not a renewal, or not claimable now: the earliest claimable action alone.
+                if !run_next_due(state, scope, until).await? {
+                    break;
+                }
+                actions += 1;
+            }
             lease.keep(state).await?;
         }
-        if !memberships::any_due(state.store.pool(), merchant_id, until).await? {
+        if memberships::earliest_due(state.store.pool(), merchant_id, until)
+            .await?
+            .is_none()
+        {
             return Ok(actions);
         }
         tokio::task::yield_now().await;

@@ -151,8 +151,18 @@ backend_test!(
         let state = &server.server.state;
         let at = due + chrono::TimeDelta::seconds(1);
         let due_text = recur::domain::time::format_utc(due);
-        assert_eq!(renewals::renew_due(state, at, 100).await.unwrap(), 9);
-        assert_eq!(renewals::renew_due(state, at, 100).await.unwrap(), 0);
+        assert_eq!(
+            renewals::renew_due(state, Scope::RealTime, at, 100)
+                .await
+                .unwrap(),
+            9
+        );
+        assert_eq!(
+            renewals::renew_due(state, Scope::RealTime, at, 100)
+                .await
+                .unwrap(),
+            0
+        );
         assert!(engine::run_next_due(state, Scope::RealTime, at)
             .await
             .unwrap());
@@ -225,7 +235,12 @@ backend_test!(
         assert_eq!(count(&server, RENEWAL_CHARGES, &ending).await, 0);
 
         // A further pass charges nobody again.
-        assert_eq!(renewals::renew_due(state, at, 100).await.unwrap(), 0);
+        assert_eq!(
+            renewals::renew_due(state, Scope::RealTime, at, 100)
+                .await
+                .unwrap(),
+            0
+        );
         let renewal_charges: i64 =
             sqlx::query_scalar("SELECT COUNT(*) FROM charges WHERE kind = 'renewal'")
                 .fetch_one(server.server.state.store.pool())

@@ -7,22 +7,24 @@ use sqlx::{Any, Executor};
 use super::{decode, Membership, COLUMNS, FROM};
 use crate::store::{to_micros, Backend, Tx};
 
-/// Whether any membership of the merchant has an action due at `until`, claimable or not (its
-/// row locked by another transaction, or a charge of it in flight).
-pub async fn any_due<'c, E: Executor<'c, Database = Any>>(
+/// When the earliest action of the merchant's memberships that is due at `until` falls,
+/// claimable or not (its row locked by another transaction, or a charge of it in flight);
+/// `None` when nothing is due.
+pub async fn earliest_due<'c, E: Executor<'c, Database = Any>>(
     executor: E,
     merchant_id: i64,
     until: DateTime<Utc>,
-) -> Result<bool, sqlx::Error> {
-    let found: Option<i32> = sqlx::query_scalar(
-        "SELECT 1 FROM memberships WHERE merchant_id = $1 AND next_action_at IS NOT NULL \
-         AND next_action_at <= $2 LIMIT 1",
+) -> Result<Option<DateTime<Utc>>, sqlx::Error> {
+    let found: Option<i64> = sqlx::query_scalar(
+        "SELECT next_action_at FROM memberships WHERE merchant_id = $1 \
+         AND next_action_at IS NOT NULL AND next_action_at <= $2 \
+         ORDER BY next_action_at LIMIT 1",
     )
     .bind(merchant_id)
     .bind(to_micros(until))
     .fetch_optional(executor)
     .await?;
-    Ok(found.is_some())
+    Ok(found.map(crate::store::from_micros))
 }
 
 /// The claims' condition that the membership has no charge attempt in flight: its next action
@@ -61,18 +63,23 @@ pub async fn claim_due(
     row.as_ref().map(decode).transpose()
 }
 
-/// Claims up to `limit` Active memberships of merchants on real time whose period ended by
-/// `until` and whose `endDate` has not come: the renewals the engine runs in batches. Locked
-/// and skipping rows locked elsewhere on PostgreSQL, like [`claim_due`]. The test-clock
-/// exclusion is a `NOT IN` filter rather than an anti-join so that PostgreSQL reads the batch
-/// in `memberships_due` order even when most memberships are due at once, instead of sorting
-/// them all for every batch.
+/// Claims up to `limit` Active memberships whose period ended by `until` and whose `endDate`
+/// has not come: the renewals the engine runs in batches. Of one merchant, or (with `None`) of
+/// every merchant on real time, like [`claim_due`]; locked and skipping rows locked elsewhere on
+/// PostgreSQL. The test-clock exclusion is a `NOT IN` filter rather than an anti-join so that
+/// PostgreSQL reads the batch in `memberships_due` order even when most memberships are due at
+/// once, instead of sorting them all for every batch.
 pub async fn claim_due_renewals(
     tx: &mut Tx,
     backend: Backend,
+    merchant_id: Option<i64>,
     until: DateTime<Utc>,
     limit: i64,
 ) -> Result<Vec<Membership>, sqlx::Error> {
+    let scope = match merchant_id {
+        Some(_) => "m.merchant_id = $3",
+        None => "$3 = 0 AND m.merchant_id NOT IN (SELECT t.merchant_id FROM test_clocks t)",
+    };
     let lock = match backend {
         Backend::Postgres => " FOR UPDATE OF m SKIP LOCKED",
         Backend::Sqlite => "",
@@ -80,12 +87,12 @@ pub async fn claim_due_renewals(
     let sql = format!(
         "SELECT {COLUMNS} {FROM} WHERE m.next_action_at IS NOT NULL AND m.next_action_at <= $1 \
          AND m.status = 'Active' AND (m.end_date IS NULL OR m.end_date > $1) \
-         AND m.merchant_id NOT IN (SELECT t.merchant_id FROM test_clocks t) \
-         AND {NOTHING_IN_FLIGHT} ORDER BY m.next_action_at, m.id LIMIT $2{lock}"
+         AND {scope} AND {NOTHING_IN_FLIGHT} ORDER BY m.next_action_at, m.id LIMIT $2{lock}"
     );
     let rows = sqlx::query(&sql)
         .bind(to_micros(until))
         .bind(limit)
+        .bind(merchant_id.unwrap_or(0))
         .fetch_all(&mut **tx)
         .await?;
     rows.iter().map(decode).collect()

@@ -13,7 +13,7 @@ mod create;
 pub mod list;
 mod with_invoices;
 
-pub use claims::{any_due, claim_due, claim_due_renewals};
+pub use claims::{claim_due, claim_due_renewals, earliest_due};
 pub use create::{
     by_order, create_or_get, insert, insert_in, ClockCondition, CreatedAt, Insert, NewMembership,
     NewRow,
