@@ -127,16 +127,9 @@ pub async fn create_or_get(
     if let Some(inserted) = store.customer_inserts().run(row).await? {
         return Ok((inserted, Created::New));
     }
-    // Planned on every call, not prepared once: a plan PostgreSQL caches for a connection while
-    // the table has no statistics yet (a new database, before its first ANALYZE) may read the
-    // merchant's customers through another index that starts with merchant_id and filter them
-    // all by e-mail, one row per customer the merchant has, until autovacuum analyzes the
-    // table. Planned with the table's size at the time, the read is one probe of the unique
-    // (merchant_id, email_identity) index, whose key it is.
     let sql =
         format!("SELECT {COLUMNS} FROM customers WHERE merchant_id = $1 AND email_identity = $2");
     let row = sqlx::query(&sql)
-        .persistent(false)
         .bind(merchant_id)
         .bind(&email_identity)
         .fetch_one(store.writer())
