@@ -512,3 +512,69 @@ backend_matrix!(
         );
     }
 );
+
+backend_matrix!(
+    an_endpoint_that_never_answers_costs_a_test_clock_advance_one_round,
+    |backend| async move {
+        use recur::store::outbox::{self, NewEvent};
+
+        const EVENTS: usize = 12;
+        let receiver = WebhookReceiver::start().await;
+        // Every answer comes after the one-second time-out.
+        receiver.delay(std::time::Duration::from_millis(3000));
+        let server = server_for(
+            backend,
+            &receiver,
+            &[("RECUR_WEBHOOK_TIMEOUT_SECONDS", "1")],
+        )
+        .await;
+        let token = server.token().await;
+        server.advance(&token, "2027-03-01T00:00:00Z").await;
+        let state = &server.server.state;
+        let orders: Vec<String> = (0..EVENTS).map(|i| format!("silent-{i}")).collect();
+        let events = orders
+            .iter()
+            .map(|order_id| NewEvent {
+                merchant_id: server.merchant.merchant_id,
+                membership_id: None,
+                action: "TRANSACTION_DATA_UPDATE",
+                order_id,
+                webhook_url: &receiver.url,
+                fields: serde_json::Map::new(),
+            })
+            .collect();
+        let at = chrono::DateTime::parse_from_rfc3339("2027-03-01T00:00:00Z")
+            .unwrap()
+            .to_utc();
+        let mut tx = state.store.begin().await.unwrap();
+        outbox::insert_events(&mut tx, events, at).await.unwrap();
+        tx.commit().await.unwrap();
+        server.advance(&token, "2027-03-01T00:01:00Z").await;
+        let attempted = server
+            .count(
+                "SELECT COUNT(*) FROM events WHERE attempts > 0 AND order_id LIKE $1",
+                "silent-%",
+            )
+            .await;
+        assert_eq!(
+            attempted, 4,
+            "one round of four attempts, then nothing more to the endpoint in this advance"
+        );
+        let waiting = server
+            .count(
+                "SELECT COUNT(*) FROM events WHERE status = 'Pending' AND attempts = 0 \
+                 AND order_id LIKE $1",
+                "silent-%",
+            )
+            .await;
+        assert_eq!(waiting, (EVENTS - 4) as i64, "the others stay due");
+        let retried = server
+            .count(
+                "SELECT COUNT(*) FROM events WHERE status = 'Pending' AND attempts = 1 \
+                 AND next_attempt_at IS NOT NULL AND order_id LIKE $1",
+                "silent-%",
+            )
+            .await;
+        assert_eq!(retried, 4, "the failed ones are on the retry schedule");
+    }
+);

@@ -9,7 +9,7 @@ mod queue;
 mod record;
 mod target;
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -26,7 +26,7 @@ use crate::store::events::Scope;
 use crate::store::merchants::Merchant;
 use attempt::Attempt;
 use queue::Queue;
-use record::{record, recorder};
+use record::recorder;
 use target::Target;
 
 /// Deliveries to one endpoint (scheme, host and port) in flight at once, so one slow merchant
@@ -103,60 +103,61 @@ impl Dispatcher {
     }
 
     /// Delivers every event of a test-clock merchant that is due at its clock, before returning
-    /// (the test clock's catch-up).
+    /// how many attempts it made (the test clock's catch-up): the background dispatcher's loop
+    /// on the merchant's own queue, until a claim made with nothing held finds nothing and every
+    /// attempt is recorded. An endpoint that fails to answer (refused, timed out, unreachable)
+    /// gets its failed attempts on the retry schedule and nothing more in this catch-up; its
+    /// other due events stay due, for the next advance.
     pub async fn deliver_due_now(
         self: &Arc<Self>,
         state: &Arc<Platform>,
         merchant_id: i64,
     ) -> anyhow::Result<usize> {
-        let mut delivered = 0;
-        loop {
-            let claimed = self
-                .claim(
-                    state,
-                    Scope::Merchant(merchant_id),
-                    self.concurrency,
-                    &HashMap::new(),
-                    PER_ENDPOINT,
-                )
-                .await?;
-            if claimed.is_empty() {
-                return Ok(delivered);
-            }
-            let mut tasks = JoinSet::new();
-            for delivery in claimed {
-                let (dispatcher, state) = (self.clone(), state.clone());
-                tasks.spawn(async move { dispatcher.attempt(&state, delivery).await });
-            }
-            let mut attempts = Vec::with_capacity(tasks.len());
-            while let Some(attempt) = tasks.join_next().await {
-                attempts.push(attempt?);
-            }
-            delivered += attempts.len();
-            record(state, attempts).await?;
-        }
+        self.clone()
+            .pump(state.clone(), Scope::Merchant(merchant_id))
+            .await
     }
 
     /// Runs the background dispatcher for merchants on real time, until the task is dropped.
+    pub async fn run(self: Arc<Self>, state: Arc<Platform>) {
+        if let Err(error) = self.pump(state, Scope::RealTime).await {
+            tracing::error!(error = %format!("{error:#}"), "the webhook dispatcher stopped");
+        }
+    }
+
+    /// Delivers the due events of `scope`: on real time for as long as the task runs, for a
+    /// test-clock merchant until none is left.
     ///
     /// Claims run in a task of their own and lease up to [`HELD_PER_SLOT`] times the slots
     /// ([`HELD_PER_ENDPOINT`] per endpoint) ahead, so deliveries start from the leased queue as
     /// slots free while the next claim is under way. A leased event that found no slot within
     /// one time-out is let go, to be claimed again when its lease expires. Finished attempts go
-    /// to a recorder task, so that recording overlaps claiming and delivering too.
-    pub async fn run(self: Arc<Self>, state: Arc<Platform>) {
+    /// to a recorder task, so that recording overlaps claiming and delivering too. On real time
+    /// a failed claim is logged and tried again; a test-clock catch-up fails with it.
+    async fn pump(self: Arc<Self>, state: Arc<Platform>, scope: Scope) -> anyhow::Result<usize> {
+        let drain = matches!(scope, Scope::Merchant(_));
         let (finished_tx, finished_rx) = mpsc::channel(RECORD_QUEUE);
-        tokio::spawn(recorder(state.clone(), finished_rx));
+        let recording = tokio::spawn(recorder(state.clone(), finished_rx));
         let concurrency = self.concurrency;
         let mut tasks: JoinSet<Attempt> = JoinSet::new();
         // The endpoint of each delivery task, so that even a failed task frees its slot.
         let mut endpoints: HashMap<tokio::task::Id, String> = HashMap::new();
-        let mut claims: JoinSet<anyhow::Result<Vec<Delivery>>> = JoinSet::new();
+        let mut claims: JoinSet<anyhow::Result<Claimed>> = JoinSet::new();
         let mut queue: Queue<Delivery> = Queue::default();
         // When to claim next: at once while deliveries finish, after a pause once a claim
         // found nothing.
         let mut claim_at = tokio::time::Instant::now();
+        // Whether the last claim, made while nothing was held, found nothing.
+        let mut drained = false;
+        // A catch-up's endpoints that failed to answer: nothing more is sent to them until the
+        // next advance, so one that never answers costs one round of time-outs, not one per
+        // event.
+        let mut unanswering: HashSet<String> = HashSet::new();
+        let mut attempts = 0;
         loop {
+            if drain && drained && tasks.is_empty() && claims.is_empty() && queue.held() == 0 {
+                break;
+            }
             let expired = queue.expire(state.clock.now());
             if expired > 0 {
                 tracing::warn!(
@@ -172,13 +173,22 @@ impl Dispatcher {
             }
             let room = (HELD_PER_SLOT * concurrency).saturating_sub(queue.held());
             let now = tokio::time::Instant::now();
-            if claims.is_empty() && room > 0 && claim_at <= now {
-                let held = queue.held_by_endpoint();
+            if claims.is_empty() && room > 0 && claim_at <= now && !(drain && drained) {
+                let mut held = queue.held_by_endpoint();
+                let nothing_held = held.is_empty();
+                // An endpoint counted as full is not claimed for.
+                for endpoint in &unanswering {
+                    held.insert(endpoint.clone(), HELD_PER_ENDPOINT);
+                }
                 let (dispatcher, state) = (self.clone(), state.clone());
                 claims.spawn(async move {
-                    dispatcher
-                        .claim(&state, Scope::RealTime, room, &held, HELD_PER_ENDPOINT)
-                        .await
+                    let deliveries = dispatcher
+                        .claim(&state, scope, room, &held, HELD_PER_ENDPOINT)
+                        .await?;
+                    Ok(Claimed {
+                        deliveries,
+                        nothing_held,
+                    })
                 });
             }
             let wake = if room > 0 { claim_at } else { now + IDLE_POLL };
@@ -193,11 +203,22 @@ impl Dispatcher {
                             Ok((id, _)) => *id,
                             Err(error) => error.id(),
                         };
-                        if let Some(endpoint) = endpoints.remove(&id) {
-                            queue.finished(&endpoint);
+                        let endpoint = endpoints.remove(&id);
+                        if let Some(endpoint) = &endpoint {
+                            queue.finished(endpoint);
                         }
                         match result {
                             Ok((_, attempt)) => {
+                                attempts += 1;
+                                if let Some(endpoint) = endpoint.filter(|_| drain && attempt.1.status_code.is_none()) {
+                                    let let_go = queue.forget(&endpoint);
+                                    tracing::info!(
+                                        %endpoint,
+                                        let_go,
+                                        "a webhook endpoint did not answer; the test clock's catch-up sends it nothing more until the next advance"
+                                    );
+                                    unanswering.insert(endpoint);
+                                }
                                 // Waits while the recorder is RECORD_QUEUE attempts behind.
                                 if finished_tx.send(attempt).await.is_err() {
                                     tracing::warn!("the webhook recorder has stopped");
@@ -207,30 +228,46 @@ impl Dispatcher {
                         }
                     }
                     claim_at = tokio::time::Instant::now();
+                    drained = false;
                 }
                 Some(claimed) = claims.join_next(), if !claims.is_empty() => {
                     let claimed = match claimed {
                         Ok(Ok(claimed)) => claimed,
+                        Ok(Err(error)) if drain => return Err(error),
                         Ok(Err(error)) => {
                             tracing::warn!(error = %format!("{error:#}"), "claiming webhook events failed");
-                            Vec::new()
+                            Claimed::default()
                         }
                         Err(error) => {
                             tracing::warn!(%error, "a webhook claim task failed");
-                            Vec::new()
+                            Claimed::default()
                         }
                     };
-                    if claimed.is_empty() {
+                    if claimed.deliveries.is_empty() {
                         claim_at = tokio::time::Instant::now() + IDLE_POLL;
+                        drained = claimed.nothing_held;
                     }
-                    for delivery in claimed {
+                    for delivery in claimed.deliveries {
                         queue.lease(delivery.endpoint.clone(), delivery.start_by, delivery);
                     }
                 }
                 () = tokio::time::sleep_until(wake), if claims.is_empty() => {}
             }
         }
+        drop(finished_tx);
+        match recording.await.context("the webhook recorder failed")? {
+            Some(error) => Err(error),
+            None => Ok(attempts),
+        }
     }
+}
+
+/// What one claim leased, and whether the dispatcher held nothing when it was made (so that
+/// finding nothing means nothing is due).
+#[derive(Default)]
+struct Claimed {
+    deliveries: Vec<Delivery>,
+    nothing_held: bool,
 }
 
 /// A leased delivery, ready to make.

@@ -40,6 +40,15 @@ impl<T> Queue<T> {
         before - self.waiting.len()
     }
 
+    /// Lets go of the waiting deliveries to `endpoint`, and says how many. As with
+    /// [`Queue::expire`], their events stay leased until the lease expires.
+    pub(super) fn forget(&mut self, endpoint: &str) -> usize {
+        let before = self.waiting.len();
+        self.waiting
+            .retain(|(waiting_for, _, _)| waiting_for != endpoint);
+        before - self.waiting.len()
+    }
+
     /// Takes up to `slots` waiting deliveries, oldest first, skipping those whose endpoint has
     /// [`PER_ENDPOINT`] in flight, and counts them in flight.
     pub(super) fn start(&mut self, slots: usize) -> Vec<T> {

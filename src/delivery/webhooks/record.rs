@@ -18,15 +18,22 @@ use crate::store::webhook_endpoints::{self, Health};
 use crate::store::{endpoint_deliveries, merchant_settings, merchants, outbox, Tx};
 
 /// Records attempts as the dispatcher hands them over, all those queued by then in one
-/// transaction, until the dispatcher stops. An attempt whose recording fails keeps its lease
-/// until it expires, and the delivery is then made again (at least once, never lost).
-pub(super) async fn recorder(state: Arc<Platform>, mut queue: mpsc::Receiver<Attempt>) {
+/// transaction, until the dispatcher stops; returns the first failure, if any. An attempt whose
+/// recording fails keeps its lease until it expires, and the delivery is then made again (at
+/// least once, never lost).
+pub(super) async fn recorder(
+    state: Arc<Platform>,
+    mut queue: mpsc::Receiver<Attempt>,
+) -> Option<anyhow::Error> {
     let mut batch = Vec::new();
+    let mut failed = None;
     while queue.recv_many(&mut batch, RECORD_QUEUE).await > 0 {
         if let Err(error) = record(&state, std::mem::take(&mut batch)).await {
             tracing::warn!(error = %format!("{error:#}"), "recording webhook attempts failed");
+            failed.get_or_insert(error);
         }
     }
+    failed
 }
 
 /// Records finished attempts in one transaction, then logs them.
