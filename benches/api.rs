@@ -16,7 +16,9 @@
 //!   HTTP, end to end (get-customer also with a read API key in place of the access token), from a lean keep-alive client (`support/http.rs`, one connection per
 //!   client, as `wrk` and `oha` work);
 //! - the same client against `GET /healthz`, a route that does no work: the most requests per
-//!   second loopback HTTP reaches on this machine, which bounds every API ratio from above;
+//!   second loopback HTTP reaches on this machine, which bounds every API ratio from above; and
+//!   against `GET /readyz`, which runs one trivial statement (`SELECT 1`): the ceiling of a
+//!   request that reads, against which the reads' target is set;
 //! - each operation's own store call made directly (`support/statements.rs`): the same
 //!   statement through the same pools, without HTTP, authentication, validation or JSON;
 //!
@@ -75,7 +77,10 @@ use args::Args;
 use measure::{drive, Run, Sample};
 use raw::{raw_loop, raw_postgres};
 use scratch::ScratchDatabase;
-use table::{auth_rows, cpu_row, table_row, Row, AUTH_COLUMNS, COLUMNS, CPU_COLUMNS};
+use table::{
+    auth_rows, cpu_row, readyz_rows, table_row, Row, AUTH_COLUMNS, COLUMNS, CPU_COLUMNS,
+    READYZ_COLUMNS,
+};
 
 const CONCURRENCY: [usize; 3] = [1, 8, 64];
 
@@ -421,6 +426,15 @@ async fn bench_backend(backend: Backend, plan: &Plan) -> Vec<Row> {
             |response| expect_status(&response, 200, "healthz"),
         )
         .await;
+        // The ceiling of a request that runs a statement: the same against `GET /readyz`
+        // (`SELECT 1`, no token check), the reference of the reads' target.
+        let t = token.clone();
+        let (ready, _) = drive_http(
+            &load,
+            move |_| http::request("GET", "/readyz", &t, None),
+            |response| expect_status(&response, 200, "readyz"),
+        )
+        .await;
         let ceiling = empty.rate();
         for (operation, sample, raw, statement) in [
             (
@@ -430,7 +444,7 @@ async fn bench_backend(backend: Backend, plan: &Plan) -> Vec<Row> {
                 run(statement_membership_creates),
             ),
             (
-                "get-membership (read)",
+                table::GET_MEMBERSHIP,
                 membership_gets,
                 raw_select,
                 run(statement_membership_gets),
@@ -455,6 +469,7 @@ async fn bench_backend(backend: Backend, plan: &Plan) -> Vec<Row> {
                 statement_gets,
             ),
             ("ceiling: GET /healthz", empty, raw_select, None),
+            (table::READYZ, ready, raw_select, None),
         ] {
             rows.push(Row {
                 backend,
@@ -499,6 +514,11 @@ fn main() {
         &format!("recur API vs raw database, {seconds} s per measurement"),
         &COLUMNS,
         rows.iter().map(table_row),
+    );
+    report::print_table(
+        "reads against GET /readyz (one trivial statement) at the same concurrency",
+        &READYZ_COLUMNS,
+        readyz_rows(&rows),
     );
     report::print_table(
         "get-customer with an access token and with an API key",

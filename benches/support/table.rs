@@ -79,6 +79,50 @@ pub const GET_CUSTOMER: &str = "get-customer (read)";
 /// The operation of the get-customer rows sent with an API key.
 pub const KEY_GET_CUSTOMER: &str = "get-customer, API key (read)";
 
+/// The operation of the rows of `GET /readyz`: a request that runs one trivial statement.
+pub const READYZ: &str = "ceiling with a statement: GET /readyz";
+/// The operation of the get-membership rows.
+pub const GET_MEMBERSHIP: &str = "get-membership (read)";
+
+/// The columns of [`readyz_rows`].
+pub const READYZ_COLUMNS: [&str; 6] = [
+    "backend",
+    "clients",
+    "GET /readyz req/s",
+    "get-customer / readyz",
+    "get-customer, API key / readyz",
+    "get-membership / readyz",
+];
+
+/// Each read against `GET /readyz` of the same backend and concurrency: the target's ratio.
+pub fn readyz_rows(rows: &[Row]) -> Vec<String> {
+    rows.iter()
+        .filter(|row| row.operation == READYZ)
+        .map(|ready| {
+            let ratio = |operation: &str| {
+                rows.iter()
+                    .find(|row| {
+                        row.operation == operation
+                            && row.backend == ready.backend
+                            && row.concurrency == ready.concurrency
+                    })
+                    .map_or("–".into(), |row| {
+                        format!("{:.0}%", 100.0 * row.sample.rate() / ready.sample.rate())
+                    })
+            };
+            format!(
+                "| {:?} | {} | {:.0} | {} | {} | {} |",
+                ready.backend,
+                ready.concurrency,
+                ready.sample.rate(),
+                ratio(GET_CUSTOMER),
+                ratio(KEY_GET_CUSTOMER),
+                ratio(GET_MEMBERSHIP),
+            )
+        })
+        .collect()
+}
+
 /// The columns of [`auth_rows`].
 pub const AUTH_COLUMNS: [&str; 9] = [
     "backend",
