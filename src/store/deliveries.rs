@@ -165,11 +165,14 @@ pub(super) async fn lease_rows(
     if ids.is_empty() {
         return Ok(Vec::new());
     }
-    let sql = format!(
-        "UPDATE {table} SET lease_until = $1 \
-         WHERE id IN (SELECT column1 FROM (VALUES {}) AS v) AND status = 'Pending' \
-         AND (lease_until IS NULL OR lease_until < $2) RETURNING {returning}",
-        super::placeholders(ids.len(), 1, 3)
+    let sql = super::for_backend(
+        format!(
+            "UPDATE {table} SET lease_until = $1 \
+             WHERE id IN (SELECT column1 FROM (VALUES {}) AS v) AND status = 'Pending' \
+             AND (lease_until IS NULL OR lease_until < $2) RETURNING {returning}",
+            super::placeholders(ids.len(), 1, 3)
+        ),
+        store.backend(),
     );
     let mut query = sqlx::query(&sql)
         .bind(to_micros(until))

@@ -146,6 +146,7 @@ pub async fn lease(
          WHERE d.id IN (SELECT column1 FROM (VALUES {}) AS v) AND w.enabled = 1 ORDER BY d.id",
         super::placeholders(leased.len(), 1, 1)
     );
+    let sql = super::for_backend(sql, store.backend());
     let mut query = sqlx::query(&sql);
     for id in &leased {
         query = query.bind(*id);

@@ -203,6 +203,7 @@ pub async fn behaviours(
          ON sandbox_cards.merchant_id = v.column1 AND sandbox_cards.token = v.column2",
         placeholders(cards.len(), 2, 1)
     );
+    let sql = super::for_backend(sql, store.backend());
     let mut query = sqlx::query_as::<_, (i64, String, String)>(&sql);
     for (merchant_id, token) in cards {
         query = query.bind(*merchant_id).bind(token.to_string());
