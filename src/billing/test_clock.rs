@@ -97,25 +97,23 @@ async fn lease_run(
     for _ in 0..MAX_BLOCKED_ROUNDS {
         charging::recover_pending(state, Some(merchant_id), until, until).await?;
         refunds::recover_pending(state, Some(merchant_id), until, until).await?;
-        while let Some(due) =
-            memberships::earliest_due(state.store.pool(), merchant_id, until).await?
-        {
+        loop {
+            let Some(due) =
+                memberships::earliest_due(state.store.pool(), merchant_id, until).await?
+            else {
+                return Ok(actions);
+            };
             let renewed = renewals::renew_due(state, scope, due, RENEWAL_BATCH).await?;
             actions += u64::from(renewed);
             if renewed == 0 {
-                // Not a renewal, or not claimable now: the earliest claimable action alone.
+                // Not a renewal, or not claimable now: the earliest claimable action alone;
+                // none claimable means the due work is held elsewhere, waited for below.
                 if !run_next_due(state, scope, until).await? {
                     break;
                 }
                 actions += 1;
             }
             lease.keep(state).await?;
-        }
-        if memberships::earliest_due(state.store.pool(), merchant_id, until)
-            .await?
-            .is_none()
-        {
-            return Ok(actions);
         }
         tokio::task::yield_now().await;
     }

@@ -33,6 +33,26 @@ pub async fn earliest_due<'c, E: Executor<'c, Database = Any>>(
 const NOTHING_IN_FLIGHT: &str = "NOT EXISTS (SELECT 1 FROM charges c \
      WHERE c.membership_id = m.id AND c.status = 'Pending')";
 
+/// The claims' condition on the membership's merchant: `merchant_id` alone (bound at
+/// `parameter`), or with `None` (bound as 0) every merchant on real time (no test clock).
+fn merchant_scope(merchant_id: Option<i64>, parameter: &str) -> String {
+    match merchant_id {
+        Some(_) => format!("m.merchant_id = {parameter}"),
+        None => format!(
+            "{parameter} = 0 AND m.merchant_id NOT IN (SELECT t.merchant_id FROM test_clocks t)"
+        ),
+    }
+}
+
+/// The claims' lock: on PostgreSQL the claimed rows are locked and rows locked by another
+/// process skipped, so several processes share the work; SQLite serialises writers instead.
+fn skip_locked(backend: Backend) -> &'static str {
+    match backend {
+        Backend::Postgres => " FOR UPDATE OF m SKIP LOCKED",
+        Backend::Sqlite => "",
+    }
+}
+
 /// Claims the membership whose next action is earliest and due at `until`: of one merchant, or
 /// (with `None`) of every merchant that runs on real time (no test clock). On PostgreSQL the row
 /// is locked and rows locked by another process are skipped, so several `recur` processes share
@@ -43,14 +63,7 @@ pub async fn claim_due(
     merchant_id: Option<i64>,
     until: DateTime<Utc>,
 ) -> Result<Option<Membership>, sqlx::Error> {
-    let scope = match merchant_id {
-        Some(_) => "m.merchant_id = $2",
-        None => "$2 = 0 AND m.merchant_id NOT IN (SELECT t.merchant_id FROM test_clocks t)",
-    };
-    let lock = match backend {
-        Backend::Postgres => " FOR UPDATE OF m SKIP LOCKED",
-        Backend::Sqlite => "",
-    };
+    let (scope, lock) = (merchant_scope(merchant_id, "$2"), skip_locked(backend));
     let sql = format!(
         "SELECT {COLUMNS} {FROM} WHERE m.next_action_at IS NOT NULL AND m.next_action_at <= $1 \
          AND {scope} AND {NOTHING_IN_FLIGHT} ORDER BY m.next_action_at, m.id LIMIT 1{lock}"
@@ -76,14 +89,7 @@ pub async fn claim_due_renewals(
     until: DateTime<Utc>,
     limit: i64,
 ) -> Result<Vec<Membership>, sqlx::Error> {
-    let scope = match merchant_id {
-        Some(_) => "m.merchant_id = $3",
-        None => "$3 = 0 AND m.merchant_id NOT IN (SELECT t.merchant_id FROM test_clocks t)",
-    };
-    let lock = match backend {
-        Backend::Postgres => " FOR UPDATE OF m SKIP LOCKED",
-        Backend::Sqlite => "",
-    };
+    let (scope, lock) = (merchant_scope(merchant_id, "$3"), skip_locked(backend));
     let sql = format!(
         "SELECT {COLUMNS} {FROM} WHERE m.next_action_at IS NOT NULL AND m.next_action_at <= $1 \
          AND m.status = 'Active' AND (m.end_date IS NULL OR m.end_date > $1) \
