@@ -306,6 +306,36 @@ backend_matrix!(
     }
 );
 
+/// Stores `count` `TRANSACTION_DATA_UPDATE` events of the server's merchant to `url`, due at
+/// `at`, with the order ids `{prefix}-0` … ; returns their action ids.
+async fn events_to(
+    server: &TestServer,
+    url: &str,
+    prefix: &str,
+    count: usize,
+    at: chrono::DateTime<chrono::Utc>,
+) -> Vec<String> {
+    use recur::store::outbox::{self, NewEvent};
+
+    let orders: Vec<String> = (0..count).map(|i| format!("{prefix}-{i}")).collect();
+    let events = orders
+        .iter()
+        .map(|order_id| NewEvent {
+            merchant_id: server.merchant.merchant_id,
+            membership_id: None,
+            action: "TRANSACTION_DATA_UPDATE",
+            order_id,
+            webhook_url: url,
+            fields: serde_json::Map::new(),
+        })
+        .collect();
+    let store = &server.server.state.store;
+    let mut tx = store.begin().await.unwrap();
+    let action_ids = outbox::insert_events(&mut tx, events, at).await.unwrap();
+    tx.commit().await.unwrap();
+    action_ids
+}
+
 /// Status, attempts, round attempts, lease and delivery time of the event with `action_id`.
 async fn event_row(
     pool: &recur::store::Pool,
@@ -427,31 +457,13 @@ crate::backend_test!(
 backend_matrix!(
     the_background_dispatcher_keeps_four_deliveries_in_flight_per_endpoint,
     |backend| async move {
-        use recur::store::outbox::{self, NewEvent};
-
         const EVENTS: usize = 20;
         let receiver = WebhookReceiver::start().await;
         // Slow answers keep deliveries in flight; 16 slots would allow more than four.
         receiver.delay(std::time::Duration::from_millis(60));
         let server = server_for(backend, &receiver, &[("RECUR_WEBHOOK_CONCURRENCY", "16")]).await;
-        let state = &server.server.state;
-        let orders: Vec<String> = (0..EVENTS).map(|i| format!("bound-{i}")).collect();
-        let events = orders
-            .iter()
-            .map(|order_id| NewEvent {
-                merchant_id: server.merchant.merchant_id,
-                membership_id: None,
-                action: "TRANSACTION_DATA_UPDATE",
-                order_id,
-                webhook_url: &receiver.url,
-                fields: serde_json::Map::new(),
-            })
-            .collect();
-        let mut tx = state.store.begin().await.unwrap();
-        let action_ids = outbox::insert_events(&mut tx, events, state.clock.now())
-            .await
-            .unwrap();
-        tx.commit().await.unwrap();
+        let now = server.server.state.clock.now();
+        let action_ids = events_to(&server, &receiver.url, "bound", EVENTS, now).await;
         crate::process::until(
             "every event delivered and recorded",
             std::time::Duration::from_secs(30),
@@ -516,8 +528,6 @@ backend_matrix!(
 backend_matrix!(
     an_endpoint_that_never_answers_costs_a_test_clock_advance_one_round,
     |backend| async move {
-        use recur::store::outbox::{self, NewEvent};
-
         const EVENTS: usize = 12;
         let receiver = WebhookReceiver::start().await;
         // Every answer comes after the one-second time-out.
@@ -530,25 +540,10 @@ backend_matrix!(
         .await;
         let token = server.token().await;
         server.advance(&token, "2027-03-01T00:00:00Z").await;
-        let state = &server.server.state;
-        let orders: Vec<String> = (0..EVENTS).map(|i| format!("silent-{i}")).collect();
-        let events = orders
-            .iter()
-            .map(|order_id| NewEvent {
-                merchant_id: server.merchant.merchant_id,
-                membership_id: None,
-                action: "TRANSACTION_DATA_UPDATE",
-                order_id,
-                webhook_url: &receiver.url,
-                fields: serde_json::Map::new(),
-            })
-            .collect();
         let at = chrono::DateTime::parse_from_rfc3339("2027-03-01T00:00:00Z")
             .unwrap()
             .to_utc();
-        let mut tx = state.store.begin().await.unwrap();
-        outbox::insert_events(&mut tx, events, at).await.unwrap();
-        tx.commit().await.unwrap();
+        events_to(&server, &receiver.url, "silent", EVENTS, at).await;
         server.advance(&token, "2027-03-01T00:01:00Z").await;
         let attempted = server
             .count(
