@@ -108,8 +108,8 @@ fn decode(row: &sqlx::any::AnyRow) -> Result<Customer, sqlx::Error> {
 
 /// Stores `customer` for `merchant_id` unless one with the same e-mail identity exists, in which
 /// case the existing one is returned. Safe under concurrent identical creates: the unique
-/// constraint decides, and the loser reads the winner's row. A new customer is one statement
-/// (shared with concurrent creates, see [`super::coalesce`]), an existing one a second read.
+/// constraint decides, and the loser gets the winner's row from the same statement. New or
+/// existing, a create is one statement (shared with concurrent creates, see [`super::coalesce`]).
 pub async fn create_or_get(
     store: &Store,
     merchant_id: i64,
@@ -117,24 +117,13 @@ pub async fn create_or_get(
     customer: NewCustomer,
     now: DateTime<Utc>,
 ) -> Result<(Customer, Created), sqlx::Error> {
-    let email_identity = customer.email_identity.clone();
     let row = NewRow {
         merchant_id,
         customer_key,
         customer,
         now,
     };
-    if let Some(inserted) = store.customer_inserts().run(row).await? {
-        return Ok((inserted, Created::New));
-    }
-    let sql =
-        format!("SELECT {COLUMNS} FROM customers WHERE merchant_id = $1 AND email_identity = $2");
-    let row = sqlx::query(&sql)
-        .bind(merchant_id)
-        .bind(&email_identity)
-        .fetch_one(store.writer())
-        .await?;
-    Ok((decode(&row)?, Created::Existing))
+    store.customer_inserts().run(row).await
 }
 
 /// A customer to insert, as [`Insert`] takes it.
@@ -151,7 +140,13 @@ pub struct NewRow {
 }
 
 /// Inserts customers, many in one statement; a customer whose merchant already has one with
-/// its e-mail identity is not inserted (answer `None`).
+/// its e-mail identity is not inserted, and its answer is the existing customer.
+///
+/// The existing row comes back through the conflict clause itself (`DO UPDATE` of the e-mail
+/// identity to the value it holds, which changes nothing), so the unique index finds it: no
+/// second read, and no query plan to choose. A separate read by merchant and e-mail could be
+/// planned, while the table had no statistics yet, over a list index that starts with
+/// `merchant_id` and then filter every customer of the merchant.
 #[derive(Debug)]
 pub struct Insert;
 
@@ -163,15 +158,23 @@ const INSERT_COLUMNS: usize = 18;
 
 impl Batch for Insert {
     type Request = NewRow;
-    type Answer = Option<Customer>;
+    type Answer = (Customer, Created);
 
     fn run<'a>(
         &'a self,
         pool: &'a Pool,
         backend: super::Backend,
         rows: &'a [NewRow],
-    ) -> BoxFuture<'a, Result<Vec<Option<Customer>>, sqlx::Error>> {
+    ) -> BoxFuture<'a, Result<Vec<(Customer, Created)>, sqlx::Error>> {
         Box::pin(async move {
+            // A statement may update a row once, so of concurrent creates of one e-mail only the
+            // first goes in; the others are holes (no merchant), which the statement skips, and
+            // get the first one's answer.
+            let mut seen = std::collections::HashSet::with_capacity(rows.len());
+            let holes: Vec<bool> = rows
+                .iter()
+                .map(|row| !seen.insert((row.merchant_id, row.customer.email_identity.as_str())))
+                .collect();
             let sql = INSERT.get(backend, rows.len(), |n| {
                 // One row as a plain `VALUES`, which costs PostgreSQL less than a select from one.
                 let rows = match n {
@@ -179,7 +182,8 @@ impl Batch for Insert {
                           $15, $16, $17, $18, $18)"
                         .to_owned(),
                     n => format!(
-                        "SELECT v.*, v.column18 FROM (VALUES {}) AS v WHERE TRUE",
+                        "SELECT v.*, v.column18 FROM (VALUES {}) AS v \
+                         WHERE v.column1 IS NOT NULL",
                         super::placeholders(n, INSERT_COLUMNS, 1)
                     ),
                 };
@@ -188,21 +192,26 @@ impl Batch for Insert {
                      first_name, last_name, email, email_identity, phone, country_code, address1, \
                      address2, city, state, zip_code, tax_ids, first_name_search, \
                      last_name_search, created_at, updated_at) {rows} \
-                     ON CONFLICT (merchant_id, email_identity) DO NOTHING RETURNING {COLUMNS}"
+                     ON CONFLICT (merchant_id, email_identity) \
+                     DO UPDATE SET email_identity = excluded.email_identity \
+                     RETURNING merchant_id, {COLUMNS}"
                 )
             });
             let mut query = sqlx::query(sql);
-            for NewRow {
-                merchant_id,
-                customer_key,
-                customer,
-                now,
-            } in rows
+            for (
+                NewRow {
+                    merchant_id,
+                    customer_key,
+                    customer,
+                    now,
+                },
+                hole,
+            ) in rows.iter().zip(&holes)
             {
                 let tax_ids = serde_json::to_string(&customer.tax_ids)
                     .map_err(|e| sqlx::Error::Encode(Box::new(e)))?;
                 query = query
-                    .bind(*merchant_id)
+                    .bind((!hole).then_some(*merchant_id))
                     .bind(customer_key.as_str())
                     .bind(customer.processor_key.as_str())
                     .bind(customer.first_name.as_str())
@@ -221,15 +230,25 @@ impl Batch for Insert {
                     .bind(search_key(&customer.last_name))
                     .bind(to_micros(*now));
             }
-            let mut inserted: HashMap<String, Customer> = HashMap::with_capacity(rows.len());
+            let mut stored: HashMap<(i64, String), Customer> = HashMap::with_capacity(rows.len());
             for row in query.fetch_all(pool).await? {
+                use sqlx::Row;
                 let customer = decode(&row)?;
-                inserted.insert(customer.customer_key.clone(), customer);
+                let identity = customer.fields.email_identity.clone();
+                stored.insert((row.try_get("merchant_id")?, identity), customer);
             }
-            Ok(rows
-                .iter()
-                .map(|row| inserted.remove(&row.customer_key))
-                .collect())
+            rows.iter()
+                .map(|row| {
+                    let key = (row.merchant_id, row.customer.email_identity.clone());
+                    let customer = stored.get(&key).cloned().ok_or(sqlx::Error::RowNotFound)?;
+                    let created = if customer.customer_key == row.customer_key {
+                        Created::New
+                    } else {
+                        Created::Existing
+                    };
+                    Ok((customer, created))
+                })
+                .collect()
         })
     }
 }
