@@ -9,6 +9,7 @@
 use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
+use tokio::sync::watch;
 
 use super::engine::{abandoned_before, recovery_grace, run_next_due, Scope, RENEWAL_BATCH};
 use super::{charging, refunds, renewals, BillingError};
@@ -33,12 +34,11 @@ pub async fn advance(
     if let Some(why) = recur_domain::schedule::test_clock_refusal(now, to) {
         return Err(BillingError::Conflict(format!("the new time {why}")));
     }
-    let mut lease = Lease::new(state, merchant_id);
+    let lease = Lease::new(state, merchant_id);
     let mut tx = state.store.begin().await?;
     test_clocks::advance(&mut tx, merchant_id, to, lease.stamp).await?;
     tx.commit().await?;
-    let actions = lease_run(state, &mut lease, to).await?;
-    finish(state, webhooks, actions, lease).await
+    catch_up(state, webhooks, lease, to).await
 }
 
 /// Resumes one catch-up whose process fell silent for longer than the recovery grace (killed
@@ -53,29 +53,41 @@ pub async fn resume_stalled(
     else {
         return Ok(false);
     };
-    let mut lease = Lease {
+    let lease = Lease {
         merchant_id,
         stamp: now,
         owned: true,
     };
-    let actions = lease_run(state, &mut lease, to).await?;
+    let actions = catch_up(state, webhooks, lease, to).await?;
     tracing::info!(
         merchant_id,
         actions,
         "resumed an interrupted test-clock advance"
     );
-    finish(state, webhooks, actions, lease).await?;
     Ok(true)
 }
 
-/// Delivers what fell due and marks the catch-up done.
-async fn finish(
+/// Brings the merchant up to its clock's time `until` ([`lease_run`]) while delivering the
+/// webhook events that fall due, then marks the catch-up done. The deliveries start with the
+/// first renewals and end once the last renewal's events are delivered (or their endpoint failed
+/// to answer), so an advance takes about the longer of the two, not their sum.
+async fn catch_up(
     state: &Arc<Platform>,
     webhooks: &Arc<Dispatcher>,
-    actions: u64,
-    lease: Lease,
+    mut lease: Lease,
+    until: DateTime<Utc>,
 ) -> Result<u64, BillingError> {
-    webhooks.deliver_due_now(state, lease.merchant_id).await?;
+    let merchant_id = lease.merchant_id;
+    let (written, finished) = watch::channel(false);
+    let renewing = async {
+        let actions = lease_run(state, &mut lease, until, &written).await;
+        written.send_replace(true);
+        actions
+    };
+    let delivering = webhooks.deliver_during(state, merchant_id, finished);
+    let (actions, delivered) = tokio::join!(renewing, delivering);
+    let actions = actions?;
+    delivered?;
     lease.release(state).await?;
     Ok(actions)
 }
@@ -85,11 +97,13 @@ async fn finish(
 /// renewals due at one time are renewed together in the engine's batches
 /// ([`renewals::renew_due`]), each other action one by one. Due work that another request holds
 /// (its row locked, or a charge of it in flight) is waited for, so the advance answers only once
-/// everything due by `until` has run.
+/// everything due by `until` has run. Each committed step is told to `written`, whose
+/// deliveries then claim what it wrote.
 async fn lease_run(
     state: &Platform,
     lease: &mut Lease,
     until: DateTime<Utc>,
+    written: &watch::Sender<bool>,
 ) -> Result<u64, BillingError> {
     let merchant_id = lease.merchant_id;
     let scope = Scope::TestClock(merchant_id);
@@ -105,13 +119,16 @@ async fn lease_run(
             };
             let renewed = renewals::renew_due(state, scope, due, RENEWAL_BATCH).await?;
             actions += u64::from(renewed);
-            if renewed == 0 {
+            if renewed > 0 {
+                written.send_modify(|_| {});
+            } else {
                 // Not a renewal, or not claimable now: the earliest claimable action alone;
                 // none claimable means the due work is held elsewhere, waited for below.
                 if !run_next_due(state, scope, until).await? {
                     break;
                 }
                 actions += 1;
+                written.send_modify(|_| {});
             }
             lease.keep(state).await?;
         }

@@ -16,7 +16,7 @@ use std::time::Duration;
 use anyhow::Context;
 use chrono::{DateTime, TimeDelta, Utc};
 use reqwest::redirect::Policy;
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, watch};
 use tokio::task::JoinSet;
 
 use super::guard::GuardedResolver;
@@ -113,14 +113,29 @@ impl Dispatcher {
         state: &Arc<Platform>,
         merchant_id: i64,
     ) -> anyhow::Result<usize> {
+        let (_, finished) = watch::channel(true);
+        self.deliver_during(state, merchant_id, finished).await
+    }
+
+    /// As [`Self::deliver_due_now`], while the catch-up is still writing events: each change of
+    /// `finished` says that more may be due (its value: whether the catch-up has written its
+    /// last), so that deliveries overlap the renewals. It returns once `finished` holds `true`
+    /// (or its sender is gone) and nothing is left, as `deliver_due_now` does.
+    pub async fn deliver_during(
+        self: &Arc<Self>,
+        state: &Arc<Platform>,
+        merchant_id: i64,
+        finished: watch::Receiver<bool>,
+    ) -> anyhow::Result<usize> {
         self.clone()
-            .pump(state.clone(), Scope::Merchant(merchant_id))
+            .pump(state.clone(), Scope::Merchant(merchant_id), finished)
             .await
     }
 
     /// Runs the background dispatcher for merchants on real time, until the task is dropped.
     pub async fn run(self: Arc<Self>, state: Arc<Platform>) {
-        if let Err(error) = self.pump(state, Scope::RealTime).await {
+        let (_, no_catch_up) = watch::channel(true);
+        if let Err(error) = self.pump(state, Scope::RealTime, no_catch_up).await {
             tracing::error!(error = %format!("{error:#}"), "the webhook dispatcher stopped");
         }
     }
@@ -133,9 +148,16 @@ impl Dispatcher {
     /// slots free while the next claim is under way. A leased event that found no slot within
     /// one time-out is let go, to be claimed again when its lease expires. Finished attempts go
     /// to a recorder task, so that recording overlaps claiming and delivering too. On real time
-    /// a failed claim is logged and tried again; a test-clock catch-up fails with it.
-    async fn pump(self: Arc<Self>, state: Arc<Platform>, scope: Scope) -> anyhow::Result<usize> {
+    /// a failed claim is logged and tried again; a test-clock catch-up fails with it, and waits
+    /// for `catch_up_finished` (see [`Self::deliver_during`]) before it stops.
+    async fn pump(
+        self: Arc<Self>,
+        state: Arc<Platform>,
+        scope: Scope,
+        mut catch_up_finished: watch::Receiver<bool>,
+    ) -> anyhow::Result<usize> {
         let drain = matches!(scope, Scope::Merchant(_));
+        let mut finished = *catch_up_finished.borrow_and_update();
         let (finished_tx, finished_rx) = mpsc::channel(RECORD_QUEUE);
         let recording = tokio::spawn(recorder(state.clone(), finished_rx));
         let concurrency = self.concurrency;
@@ -149,13 +171,22 @@ impl Dispatcher {
         let mut claim_at = tokio::time::Instant::now();
         // Whether the last claim, made while nothing was held, found nothing.
         let mut drained = false;
+        // How many times the catch-up said more may be due: a claim made before the last time
+        // may have missed what it wrote, so finding nothing does not drain the queue.
+        let mut written = 0_u64;
         // A catch-up's endpoints that failed to answer: nothing more is sent to them until the
         // next advance, so one that never answers costs one round of time-outs, not one per
         // event.
         let mut unanswering: HashSet<String> = HashSet::new();
         let mut attempts = 0;
         loop {
-            if drain && drained && tasks.is_empty() && claims.is_empty() && queue.held() == 0 {
+            if drain
+                && drained
+                && finished
+                && tasks.is_empty()
+                && claims.is_empty()
+                && queue.held() == 0
+            {
                 break;
             }
             let expired = queue.expire(state.clock.now());
@@ -188,10 +219,15 @@ impl Dispatcher {
                     Ok(Claimed {
                         deliveries,
                         nothing_held,
+                        written,
                     })
                 });
             }
-            let wake = if room > 0 { claim_at } else { now + IDLE_POLL };
+            let wake = if room > 0 && !(drain && drained) {
+                claim_at
+            } else {
+                now + IDLE_POLL
+            };
             tokio::select! {
                 Some(first) = tasks.join_next_with_id(), if !tasks.is_empty() => {
                     let mut finished = vec![first];
@@ -245,11 +281,17 @@ impl Dispatcher {
                     };
                     if claimed.deliveries.is_empty() {
                         claim_at = tokio::time::Instant::now() + IDLE_POLL;
-                        drained = claimed.nothing_held;
+                        drained = claimed.nothing_held && claimed.written == written;
                     }
                     for delivery in claimed.deliveries {
                         queue.lease(delivery.endpoint.clone(), delivery.start_by, delivery);
                     }
+                }
+                changed = catch_up_finished.changed(), if drain && !finished => {
+                    finished = changed.is_err() || *catch_up_finished.borrow_and_update();
+                    written += 1;
+                    claim_at = tokio::time::Instant::now();
+                    drained = false;
                 }
                 () = tokio::time::sleep_until(wake), if claims.is_empty() => {}
             }
@@ -262,12 +304,14 @@ impl Dispatcher {
     }
 }
 
-/// What one claim leased, and whether the dispatcher held nothing when it was made (so that
-/// finding nothing means nothing is due).
+/// What one claim leased, and whether the dispatcher held nothing when it was made and the
+/// catch-up has written nothing since (so that finding nothing means nothing is due).
 #[derive(Default)]
 struct Claimed {
     deliveries: Vec<Delivery>,
     nothing_held: bool,
+    /// The catch-up's count of writes when it was made.
+    written: u64,
 }
 
 /// A leased delivery, ready to make.
