@@ -119,17 +119,15 @@ async fn lease_run(
             };
             let renewed = renewals::renew_due(state, scope, due, RENEWAL_BATCH).await?;
             actions += u64::from(renewed);
-            if renewed > 0 {
-                written.send_modify(|_| {});
-            } else {
+            if renewed == 0 {
                 // Not a renewal, or not claimable now: the earliest claimable action alone;
                 // none claimable means the due work is held elsewhere, waited for below.
                 if !run_next_due(state, scope, until).await? {
                     break;
                 }
                 actions += 1;
-                written.send_modify(|_| {});
             }
+            written.send_modify(|_| {});
             lease.keep(state).await?;
         }
         tokio::task::yield_now().await;

@@ -157,7 +157,7 @@ impl Dispatcher {
         mut catch_up_finished: watch::Receiver<bool>,
     ) -> anyhow::Result<usize> {
         let drain = matches!(scope, Scope::Merchant(_));
-        let mut finished = *catch_up_finished.borrow_and_update();
+        let mut catch_up_done = *catch_up_finished.borrow_and_update();
         let (finished_tx, finished_rx) = mpsc::channel(RECORD_QUEUE);
         let recording = tokio::spawn(recorder(state.clone(), finished_rx));
         let concurrency = self.concurrency;
@@ -182,7 +182,7 @@ impl Dispatcher {
         loop {
             if drain
                 && drained
-                && finished
+                && catch_up_done
                 && tasks.is_empty()
                 && claims.is_empty()
                 && queue.held() == 0
@@ -287,8 +287,8 @@ impl Dispatcher {
                         queue.lease(delivery.endpoint.clone(), delivery.start_by, delivery);
                     }
                 }
-                changed = catch_up_finished.changed(), if drain && !finished => {
-                    finished = changed.is_err() || *catch_up_finished.borrow_and_update();
+                changed = catch_up_finished.changed(), if drain && !catch_up_done => {
+                    catch_up_done = changed.is_err() || *catch_up_finished.borrow_and_update();
                     written += 1;
                     claim_at = tokio::time::Instant::now();
                     drained = false;
