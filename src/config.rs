@@ -41,6 +41,8 @@ pub struct Config {
     pub webhooks: WebhookConfig,
     /// Outgoing e-mail.
     pub mail: MailConfig,
+    /// Where Stripe is reached.
+    pub stripe: StripeConfig,
     /// Base URL `cashier.js` is loaded from (`RECUR_CDN_URL`); recur serves it itself under
     /// `/cdn/` when unset.
     pub cdn_url: Option<String>,
@@ -90,6 +92,21 @@ pub struct WebhookConfig {
     pub timeout_seconds: u64,
     /// Deliveries in flight at once (`RECUR_WEBHOOK_CONCURRENCY`, default 16).
     pub concurrency: usize,
+}
+
+/// Where recur reaches Stripe: Stripe itself by default, an emulator (`localstripe`) in tests
+/// and air-gapped setups. Operator-set, so these addresses are not held to the webhook SSRF
+/// guard; nothing a merchant sends chooses them.
+#[derive(Debug, Clone)]
+pub struct StripeConfig {
+    /// Base URL of Stripe's API (`RECUR_STRIPE_API_BASE`, default `https://api.stripe.com`).
+    pub api_base: String,
+    /// Stripe.js, loaded by the hosted pages (`RECUR_STRIPE_JS_URL`, default
+    /// `https://js.stripe.com/v3/`); its origin is added to their CSP.
+    pub js_url: String,
+    /// Time-out of one API call in seconds (`RECUR_STRIPE_TIMEOUT_SECONDS`, default 30); a call
+    /// past it is asked again with the same idempotency key.
+    pub timeout_seconds: u64,
 }
 
 /// Outgoing e-mail settings.
@@ -154,6 +171,9 @@ struct FileConfig {
     smtp_url: Option<String>,
     mail_from: Option<String>,
     cdn_url: Option<String>,
+    stripe_api_base: Option<String>,
+    stripe_js_url: Option<String>,
+    stripe_timeout_seconds: Option<u64>,
     usd_rates: Option<String>,
     metrics_token: Option<String>,
     metrics_listen: Option<String>,
@@ -261,6 +281,11 @@ impl Config {
         let usd_rates =
             UsdRates::parse(&pick("RECUR_USD_RATES", file_config.usd_rates).unwrap_or_default())
                 .map_err(|why| anyhow::anyhow!("RECUR_USD_RATES: {why}"))?;
+        let stripe = stripe_config(
+            pick("RECUR_STRIPE_API_BASE", file_config.stripe_api_base),
+            pick("RECUR_STRIPE_JS_URL", file_config.stripe_js_url),
+            number(&env, "RECUR_STRIPE_TIMEOUT_SECONDS")?.or(file_config.stripe_timeout_seconds),
+        )?;
         let cdn_url = pick("RECUR_CDN_URL", file_config.cdn_url)
             .map(|url| url.trim_end_matches('/').to_string());
         let metrics = metrics_config(
@@ -295,6 +320,7 @@ impl Config {
             billing_recovery_seconds,
             webhooks,
             mail,
+            stripe,
             cdn_url,
             usd_rates,
             metrics,
@@ -330,6 +356,36 @@ fn number<T: std::str::FromStr>(
                 .map_err(|_| anyhow::anyhow!("{name} must be a whole number, not {text:?}"))
         })
         .transpose()
+}
+
+/// `RECUR_STRIPE_API_BASE` and `RECUR_STRIPE_JS_URL` (absolute `http(s)` URLs; plain `http`
+/// only for an emulator on this machine's network) and `RECUR_STRIPE_TIMEOUT_SECONDS`.
+fn stripe_config(
+    api_base: Option<String>,
+    js_url: Option<String>,
+    timeout_seconds: Option<u64>,
+) -> anyhow::Result<StripeConfig> {
+    let api_base = api_base.unwrap_or_else(|| "https://api.stripe.com".into());
+    let js_url = js_url.unwrap_or_else(|| "https://js.stripe.com/v3/".into());
+    for (name, value) in [
+        ("RECUR_STRIPE_API_BASE", &api_base),
+        ("RECUR_STRIPE_JS_URL", &js_url),
+    ] {
+        let url = url::Url::parse(value)
+            .with_context(|| format!("{name} {value:?} is not an absolute URL"))?;
+        if !matches!(url.scheme(), "https" | "http") || url.host_str().is_none() {
+            bail!("{name} must be an http(s) URL with a host, not {value:?}");
+        }
+    }
+    let timeout_seconds = timeout_seconds.unwrap_or(30);
+    if timeout_seconds == 0 {
+        bail!("RECUR_STRIPE_TIMEOUT_SECONDS must be at least 1");
+    }
+    Ok(StripeConfig {
+        api_base: api_base.trim_end_matches('/').to_owned(),
+        js_url,
+        timeout_seconds,
+    })
 }
 
 /// `RECUR_METRICS_TOKEN` (not blank: unset it to leave `/metrics` open) and

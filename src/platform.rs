@@ -12,6 +12,7 @@ use crate::clock::Clock;
 use crate::config::Config;
 use crate::keys::ServerKeys;
 use crate::metrics::Metrics;
+use crate::processor::stripe::StripeApi;
 use crate::processor::Processor;
 use crate::store::test_clocks;
 use crate::store::Store;
@@ -28,6 +29,8 @@ pub struct Platform {
     pub clock: Arc<dyn Clock>,
     /// The payment processor (the built-in sandbox, DESIGN §7).
     pub processor: Arc<dyn Processor>,
+    /// Stripe's API, for the merchants' connected Stripe accounts.
+    pub stripe: StripeApi,
     /// HTML, text and e-mail templates.
     pub templates: minijinja::Environment<'static>,
     /// Prometheus metrics.

@@ -22,6 +22,7 @@ use crate::merchants::ProcessorKeys;
 use crate::metrics::Metrics;
 use crate::platform::Platform;
 use crate::processor::sandbox::SandboxProcessor;
+use crate::processor::stripe::StripeApi;
 use crate::store::Store;
 
 /// State shared by every request handler and worker.
@@ -91,6 +92,7 @@ impl AppState {
             format!("{scheme}://{}", bound.unwrap_or(config.listen))
         });
         let processor = Arc::new(SandboxProcessor::new(store.clone(), clock.clone()));
+        let stripe = StripeApi::new(&config.stripe)?;
         let webhooks = Dispatcher::new(&config.webhooks)?;
         let mailer = Mailer::new(&config)?;
         Ok(Self(Arc::new(Shared {
@@ -100,6 +102,7 @@ impl AppState {
                 keys,
                 clock,
                 processor,
+                stripe,
                 templates: templates(),
                 metrics: Metrics::default(),
                 public_url,

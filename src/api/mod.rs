@@ -29,6 +29,7 @@ pub mod openapi;
 pub mod page;
 pub mod prices;
 pub mod problem;
+pub mod processors;
 pub mod products;
 pub mod read_only_keys;
 pub mod sandbox;
@@ -140,6 +141,16 @@ pub fn router(state: AppState, pages: Router<AppState>) -> Router {
         .route(
             "/coupons/{coupon_id}",
             get(coupons::get_coupon).patch(coupons::update_coupon),
+        )
+        .route(
+            "/processors",
+            post(processors::connect_processor).get(processors::list_processors),
+        )
+        .route(
+            "/processors/{processor_id}",
+            get(processors::get_processor)
+                .patch(processors::update_processor)
+                .delete(processors::delete_processor),
         )
         .route(
             "/webhook-endpoints",

@@ -16,7 +16,8 @@ use super::problem::ApiError;
 use super::{
     api_keys, auth, cashier_orders, cashier_sessions, coupons, customers, endpoint_deliveries,
     events, health, invoices, lists, membership_pauses, membership_update, memberships,
-    merchant_settings, prices, products, sandbox, sessions, tax_rates, webhook_endpoints,
+    merchant_settings, prices, processors, products, sandbox, sessions, tax_rates,
+    webhook_endpoints,
 };
 use crate::state::AppState;
 
@@ -80,6 +81,11 @@ use crate::state::AppState;
         webhook_endpoints::update_endpoint,
         webhook_endpoints::delete_endpoint,
         webhook_endpoints::rotate_secret,
+        processors::list_processors,
+        processors::connect_processor,
+        processors::get_processor,
+        processors::update_processor,
+        processors::delete_processor,
         endpoint_deliveries::list_deliveries,
         endpoint_deliveries::send_test,
         cashier_sessions::create_session,
@@ -102,6 +108,7 @@ use crate::state::AppState;
         (name = "taxes", description = "Tax rates: exclusive or inclusive, archivable, fixed once used"),
         (name = "catalog", description = "Products, their prices and coupons: archivable, their terms fixed once created"),
         (name = "webhook-endpoints", description = "Registered webhook destinations: filters, secrets and rotation, attempt log, test events"),
+        (name = "processors", description = "Payment processors: the sandbox set and connected Stripe accounts, the default card processor"),
         (name = "sandbox", description = "Test cards and test clocks for sandbox merchants"),
         (name = "cashier", description = "Cashier sessions for single orders"),
         (name = "operations", description = "Probes for operators"),

@@ -60,6 +60,9 @@ pub enum ApiError {
         /// Seconds until a retry may succeed.
         retry_after: u64,
     },
+    /// An outside system the request needs (Stripe) did not answer; nothing changed (503).
+    #[error("unavailable: {0}")]
+    Unavailable(String),
     /// Anything unexpected (500). The cause is logged, never sent.
     #[error("internal error: {0}")]
     Internal(#[from] anyhow::Error),
@@ -77,6 +80,7 @@ impl From<ServiceError> for ApiError {
             ServiceError::PaymentDeclined { code, reason } => {
                 ApiError::PaymentDeclined { code, reason }
             }
+            ServiceError::Unavailable(why) => ApiError::Unavailable(why),
             ServiceError::Internal(e) => ApiError::Internal(e),
         }
     }
@@ -114,6 +118,7 @@ impl ApiError {
             ApiError::UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             ApiError::IdempotencyKeyReused => StatusCode::UNPROCESSABLE_ENTITY,
             ApiError::RateLimited { .. } => StatusCode::TOO_MANY_REQUESTS,
+            ApiError::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
             ApiError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }
@@ -195,6 +200,7 @@ impl IntoResponse for ApiError {
                     .insert(header::RETRY_AFTER, HeaderValue::from(retry_after));
                 return response;
             }
+            ApiError::Unavailable(why) => ("unavailable", why, BTreeMap::new()),
             ApiError::Internal(error) => {
                 tracing::error!(error = format!("{error:#}"), "request failed");
                 (

@@ -28,6 +28,9 @@ pub enum PageError {
     /// The payment the action needed was declined; nothing changed (402).
     #[error("payment declined")]
     Declined,
+    /// The payment processor did not answer; nothing changed (503).
+    #[error("unavailable: {0}")]
+    Unavailable(String),
     /// Anything unexpected (500): logged with the request's trace id, never shown.
     #[error("internal error: {0}")]
     Internal(#[from] anyhow::Error),
@@ -51,6 +54,7 @@ impl From<ServiceError> for PageError {
                 PageError::Conflict(format!("{:?}", errors.into_map()))
             }
             ServiceError::PaymentDeclined { .. } => PageError::Declined,
+            ServiceError::Unavailable(why) => PageError::Unavailable(why),
             ServiceError::Internal(e) => PageError::Internal(e),
         }
     }
@@ -86,6 +90,11 @@ impl PageError {
                 "declined_title",
                 "declined_text",
             ),
+            PageError::Unavailable(_) => (
+                StatusCode::SERVICE_UNAVAILABLE,
+                "unavailable_title",
+                "unavailable_text",
+            ),
             PageError::Internal(_) => (
                 StatusCode::INTERNAL_SERVER_ERROR,
                 "error_title",
@@ -103,6 +112,9 @@ impl IntoResponse for PageError {
                 tracing::error!(error = format!("{error:#}"), "page failed");
             }
             PageError::Conflict(why) => tracing::info!(why, "page refused: conflict"),
+            PageError::Unavailable(why) => {
+                tracing::warn!(why, "page failed: processor unavailable")
+            }
             _ => {}
         }
         let (status, notice) = self.status_and_notice();

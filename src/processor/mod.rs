@@ -6,6 +6,7 @@
 //! makes a crash between the processor's answer and recur's commit harmless.
 
 pub mod sandbox;
+pub mod stripe;
 
 use std::future::Future;
 use std::pin::Pin;

@@ -19,6 +19,7 @@ pub mod invoices;
 pub mod keys;
 pub mod lists;
 pub mod memberships;
+pub mod processors;
 pub mod sandbox;
 pub mod sessions;
 pub mod settings;
@@ -59,6 +60,9 @@ pub enum ServiceError {
         /// Human-readable reason.
         reason: String,
     },
+    /// An outside system the operation needs (Stripe) did not answer; nothing changed (503).
+    #[error("unavailable: {0}")]
+    Unavailable(String),
     /// Anything unexpected (500): logged by the front end, never shown.
     #[error("internal error: {0}")]
     Internal(#[from] anyhow::Error),

@@ -35,6 +35,7 @@ pub mod processors;
 pub mod products;
 pub mod refunds;
 pub mod sandbox;
+pub mod stripe_accounts;
 pub mod tax_parties;
 pub mod tax_rates;
 pub mod test_clocks;

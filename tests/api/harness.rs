@@ -144,6 +144,9 @@ impl TestServer {
             data_dir.path().display().to_string(),
         );
         env.insert("RECUR_DEMO_MERCHANT".into(), "false".into());
+        if let Ok(stripe) = std::env::var("RECUR_TEST_STRIPE_URL") {
+            env.insert("RECUR_STRIPE_API_BASE".into(), stripe);
+        }
         if let Some(url) = url {
             env.insert("RECUR_DATABASE_URL".into(), url);
         }
@@ -479,6 +482,13 @@ impl Drop for TestServer {
     fn drop(&mut self) {
         self.server.abort();
     }
+}
+
+/// The address of the localstripe emulator `scripts/test` starts (`RECUR_TEST_STRIPE_URL`).
+pub fn stripe_url() -> String {
+    std::env::var("RECUR_TEST_STRIPE_URL").expect(
+        "RECUR_TEST_STRIPE_URL is not set: run the tests with scripts/test, which starts localstripe",
+    )
 }
 
 /// Creates an empty database on the PostgreSQL server of `RECUR_TEST_POSTGRES_URL` and returns

@@ -54,6 +54,7 @@ mod portal_switch;
 mod price_parts;
 mod process;
 mod processor;
+mod processors;
 mod promotion_codes;
 mod proration;
 mod proxies;

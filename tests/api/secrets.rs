@@ -10,7 +10,7 @@ use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 
 use crate::backend_matrix;
-use crate::harness::{fresh_postgres_database, Backend};
+use crate::harness::{fresh_postgres_database, stripe_url, Backend};
 use crate::process::{access_token, Recur};
 
 backend_matrix!(secrets_and_card_numbers_never_leak, |backend| async move {
@@ -26,6 +26,7 @@ backend_matrix!(secrets_and_card_numbers_never_leak, |backend| async move {
             ("RECUR_LISTEN".into(), "127.0.0.1:0".into()),
             ("RECUR_DEMO_MERCHANT".into(), "false".into()),
             ("RECUR_LOG".into(), "debug".into()),
+            ("RECUR_STRIPE_API_BASE".into(), stripe_url()),
         ],
     };
     let created = recur
@@ -217,6 +218,19 @@ backend_matrix!(secrets_and_card_numbers_never_leak, |backend| async move {
         .unwrap()
         .status()
         .is_success());
+    // A Stripe account, connected against localstripe: its secret key and webhook secret.
+    let stripe_secret_key = "sk_test_LeakCheck7f3a9c21d04b6e58";
+    let stripe_webhook_secret = "whsec_LeakCheck0c4e8a2f61b9d357";
+    let connected = call(
+        reqwest::Method::POST,
+        "/processors",
+        Some(
+            json!({"kind": "stripe", "name": "Leak Stripe", "secretKey": stripe_secret_key,
+            "publishableKey": "pk_test_LeakCheck", "webhookSecret": stripe_webhook_secret}),
+        ),
+    )
+    .await;
+    assert_eq!(connected["kind"], "stripe", "{connected}");
     let link_tokens = [checkout_url, portal_url].map(|u| u.rsplit('/').next().unwrap().to_string());
     // Let the mailer write its .eml files.
     let mail_dir = data.path().join("mail");
@@ -292,6 +306,12 @@ backend_matrix!(secrets_and_card_numbers_never_leak, |backend| async move {
     for token in link_tokens {
         needles.push(("checkout or portal link token".into(), token));
     }
+    needles.push(("Stripe secret key".into(), stripe_secret_key.into()));
+    needles.push((
+        "Stripe secret key without its prefix".into(),
+        stripe_secret_key.trim_start_matches("sk_test_").into(),
+    ));
+    needles.push(("Stripe webhook secret".into(), stripe_webhook_secret.into()));
     let server_key = std::fs::read_to_string(data.path().join("server.key")).unwrap();
     needles.push(("server key".into(), server_key.trim().to_string()));
     for (what, needle) in needles {

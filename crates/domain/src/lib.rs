@@ -22,6 +22,8 @@ pub mod schedule;
 pub mod settings;
 pub mod signature;
 pub mod status;
+pub mod stripe_keys;
+pub mod stripe_signature;
 pub mod tax;
 pub mod time;
 pub mod validation;
