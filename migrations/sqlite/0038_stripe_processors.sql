@@ -35,3 +35,8 @@ CREATE TABLE stripe_customers (
     FOREIGN KEY (merchant_id, processor_id)
         REFERENCES payment_processors (merchant_id, processor_id) ON DELETE CASCADE
 );
+
+-- A card's expiry, as Stripe reports it (NULL for sandbox cards, which recur never asked for
+-- one after checkout).
+ALTER TABLE payment_methods ADD COLUMN exp_month INTEGER;
+ALTER TABLE payment_methods ADD COLUMN exp_year INTEGER;

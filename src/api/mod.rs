@@ -27,6 +27,7 @@ pub mod merchant_settings;
 pub mod metrics;
 pub mod openapi;
 pub mod page;
+pub mod payment_methods;
 pub mod prices;
 pub mod problem;
 pub mod processors;
@@ -54,6 +55,10 @@ pub fn router(state: AppState, pages: Router<AppState>) -> Router {
         .route("/customer", post(customers::create_customer))
         .route("/customer/phone", put(customers::update_phone))
         .route("/customer/{customer_key}", get(customers::get_customer))
+        .route(
+            "/customer/{customer_key}/payment-method",
+            get(payment_methods::get_payment_method).post(payment_methods::attach_payment_method),
+        )
         .route(
             "/membership",
             post(memberships::create_membership).put(membership_update::update_membership),

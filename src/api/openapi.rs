@@ -16,7 +16,7 @@ use super::problem::ApiError;
 use super::{
     api_keys, auth, cashier_orders, cashier_sessions, coupons, customers, endpoint_deliveries,
     events, health, invoices, lists, membership_pauses, membership_update, memberships,
-    merchant_settings, prices, processors, products, sandbox, sessions, tax_rates,
+    merchant_settings, payment_methods, prices, processors, products, sandbox, sessions, tax_rates,
     webhook_endpoints,
 };
 use crate::state::AppState;
@@ -82,6 +82,8 @@ use crate::state::AppState;
         webhook_endpoints::delete_endpoint,
         webhook_endpoints::rotate_secret,
         processors::list_processors,
+        payment_methods::attach_payment_method,
+        payment_methods::get_payment_method,
         processors::connect_processor,
         processors::get_processor,
         processors::update_processor,

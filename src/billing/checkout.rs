@@ -233,6 +233,8 @@ pub async fn save_card(
             last4: card.last4(),
             fingerprint: &fingerprint,
             attached,
+            processor_id: None,
+            expiry: None,
         },
         at,
     )

@@ -85,7 +85,7 @@ pub fn strings<'s>(state: &'s AppState, headers: &HeaderMap) -> &'s BTreeMap<Str
 /// A card to pay with on a page: one just entered (saved unattached), or the saved card.
 pub enum EnteredCard {
     /// Ready to be charged or attached.
-    Ready(PaymentMethod),
+    Ready(Box<PaymentMethod>),
     /// The processor wants the customer to confirm their identity first; the card waits on the
     /// session for [`confirmed_card`].
     NeedsConfirmation,
@@ -143,7 +143,7 @@ async fn ready_or_parked(
             .await?;
         return Ok(EnteredCard::NeedsConfirmation);
     }
-    Ok(EnteredCard::Ready(method))
+    Ok(EnteredCard::Ready(Box::new(method)))
 }
 
 /// The card waiting for the identity check, if any, taken off the session (each check is

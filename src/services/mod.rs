@@ -19,6 +19,7 @@ pub mod invoices;
 pub mod keys;
 pub mod lists;
 pub mod memberships;
+pub mod payment_methods;
 pub mod processors;
 pub mod sandbox;
 pub mod sessions;

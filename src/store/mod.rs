@@ -36,6 +36,7 @@ pub mod products;
 pub mod refunds;
 pub mod sandbox;
 pub mod stripe_accounts;
+pub mod stripe_customers;
 pub mod tax_parties;
 pub mod tax_rates;
 pub mod test_clocks;

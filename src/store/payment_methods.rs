@@ -31,6 +31,10 @@ pub struct PaymentMethod {
     /// When it became usable for renewals (after a successful payment or verification);
     /// `None` while it waits for one.
     pub attached_at: Option<DateTime<Utc>>,
+    /// The connected processor that holds it (a Stripe account); `None` for the sandbox vault.
+    pub processor_id: Option<i64>,
+    /// Expiry month and year, when the processor told them.
+    pub expiry: Option<(i64, i64)>,
 }
 
 impl PaymentMethod {
@@ -61,10 +65,14 @@ pub struct NewPaymentMethod<'a> {
     pub fingerprint: &'a str,
     /// Usable for renewals at once (a verified card); otherwise only after [`attach`].
     pub attached: bool,
+    /// The connected processor that holds it; `None` for the sandbox vault.
+    pub processor_id: Option<i64>,
+    /// Expiry month and year, when the processor told them.
+    pub expiry: Option<(i64, i64)>,
 }
 
 const COLUMNS: &str = "id, payment_method_key, processor_token, brand, bin, last4, fingerprint, \
-    created_at, attached_at";
+    created_at, attached_at, processor_id, exp_month, exp_year";
 
 fn decode(row: &AnyRow) -> Result<PaymentMethod, sqlx::Error> {
     Ok(PaymentMethod {
@@ -79,6 +87,10 @@ fn decode(row: &AnyRow) -> Result<PaymentMethod, sqlx::Error> {
         attached_at: row
             .try_get::<Option<i64>, _>("attached_at")?
             .map(from_micros),
+        processor_id: row.try_get("processor_id")?,
+        expiry: row
+            .try_get::<Option<i64>, _>("exp_month")?
+            .zip(row.try_get::<Option<i64>, _>("exp_year")?),
     })
 }
 
@@ -91,8 +103,9 @@ pub async fn insert(
 ) -> Result<PaymentMethod, sqlx::Error> {
     let sql = format!(
         "INSERT INTO payment_methods (merchant_id, customer_id, payment_method_key, \
-         processor_token, brand, bin, last4, fingerprint, created_at, attached_at) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING {COLUMNS}"
+         processor_token, brand, bin, last4, fingerprint, created_at, attached_at, processor_id, \
+         exp_month, exp_year) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) RETURNING {COLUMNS}"
     );
     let row = sqlx::query(&sql)
         .bind(new.merchant_id)
@@ -105,6 +118,9 @@ pub async fn insert(
         .bind(new.fingerprint)
         .bind(to_micros(now))
         .bind(new.attached.then(|| to_micros(now)))
+        .bind(new.processor_id)
+        .bind(new.expiry.map(|(month, _)| month))
+        .bind(new.expiry.map(|(_, year)| year))
         .fetch_one(&mut **tx)
         .await?;
     decode(&row)

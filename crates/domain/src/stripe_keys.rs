@@ -38,6 +38,12 @@ pub fn webhook_secret(input: &str) -> Result<String, String> {
     prefixed(input, "whsec_")
 }
 
+/// The id of a Stripe object with `prefix` (`pm_…`, `cus_…`): only such an id is ever put in
+/// the path of a call to Stripe.
+pub fn object_id(input: &str, prefix: &str) -> Result<String, String> {
+    prefixed(input, prefix)
+}
+
 /// The last four characters of a key, shown in its place.
 pub fn last4(key: &str) -> String {
     let chars: Vec<char> = key.chars().collect();
@@ -87,6 +93,14 @@ mod tests {
         assert!(secret_key("sk_test_abc def", KeyMode::Test).is_err());
         assert!(secret_key("sk_test_abc\n", KeyMode::Test).is_err());
         assert!(secret_key(&format!("sk_test_{}", "a".repeat(300)), KeyMode::Test).is_err());
+    }
+
+    #[test]
+    fn object_ids_have_their_prefix_and_nothing_to_escape() {
+        assert!(object_id("pm_1Q0PsIJvEtkwdCNYMSaVuRz6", "pm_").is_ok());
+        assert!(object_id("pm_1/../../v1/balance", "pm_").is_err());
+        assert!(object_id("pm_a?b", "pm_").is_err());
+        assert!(object_id("cus_123", "pm_").is_err());
     }
 
     #[test]

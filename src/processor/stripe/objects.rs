@@ -1,0 +1,71 @@
+//! The parts of Stripe's objects recur reads, as Stripe's API reference documents them. Every
+//! other field is ignored, so fields Stripe adds change nothing.
+
+use serde::Deserialize;
+
+/// A Customer (`cus_…`).
+#[derive(Debug, Clone, Deserialize)]
+pub struct Customer {
+    /// `cus_…`.
+    pub id: String,
+}
+
+/// A PaymentMethod (`pm_…`).
+#[derive(Debug, Clone, Deserialize)]
+pub struct PaymentMethod {
+    /// `pm_…`.
+    pub id: String,
+    /// `card`, `sepa_debit`, …
+    #[serde(rename = "type")]
+    pub kind: String,
+    /// The card's details when `type` is `card`.
+    #[serde(default)]
+    pub card: Option<Card>,
+    /// The Customer it is attached to, if any.
+    #[serde(default)]
+    pub customer: Option<String>,
+}
+
+/// A card's details, without its number (Stripe never gives it out).
+#[derive(Debug, Clone, Deserialize)]
+pub struct Card {
+    /// `visa`, `mastercard`, `amex`, …
+    pub brand: String,
+    /// The last four digits.
+    pub last4: String,
+    /// Expiry month, 1–12.
+    pub exp_month: i64,
+    /// Expiry year, four digits.
+    pub exp_year: i64,
+    /// The same card gives the same value within one Stripe account.
+    #[serde(default)]
+    pub fingerprint: Option<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_documented_card_payment_method_is_read() {
+        // The example of Stripe's API reference, "The PaymentMethod object" (abridged only of
+        // fields recur does not read).
+        let body = r#"{"id":"pm_1Q0PsIJvEtkwdCNYMSaVuRz6","object":"payment_method",
+            "allow_redisplay":"unspecified","billing_details":{"address":{"city":null,
+            "country":null,"line1":null,"line2":null,"postal_code":null,"state":null},
+            "email":null,"name":"John Doe","phone":null},"card":{"brand":"visa","checks":{
+            "address_line1_check":null,"address_postal_code_check":null,"cvc_check":"pass"},
+            "country":"US","display_brand":"visa","exp_month":8,"exp_year":2026,
+            "fingerprint":"mToisGZ01V71BCos","funding":"credit","generated_from":null,
+            "last4":"4242","networks":{"available":["visa"],"preferred":null},
+            "three_d_secure_usage":{"supported":true},"wallet":null},"created":1726673582,
+            "customer":null,"livemode":false,"metadata":{},"type":"card"}"#;
+        let method: PaymentMethod = serde_json::from_str(body).unwrap();
+        assert_eq!(method.kind, "card");
+        assert_eq!(method.customer, None);
+        let card = method.card.unwrap();
+        assert_eq!((card.brand.as_str(), card.last4.as_str()), ("visa", "4242"));
+        assert_eq!((card.exp_month, card.exp_year), (8, 2026));
+        assert_eq!(card.fingerprint.as_deref(), Some("mToisGZ01V71BCos"));
+    }
+}
