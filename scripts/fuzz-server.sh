@@ -3,6 +3,7 @@
 # ones, so that an interrupted run's is dropped later too), stopped and dropped on exit. Sets
 # `base` (the server's URL) and `work` (its data directory); `field NAME` reads the demo
 # merchant's credentials and `server_panicked` fails when the server's log shows a panic.
+# Stripe is a localstripe started alongside (scripts/localstripe.sh).
 
 start_fuzz_server() {
     local backend="$1"
@@ -23,13 +24,19 @@ start_fuzz_server() {
     *) echo "backend must be sqlite or postgres, not $backend" >&2; exit 2 ;;
     esac
     trap stop_fuzz_server EXIT
-    RECUR_LISTEN=127.0.0.1:0 RECUR_DATA_DIR="$work" RECUR_LOG=warn "$binary" serve >"$work/out" 2>"$work/err" &
+    # Stripe is localstripe, so that connecting a processor reaches an answer.
+    source scripts/tools.sh
+    source scripts/localstripe.sh
+    ensure_localstripe
+    RECUR_LISTEN=127.0.0.1:0 RECUR_DATA_DIR="$work" RECUR_LOG=warn \
+        RECUR_STRIPE_API_BASE="$RECUR_TEST_STRIPE_URL" "$binary" serve >"$work/out" 2>"$work/err" &
     server=$!
     for _ in $(seq 1 100); do grep -q '^listening on ' "$work/out" 2>/dev/null && break; sleep 0.1; done
     base=$(sed -n 's/^listening on //p' "$work/out")
 }
 
 stop_fuzz_server() {
+    stop_localstripe
     kill "$server" 2>/dev/null || true
     wait "$server" 2>/dev/null || true
     rm -rf "$work"
