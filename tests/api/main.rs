@@ -68,6 +68,7 @@ mod settings;
 mod soak;
 mod source_address;
 mod ssrf;
+mod stripe_charges;
 mod stripe_payment_methods;
 mod tax_invoices;
 mod tax_rates;

@@ -2,7 +2,7 @@
 //! sealed form only for the calls, never logged).
 
 use super::client::{Form, StripeApi, StripeError};
-use super::objects::{Customer, PaymentMethod};
+use super::objects::{Customer, PaymentIntent, PaymentMethod};
 
 /// A connected account's secret key with the client it is used through.
 pub struct Connection<'a> {
@@ -74,4 +74,53 @@ impl<'a> Connection<'a> {
             )
             .await
     }
+
+    /// Confirms an off-session PaymentIntent of `charge` at once (a renewal, a retry, a
+    /// proration): under the attempt's idempotency key, so asking again after a lost answer
+    /// gets the first answer instead of a second charge.
+    pub async fn charge_off_session(
+        &self,
+        charge: &OffSession<'_>,
+    ) -> Result<PaymentIntent, StripeError> {
+        let form: Form = vec![
+            ("amount".into(), charge.amount.to_string()),
+            ("currency".into(), charge.currency.to_ascii_lowercase()),
+            ("customer".into(), charge.customer.into()),
+            ("payment_method".into(), charge.payment_method.into()),
+            ("off_session".into(), "true".into()),
+            ("confirm".into(), "true".into()),
+            ("metadata[invoiceKey]".into(), charge.invoice_key.into()),
+            (
+                "metadata[membershipKey]".into(),
+                charge.membership_key.into(),
+            ),
+        ];
+        self.api
+            .post(
+                &self.secret_key,
+                "/v1/payment_intents",
+                &form,
+                Some(charge.idempotency_key),
+            )
+            .await
+    }
+}
+
+/// An off-session charge of a saved card.
+#[derive(Debug, Clone, Copy)]
+pub struct OffSession<'a> {
+    /// The attempt's key: Stripe's `Idempotency-Key`.
+    pub idempotency_key: &'a str,
+    /// Amount in minor units, as Stripe counts them.
+    pub amount: i64,
+    /// ISO 4217 code (sent lowercase).
+    pub currency: &'a str,
+    /// The customer's Stripe Customer (`cus_…`).
+    pub customer: &'a str,
+    /// The saved card (`pm_…`).
+    pub payment_method: &'a str,
+    /// The invoice paid, for the merchant reading Stripe's dashboard.
+    pub invoice_key: &'a str,
+    /// The membership billed.
+    pub membership_key: &'a str,
 }

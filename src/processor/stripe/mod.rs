@@ -1,9 +1,11 @@
 //! Card payments through Stripe (DESIGN §17): its API client ([`client`]), the objects recur
-//! reads ([`objects`]) and the calls on one connected account ([`account`]).
+//! reads ([`objects`]), the calls on one connected account ([`account`]) and what a
+//! PaymentIntent's answer means for a charge attempt ([`charges`]).
 
 pub mod account;
+pub mod charges;
 pub mod client;
 pub mod objects;
 
-pub use account::Connection;
+pub use account::{Connection, OffSession};
 pub use client::{Form, Refusal, StripeApi, StripeError, STRIPE_VERSION};

@@ -42,6 +42,32 @@ pub struct Card {
     pub fingerprint: Option<String>,
 }
 
+/// A PaymentIntent (`pi_…`): one attempt to collect an amount.
+#[derive(Debug, Clone, Deserialize)]
+pub struct PaymentIntent {
+    /// `pi_…`.
+    pub id: String,
+    /// `succeeded`, `processing`, `requires_action`, `requires_payment_method`, `canceled`, …
+    pub status: String,
+    /// Why the last confirmation failed, when it did.
+    #[serde(default)]
+    pub last_payment_error: Option<PaymentError>,
+}
+
+/// The error a PaymentIntent's last confirmation ended with.
+#[derive(Debug, Clone, Deserialize)]
+pub struct PaymentError {
+    /// `card_declined`, `authentication_required`, `expired_card`, …
+    #[serde(default)]
+    pub code: Option<String>,
+    /// The issuer's reason (`insufficient_funds`, …), for declines.
+    #[serde(default)]
+    pub decline_code: Option<String>,
+    /// Stripe's message, meant for the customer.
+    #[serde(default)]
+    pub message: Option<String>,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
