@@ -51,6 +51,11 @@ pub async fn execute(
 
 /// [`execute`] for many attempts: one processor call and one transaction for all of them.
 /// Returns how each ended, in order. A processor failure leaves every one `Pending`.
+///
+/// Attempts whose card a connected Stripe account holds are asked of Stripe
+/// ([`stripe_charging`](super::stripe_charging)); the answered ones are recorded with the
+/// others, and when Stripe answered not all of them, the rest stay `Pending` and the call fails
+/// with [`BillingError::Unavailable`], as a processor failure does.
 pub async fn execute_many(
     state: &Platform,
     charges: Vec<Charge>,
@@ -64,16 +69,27 @@ pub async fn execute_many(
         .map(|c| (c.merchant_id, c.payment_method_id))
         .collect();
     let cards = payment_methods::get_many(state.store.pool(), &card_ids).await?;
-    let requests = charges
+    let card_of = |charge: &Charge| {
+        cards
+            .get(&charge.payment_method_id)
+            .ok_or_else(|| BillingError::Internal(anyhow::anyhow!("charge without payment method")))
+    };
+    let mut through_stripe = Vec::new();
+    let mut in_sandbox = Vec::new();
+    for charge in &charges {
+        if card_of(charge)?.processor_id.is_some() {
+            through_stripe.push(charge);
+        } else {
+            in_sandbox.push(charge);
+        }
+    }
+    let requests = in_sandbox
         .iter()
         .map(|charge| {
-            let card = cards.get(&charge.payment_method_id).ok_or_else(|| {
-                BillingError::Internal(anyhow::anyhow!("charge without payment method"))
-            })?;
             Ok(ChargeRequest {
                 merchant_id: charge.merchant_id,
                 idempotency_key: &charge.idempotency_key,
-                token: &card.processor_token,
+                token: &card_of(charge)?.processor_token,
                 amount: charge.amount,
                 currency: &charge.currency,
                 gateway: None,
@@ -81,16 +97,52 @@ pub async fn execute_many(
             })
         })
         .collect::<Result<Vec<_>, BillingError>>()?;
-    let outcomes = state.processor.charge_many(requests).await?;
-    if outcomes.len() != charges.len() {
+    let sandbox_outcomes = if requests.is_empty() {
+        Vec::new()
+    } else {
+        state.processor.charge_many(requests).await?
+    };
+    if sandbox_outcomes.len() != in_sandbox.len() {
         return Err(BillingError::Internal(anyhow::anyhow!(
             "the processor answered {} of {} attempts",
-            outcomes.len(),
-            charges.len()
+            sandbox_outcomes.len(),
+            in_sandbox.len()
         )));
     }
-    let answered: Vec<(Charge, ChargeOutcome)> = charges.into_iter().zip(outcomes).collect();
-    finish(state, &answered, &cards, at).await
+    let stripe_outcomes = if through_stripe.is_empty() {
+        Vec::new()
+    } else {
+        super::stripe_charging::charge_many(state, &through_stripe, &cards).await?
+    };
+    let mut outcomes: HashMap<i64, ChargeOutcome> = in_sandbox
+        .iter()
+        .map(|c| c.id)
+        .zip(sandbox_outcomes)
+        .collect();
+    let mut unanswered = 0;
+    for (charge, outcome) in through_stripe.iter().zip(stripe_outcomes) {
+        match outcome {
+            Some(outcome) => {
+                outcomes.insert(charge.id, outcome);
+            }
+            None => unanswered += 1,
+        }
+    }
+    let answered: Vec<(Charge, ChargeOutcome)> = charges
+        .into_iter()
+        .filter_map(|charge| outcomes.remove(&charge.id).map(|outcome| (charge, outcome)))
+        .collect();
+    let settled = if answered.is_empty() {
+        Vec::new()
+    } else {
+        finish(state, &answered, &cards, at).await?
+    };
+    if unanswered > 0 {
+        return Err(BillingError::Unavailable(format!(
+            "Stripe did not settle {unanswered} attempt(s); they stay Pending"
+        )));
+    }
+    Ok(settled)
 }
 
 /// Records the processor's answers and their consequences in one transaction.

@@ -26,6 +26,7 @@ pub mod proration;
 pub mod recurring;
 pub mod refunds;
 pub mod renewals;
+pub mod stripe_charging;
 pub mod taxation;
 pub mod test_clock;
 pub mod update;
@@ -68,6 +69,10 @@ pub enum BillingError {
         /// What is wrong with it.
         message: String,
     },
+    /// The processor did not answer (Stripe out of reach or slow); the attempt stays `Pending`
+    /// and is asked again with the same idempotency key.
+    #[error("the payment processor did not answer: {0}")]
+    Unavailable(String),
     /// A database failure.
     #[error("database: {0}")]
     Database(#[from] sqlx::Error),

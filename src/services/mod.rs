@@ -100,6 +100,9 @@ impl From<BillingError> for ServiceError {
                 ServiceError::PaymentDeclined { code, reason }
             }
             BillingError::Invalid { field, message } => ServiceError::invalid(field, message),
+            BillingError::Unavailable(why) => ServiceError::Unavailable(format!(
+                "The payment processor did not answer ({why}); the payment is asked again shortly."
+            )),
             BillingError::Database(e) => ServiceError::Internal(e.into()),
             BillingError::Internal(e) => ServiceError::Internal(e),
         }

@@ -16,6 +16,8 @@ pub struct PaymentMethod {
     pub id: i64,
     /// Public key, `pm_…`.
     pub payment_method_key: String,
+    /// The customer it belongs to.
+    pub customer_id: i64,
     /// The processor's token for the card.
     pub processor_token: String,
     /// Card network (`Visa`, …).
@@ -71,13 +73,15 @@ pub struct NewPaymentMethod<'a> {
     pub expiry: Option<(i64, i64)>,
 }
 
-const COLUMNS: &str = "id, payment_method_key, processor_token, brand, bin, last4, fingerprint, \
+const COLUMNS: &str =
+    "id, payment_method_key, customer_id, processor_token, brand, bin, last4, fingerprint, \
     created_at, attached_at, processor_id, exp_month, exp_year";
 
 fn decode(row: &AnyRow) -> Result<PaymentMethod, sqlx::Error> {
     Ok(PaymentMethod {
         id: row.try_get("id")?,
         payment_method_key: row.try_get("payment_method_key")?,
+        customer_id: row.try_get("customer_id")?,
         processor_token: row.try_get("processor_token")?,
         brand: row.try_get("brand")?,
         bin: row.try_get("bin")?,

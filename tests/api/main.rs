@@ -70,6 +70,7 @@ mod source_address;
 mod ssrf;
 mod stripe_charges;
 mod stripe_payment_methods;
+mod stripe_renewals;
 mod tax_invoices;
 mod tax_rates;
 mod tls;

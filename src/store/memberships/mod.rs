@@ -246,6 +246,24 @@ pub async fn for_customer<'c, E: Executor<'c, Database = Any>>(
     rows.iter().map(decode).collect()
 }
 
+/// The keys of the memberships with these `(merchant id, id)` pairs, by id.
+pub async fn keys_many<'c, E: Executor<'c, Database = Any>>(
+    executor: E,
+    ids: &[(i64, i64)],
+) -> Result<std::collections::HashMap<i64, String>, sqlx::Error> {
+    use sqlx::Row;
+    let rows = crate::store::rows_by_ids(
+        executor,
+        "memberships",
+        "memberships.id, memberships.membership_key",
+        ids,
+    )
+    .await?;
+    rows.iter()
+        .map(|row| Ok((row.try_get("id")?, row.try_get("membership_key")?)))
+        .collect()
+}
+
 /// The membership with this internal id, if it belongs to `merchant_id`.
 pub async fn by_id<'c, E: Executor<'c, Database = Any>>(
     executor: E,

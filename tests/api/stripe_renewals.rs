@@ -1,0 +1,136 @@
+//! Memberships paid and renewed through a merchant's Stripe account, against localstripe: the
+//! first invoice and each renewal are off-session PaymentIntents of the invoice's amount with
+//! the membership's key; a card Stripe declines is a 402 with Stripe's code, and nothing is paid.
+
+use reqwest::{Method, StatusCode};
+use serde_json::{json, Value};
+
+use crate::backend_test;
+use crate::fixtures::{CUSTOMER, PROCESSORS};
+use crate::harness::{stripe_url, TestServer};
+
+const SECRET_KEY: &str = "sk_test_51RenewalTests";
+
+async fn stripe(method: Method, path: &str, form: &[(&str, &str)]) -> Value {
+    reqwest::Client::new()
+        .request(method, format!("{}{path}", stripe_url()))
+        .basic_auth(SECRET_KEY, Some(""))
+        .form(form)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap()
+}
+
+/// A customer of the server's merchant whose payment method is the Stripe card `number`.
+async fn customer_with_stripe_card(server: &TestServer, token: &str, number: &str) -> String {
+    let connected = server
+        .call(
+            Method::POST,
+            PROCESSORS,
+            Some(token),
+            Some(
+                json!({"kind": "stripe", "name": "Stripe", "secretKey": SECRET_KEY,
+                "publishableKey": "pk_test_51RenewalTests", "webhookSecret": "whsec_renewals"}),
+            ),
+        )
+        .await;
+    assert_eq!(connected.status, StatusCode::CREATED, "{}", connected.body);
+    let customer = server
+        .create_customer(token, &format!("renewal-{number}@example.com"))
+        .await;
+    let card = stripe(
+        Method::POST,
+        "/v1/payment_methods",
+        &[
+            ("type", "card"),
+            ("card[number]", number),
+            ("card[exp_month]", "12"),
+            ("card[exp_year]", "2030"),
+            ("card[cvc]", "123"),
+        ],
+    )
+    .await;
+    let attached = server
+        .call(
+            Method::POST,
+            &format!("{CUSTOMER}/{customer}/payment-method"),
+            Some(token),
+            Some(
+                json!({"paymentProcessorId": connected.body["paymentProcessorId"],
+                "paymentMethod": card["id"]}),
+            ),
+        )
+        .await;
+    assert_eq!(attached.status, StatusCode::CREATED, "{}", attached.body);
+    customer
+}
+
+/// The PaymentIntents at Stripe made for the membership `key`.
+async fn intents_of(key: &str) -> Vec<Value> {
+    let listed = stripe(Method::GET, "/v1/payment_intents?limit=100", &[]).await;
+    listed["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|intent| intent["metadata"]["membershipKey"] == key)
+        .cloned()
+        .collect()
+}
+
+backend_test!(
+    a_membership_is_paid_and_renewed_through_stripe,
+    |server: TestServer| async move {
+        let token = server.token().await;
+        server.advance(&token, "2027-01-10T10:00:00Z").await;
+        let customer = customer_with_stripe_card(&server, &token, "4242424242424242").await;
+        let created = server
+            .create_membership(&token, server.membership_body(&customer, "stripe-renewal"))
+            .await;
+        let key = created["membershipKey"].as_str().unwrap().to_string();
+        let paid = server.pay(&token, &key).await;
+        assert_eq!(paid.status, StatusCode::OK, "{}", paid.body);
+        assert_eq!(paid.body["status"], "Active");
+        let first = intents_of(&key).await;
+        assert_eq!(first.len(), 1, "{first:?}");
+        assert_eq!(first[0]["status"], "succeeded");
+        assert_eq!(first[0]["amount"], 2997);
+        assert_eq!(first[0]["currency"], "eur");
+        let invoice_key = paid.body["invoices"][0]["invoiceKey"].as_str().unwrap();
+        assert_eq!(first[0]["metadata"]["invoiceKey"], invoice_key);
+
+        server.advance(&token, "2027-02-10T11:00:00Z").await;
+        let renewed = server.membership(&token, &key).await;
+        assert_eq!(renewed["status"], "Active", "{renewed}");
+        let intents = intents_of(&key).await;
+        assert_eq!(
+            intents.len(),
+            2,
+            "one PaymentIntent per period: {intents:?}"
+        );
+        assert!(intents.iter().all(|intent| intent["status"] == "succeeded"));
+    }
+);
+
+backend_test!(
+    a_card_stripe_declines_is_a_decline_with_stripes_code,
+    |server: TestServer| async move {
+        let token = server.token().await;
+        // Attaches, then declines every charge.
+        let customer = customer_with_stripe_card(&server, &token, "4000000000000341").await;
+        let created = server
+            .create_membership(&token, server.membership_body(&customer, "stripe-declined"))
+            .await;
+        let key = created["membershipKey"].as_str().unwrap().to_string();
+        let refused = server.pay(&token, &key).await;
+        let errors = refused.problem(402);
+        let reason = errors["payment"][0].as_str().unwrap();
+        assert!(reason.ends_with("(card_declined)"), "{reason}");
+        assert_eq!(
+            server.membership(&token, &key).await["status"],
+            "Incomplete"
+        );
+    }
+);
