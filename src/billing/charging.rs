@@ -22,7 +22,8 @@ use crate::store::invoices::{self, Invoice, RECENT_INVOICES};
 use crate::store::memberships::{self, Membership};
 use crate::store::outbox::{self};
 use crate::store::payment_methods::{self, PaymentMethod};
-use crate::store::processors::{self, PaymentProcessor};
+use crate::store::processors::{self, PaymentProcessor, ProcessorKind};
+use crate::store::stripe_accounts;
 use crate::store::Tx;
 
 /// How a charge attempt ended.
@@ -251,7 +252,7 @@ async fn finish(
     );
     payment_methods::attach_many(&mut tx, &approved_cards, at).await?;
 
-    let context = Context::load(&mut tx, &done_in_order, &memberships, &invoice_ids).await?;
+    let context = Context::load(&mut tx, &done_in_order, &memberships, &invoice_ids, cards).await?;
     let mut events = Vec::new();
     let mut emails = Vec::new();
     for (charge, due) in done_in_order.iter().zip(followups) {
@@ -271,7 +272,7 @@ async fn finish(
                     invoice,
                     payment_method: card,
                     recent: reporting.recent,
-                    processor: context.card_processor(m.merchant_id),
+                    processor: context.card_processor(m.merchant_id, card),
                 },
             )
             .await?,
@@ -342,6 +343,8 @@ struct Context {
     recent: HashMap<i64, Vec<Invoice>>,
     senders: HashMap<i64, Sender>,
     processors: HashMap<i64, PaymentProcessor>,
+    /// The connected Stripe accounts holding the attempts' cards, by merchant and processor id.
+    connected: HashMap<(i64, i64), PaymentProcessor>,
 }
 
 impl Context {
@@ -350,6 +353,7 @@ impl Context {
         charges: &[&Charge],
         memberships: &HashMap<i64, Membership>,
         invoice_ids: &[(i64, i64)],
+        cards: &HashMap<i64, PaymentMethod>,
     ) -> Result<Self, BillingError> {
         let owners = distinct(memberships.values().map(|m| (m.merchant_id, m.customer_id)));
         let membership_ids: Vec<i64> = memberships.keys().copied().collect();
@@ -368,12 +372,39 @@ impl Context {
                 card_processors.insert(merchant_id, processor);
             }
         }
+        let mut connected = HashMap::new();
+        for charge in charges {
+            let Some(processor_id) = cards
+                .get(&charge.payment_method_id)
+                .and_then(|card| card.processor_id)
+            else {
+                continue;
+            };
+            let key = (charge.merchant_id, processor_id);
+            if connected.contains_key(&key) {
+                continue;
+            }
+            if let Some(account) =
+                stripe_accounts::get(&mut **tx, charge.merchant_id, processor_id).await?
+            {
+                connected.insert(
+                    key,
+                    PaymentProcessor {
+                        processor_id,
+                        processor_key: account.processor_key,
+                        name: account.name,
+                        kind: ProcessorKind::Card,
+                    },
+                );
+            }
+        }
         Ok(Self {
             invoices: invoices::get_many(&mut **tx, invoice_ids).await?,
             customers: customers::by_ids(&mut **tx, &owners).await?,
             recent: invoices::recent_many(&mut **tx, &membership_ids, RECENT_INVOICES).await?,
             senders,
             processors: card_processors,
+            connected,
         })
     }
 
@@ -381,8 +412,13 @@ impl Context {
         self.invoices.get(&id).ok_or(BillingError::NotFound)
     }
 
-    fn card_processor(&self, merchant_id: i64) -> Option<&PaymentProcessor> {
-        self.processors.get(&merchant_id)
+    /// The processor a charge of `card` went through: its connected Stripe account, or the
+    /// merchant's first sandbox card gateway.
+    fn card_processor(&self, merchant_id: i64, card: &PaymentMethod) -> Option<&PaymentProcessor> {
+        match card.processor_id {
+            Some(processor_id) => self.connected.get(&(merchant_id, processor_id)),
+            None => self.processors.get(&merchant_id),
+        }
     }
 
     fn reporting<'a>(

@@ -111,12 +111,6 @@ pub async fn list(state: &Platform, merchant_id: i64) -> Result<Vec<Processor>, 
     let mut listed = Vec::new();
     let mut first_card = true;
     for processor in processors::list(state.store.pool(), merchant_id).await? {
-        if accounts
-            .iter()
-            .any(|a| a.processor_id == processor.processor_id)
-        {
-            continue;
-        }
         let kind = match processor.kind {
             ProcessorKind::Card => Kind::SandboxCard,
             ProcessorKind::Alternative => Kind::SandboxAlternative,

@@ -61,14 +61,16 @@ pub async fn insert_sandbox_set(tx: &mut Tx, merchant_id: i64) -> Result<(), sql
     Ok(())
 }
 
-/// A merchant's processors in cascade order.
+/// A merchant's sandbox processors in cascade order: the ones that take card numbers and
+/// alternative payments in the cashier. Connected Stripe accounts are not among them (a card
+/// number never reaches recur on their route; see `stripe_accounts`).
 pub async fn list<'c, E: sqlx::Executor<'c, Database = sqlx::Any>>(
     executor: E,
     merchant_id: i64,
 ) -> Result<Vec<PaymentProcessor>, sqlx::Error> {
     let rows: Vec<(i64, String, String, String)> = sqlx::query_as(
         "SELECT processor_id, processor_key, name, kind FROM payment_processors \
-         WHERE merchant_id = $1 ORDER BY position",
+         WHERE merchant_id = $1 AND connector = 'sandbox' ORDER BY position",
     )
     .bind(merchant_id)
     .fetch_all(executor)

@@ -111,6 +111,19 @@ backend_test!(
             "one PaymentIntent per period: {intents:?}"
         );
         assert!(intents.iter().all(|intent| intent["status"] == "succeeded"));
+
+        // The charges are reported under the Stripe account, with the PaymentIntent's id.
+        let charges: Vec<Value> = server
+            .events("stripe-renewal")
+            .await
+            .into_iter()
+            .filter(|event| event["Action"] == "TRANSACTION_DATA_UPDATE")
+            .collect();
+        assert_eq!(charges.len(), 2, "{charges:?}");
+        for charge in &charges {
+            assert_eq!(charge["PaymentProcessorId"], 301, "{charge}");
+            assert_eq!(charge["PaymentProcessor"], "Stripe", "{charge}");
+        }
     }
 );
 
