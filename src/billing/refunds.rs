@@ -139,16 +139,33 @@ pub async fn execute(
         .await?
         .filter(|c| c.id == charge_id)
         .ok_or(BillingError::NotFound)?;
-    let outcome = state
-        .processor
-        .refund(RefundRequest {
-            merchant_id: refund.merchant_id,
-            idempotency_key: &refund.idempotency_key,
-            charge_reference: charge.processor_reference.as_deref().unwrap_or_default(),
-            amount: refund.amount,
-            currency: &refund.currency,
-        })
-        .await?;
+    let reference = charge.processor_reference.as_deref().unwrap_or_default();
+    let card = payment_methods::get(pool, refund.merchant_id, charge.payment_method_id).await?;
+    let outcome = match card.and_then(|card| card.processor_id) {
+        Some(processor_id) => {
+            super::stripe_charging::refund(
+                state,
+                refund.merchant_id,
+                processor_id,
+                reference,
+                refund.amount,
+                &refund.idempotency_key,
+            )
+            .await?
+        }
+        None => {
+            state
+                .processor
+                .refund(RefundRequest {
+                    merchant_id: refund.merchant_id,
+                    idempotency_key: &refund.idempotency_key,
+                    charge_reference: reference,
+                    amount: refund.amount,
+                    currency: &refund.currency,
+                })
+                .await?
+        }
+    };
     let answer = match &outcome {
         ChargeOutcome::Approved { reference } => Answer {
             status: RefundStatus::Succeeded,

@@ -119,3 +119,53 @@ fn outcome(
     }
     outcome
 }
+
+/// Asks the merchant's Stripe account `processor_id` to refund `amount` of the PaymentIntent
+/// `payment_intent` under `idempotency_key`: the outcome, or [`BillingError::Unavailable`] when
+/// Stripe has not decided (the refund stays `Pending` and is asked again).
+pub async fn refund(
+    state: &Platform,
+    merchant_id: i64,
+    processor_id: i64,
+    payment_intent: &str,
+    amount: i64,
+    idempotency_key: &str,
+) -> Result<ChargeOutcome, BillingError> {
+    let account = stripe_accounts::get(state.store.pool(), merchant_id, processor_id)
+        .await?
+        .ok_or_else(|| {
+            BillingError::Internal(anyhow::anyhow!(
+                "the Stripe account {processor_id} of a charge is gone"
+            ))
+        })?;
+    let connection = Connection::new(&state.stripe, state.keys.open(&account.secret_key_sealed)?);
+    let answer = connection
+        .refund(payment_intent, amount, idempotency_key)
+        .await;
+    let outcome = match &answer {
+        Ok(refund) => charges::refund_outcome(refund),
+        Err(StripeError::Refused(refusal)) if refusal.status == 400 || refusal.status == 402 => {
+            Some(ChargeOutcome::Declined {
+                reference: String::new(),
+                code: refusal
+                    .code
+                    .clone()
+                    .unwrap_or_else(|| "refund_refused".into()),
+                reason: refusal.message.clone(),
+            })
+        }
+        Err(_) => None,
+    };
+    outcome.ok_or_else(|| {
+        let why = match answer {
+            Ok(refund) => format!("the refund is {}", refund.status),
+            Err(error) => error.to_string(),
+        };
+        tracing::warn!(
+            merchant_id,
+            why,
+            "a Stripe refund stays Pending; it is asked again"
+        );
+        BillingError::Unavailable(why)
+    })
+}

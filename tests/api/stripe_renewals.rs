@@ -6,7 +6,7 @@ use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
 
 use crate::backend_test;
-use crate::fixtures::{CUSTOMER, PROCESSORS};
+use crate::fixtures::{CUSTOMER, INVOICE, PROCESSORS};
 use crate::harness::{stripe_url, TestServer};
 
 const SECRET_KEY: &str = "sk_test_51RenewalTests";
@@ -145,5 +145,41 @@ backend_test!(
             server.membership(&token, &key).await["status"],
             "Incomplete"
         );
+    }
+);
+
+backend_test!(
+    an_invoice_paid_through_stripe_is_refunded_through_stripe,
+    |server: TestServer| async move {
+        let token = server.token().await;
+        let customer = customer_with_stripe_card(&server, &token, "4242424242424242").await;
+        let created = server
+            .create_membership(&token, server.membership_body(&customer, "stripe-refund"))
+            .await;
+        let key = created["membershipKey"].as_str().unwrap().to_string();
+        let paid = server.pay(&token, &key).await;
+        assert_eq!(paid.status, StatusCode::OK, "{}", paid.body);
+        let invoice = paid.body["invoices"][0]["invoiceKey"].as_str().unwrap();
+        let refunded = server
+            .call(
+                Method::POST,
+                &format!("{INVOICE}/{invoice}/refund"),
+                Some(&token),
+                Some(json!({"amount": "10.00", "reason": "goodwill"})),
+            )
+            .await;
+        assert!(refunded.status.is_success(), "{}", refunded.body);
+        // At Stripe: a refund of 1000 cents of the membership's PaymentIntent.
+        let intent = &intents_of(&key).await[0];
+        let refunds = stripe(Method::GET, "/v1/refunds?limit=100", &[]).await;
+        let ours: Vec<&Value> = refunds["data"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|refund| refund["payment_intent"] == intent["id"])
+            .collect();
+        assert_eq!(ours.len(), 1, "{refunds}");
+        assert_eq!(ours[0]["amount"], 1000);
+        assert_eq!(ours[0]["status"], "succeeded");
     }
 );

@@ -2,7 +2,7 @@
 //! sealed form only for the calls, never logged).
 
 use super::client::{Form, StripeApi, StripeError};
-use super::objects::{Customer, PaymentIntent, PaymentMethod};
+use super::objects::{Customer, PaymentIntent, PaymentMethod, Refund};
 
 /// A connected account's secret key with the client it is used through.
 pub struct Connection<'a> {
@@ -69,6 +69,28 @@ impl<'a> Connection<'a> {
             .post(
                 &self.secret_key,
                 &format!("/v1/payment_methods/{id}/attach"),
+                &form,
+                Some(idempotency_key),
+            )
+            .await
+    }
+
+    /// Refunds `amount` (minor units) of the PaymentIntent `payment_intent`, under the refund's
+    /// idempotency key.
+    pub async fn refund(
+        &self,
+        payment_intent: &str,
+        amount: i64,
+        idempotency_key: &str,
+    ) -> Result<Refund, StripeError> {
+        let form: Form = vec![
+            ("payment_intent".into(), payment_intent.into()),
+            ("amount".into(), amount.to_string()),
+        ];
+        self.api
+            .post(
+                &self.secret_key,
+                "/v1/refunds",
                 &form,
                 Some(idempotency_key),
             )

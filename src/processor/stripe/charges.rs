@@ -3,7 +3,7 @@
 //! settled yet" when Stripe has not decided (the attempt stays `Pending`).
 
 use super::client::Refusal;
-use super::objects::PaymentIntent;
+use super::objects::{PaymentIntent, Refund};
 use crate::processor::ChargeOutcome;
 
 /// The code of an attempt that needs the customer to authenticate (3-D Secure): the
@@ -60,6 +60,24 @@ pub fn refusal_outcome(refusal: &Refusal) -> Option<ChargeOutcome> {
             .unwrap_or_else(|| "card_declined".into()),
         reason: refusal.message.clone(),
     })
+}
+
+/// The outcome a Refund stands for; `None` while Stripe has not decided (`pending`,
+/// `requires_action`).
+pub fn refund_outcome(refund: &Refund) -> Option<ChargeOutcome> {
+    let reference = refund.id.clone();
+    match refund.status.as_str() {
+        "succeeded" => Some(ChargeOutcome::Approved { reference }),
+        "failed" | "canceled" => Some(ChargeOutcome::Declined {
+            reference,
+            code: refund
+                .failure_reason
+                .clone()
+                .unwrap_or_else(|| "refund_failed".into()),
+            reason: "Stripe could not refund the payment.".into(),
+        }),
+        _ => None,
+    }
 }
 
 #[cfg(test)]
@@ -146,6 +164,27 @@ mod tests {
             panic!("a decline");
         };
         assert_eq!(code, "card_declined");
+    }
+
+    #[test]
+    fn a_refund_is_settled_once_stripe_decided() {
+        let refund = |body: &str| serde_json::from_str::<Refund>(body).unwrap();
+        assert_eq!(
+            refund_outcome(&refund(r#"{"id":"re_1","status":"succeeded"}"#)),
+            Some(ChargeOutcome::Approved {
+                reference: "re_1".into()
+            })
+        );
+        let Some(ChargeOutcome::Declined { code, .. }) = refund_outcome(&refund(
+            r#"{"id":"re_2","status":"failed","failure_reason":"expired_or_canceled_card"}"#,
+        )) else {
+            panic!("a failed refund");
+        };
+        assert_eq!(code, "expired_or_canceled_card");
+        assert_eq!(
+            refund_outcome(&refund(r#"{"id":"re_3","status":"pending"}"#)),
+            None
+        );
     }
 
     #[test]

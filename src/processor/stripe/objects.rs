@@ -54,6 +54,18 @@ pub struct PaymentIntent {
     pub last_payment_error: Option<PaymentError>,
 }
 
+/// A Refund (`re_…`).
+#[derive(Debug, Clone, Deserialize)]
+pub struct Refund {
+    /// `re_…`.
+    pub id: String,
+    /// `succeeded`, `pending`, `requires_action`, `failed` or `canceled`.
+    pub status: String,
+    /// Why it failed, when it did (`expired_or_canceled_card`, …).
+    #[serde(default)]
+    pub failure_reason: Option<String>,
+}
+
 /// The error a PaymentIntent's last confirmation ended with.
 #[derive(Debug, Clone, Deserialize)]
 pub struct PaymentError {
