@@ -1,11 +1,15 @@
 -- Stripe accounts a merchant connects (DESIGN §17). A connected account is one more card
--- processor of the merchant's set (`payment_processors`, ids from 301 on, `connector`
--- 'stripe'); its keys live beside it, the secret key and the webhook signing secret sealed with
+-- processor of the merchant's set (`payment_processors`, ids from 301 on, unique across
+-- merchants, `connector` 'stripe'); its keys live beside it, the secret key and the webhook signing secret sealed with
 -- the server key. The merchant's default card processor takes new cards on the hosted pages;
 -- NULL means the sandbox gateways, as before.
 ALTER TABLE payment_processors ADD COLUMN connector TEXT NOT NULL DEFAULT 'sandbox'
     CHECK (connector IN ('sandbox', 'stripe'));
 ALTER TABLE payment_processors ADD COLUMN created_at INTEGER NOT NULL DEFAULT 0;
+-- A connected account's id is unique across merchants too: Stripe's webhooks reach
+-- /webhooks/stripe/{paymentProcessorId}, which must name one account.
+CREATE UNIQUE INDEX payment_processors_connected_id ON payment_processors (processor_id)
+    WHERE connector <> 'sandbox';
 ALTER TABLE merchants ADD COLUMN default_card_processor INTEGER;
 
 CREATE TABLE stripe_accounts (

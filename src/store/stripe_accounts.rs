@@ -87,10 +87,27 @@ fn decode(row: &sqlx::any::AnyRow) -> Result<Account, sqlx::Error> {
     })
 }
 
-/// Connects `new` for the merchant under the next free processor id, after the merchant's other
-/// processors in cascade order; `None` when it holds [`MAX_PER_MERCHANT`] already. The id is
-/// chosen under the merchant's row lock, so concurrent connects never take one id twice.
+/// Connects `new` for the merchant under the next processor id no connected account of any
+/// merchant holds (Stripe's webhooks name an account by it), after the merchant's other
+/// processors in cascade order; `None` when the merchant holds [`MAX_PER_MERCHANT`] already.
+/// Two merchants connecting at once may pick one id: the unique index refuses the second,
+/// which picks again.
 pub async fn insert(
+    store: &Store,
+    merchant_id: i64,
+    new: &NewAccount,
+    now: DateTime<Utc>,
+) -> Result<Option<Account>, sqlx::Error> {
+    let mut attempts = 0;
+    loop {
+        match try_insert(store, merchant_id, new, now).await {
+            Err(error) if super::is_unique_violation(&error) && attempts < 5 => attempts += 1,
+            answer => return answer,
+        }
+    }
+}
+
+async fn try_insert(
     store: &Store,
     merchant_id: i64,
     new: &NewAccount,
@@ -98,8 +115,8 @@ pub async fn insert(
 ) -> Result<Option<Account>, sqlx::Error> {
     let mut tx = store.begin().await?;
     super::lock_merchant(&mut tx, store.backend(), merchant_id).await?;
-    let (held, last_id, last_position): (i64, Option<i64>, Option<i64>) = sqlx::query_as(
-        "SELECT COUNT(*) FILTER (WHERE connector = 'stripe'), MAX(processor_id), MAX(position) \
+    let (held, last_position): (i64, Option<i64>) = sqlx::query_as(
+        "SELECT COUNT(*) FILTER (WHERE connector = 'stripe'), MAX(position) \
          FROM payment_processors WHERE merchant_id = $1",
     )
     .bind(merchant_id)
@@ -108,6 +125,11 @@ pub async fn insert(
     if held >= MAX_PER_MERCHANT {
         return Ok(None);
     }
+    let last_id: Option<i64> = sqlx::query_scalar(
+        "SELECT MAX(processor_id) FROM payment_processors WHERE connector <> 'sandbox'",
+    )
+    .fetch_one(&mut *tx)
+    .await?;
     let processor_id = last_id.map_or(FIRST_CONNECTED_ID, |id| (id + 1).max(FIRST_CONNECTED_ID));
     sqlx::query(
         "INSERT INTO payment_processors (merchant_id, processor_id, processor_key, name, kind, \
@@ -247,7 +269,9 @@ pub enum Removal {
 }
 
 /// Disconnects the merchant's account `processor_id` unless a payment method it holds is still
-/// attached; a default pointing at it falls back to the sandbox gateways.
+/// attached; a default pointing at it falls back to the sandbox gateways. Its keys go; its
+/// `payment_processors` row stays behind, listed nowhere, so that its id (which events and
+/// Stripe's webhook URL carry) is never given to another account.
 pub async fn delete(
     tx: &mut Tx,
     merchant_id: i64,
@@ -270,7 +294,6 @@ pub async fn delete(
     for sql in [
         "DELETE FROM stripe_customers WHERE merchant_id = $1 AND processor_id = $2",
         "DELETE FROM stripe_accounts WHERE merchant_id = $1 AND processor_id = $2",
-        "DELETE FROM payment_processors WHERE merchant_id = $1 AND processor_id = $2",
         "UPDATE merchants SET default_card_processor = NULL \
          WHERE id = $1 AND default_card_processor = $2",
     ] {

@@ -182,7 +182,7 @@ backend_matrix!(
         let removed = server.call(Method::DELETE, &path, Some(&token), None).await;
         assert_eq!(removed.status, StatusCode::NO_CONTENT);
         assert_eq!(defaults(&list(&server, &token).await), [101]);
-        // The next account takes the next id: ids are never reused for another account.
+        // The next account takes the next id: an id is never given to another account.
         let again = server
             .call(
                 Method::POST,
@@ -192,7 +192,7 @@ backend_matrix!(
             )
             .await;
         assert_eq!(again.status, StatusCode::CREATED, "{}", again.body);
-        assert_eq!(again.body["paymentProcessorId"], 301);
+        assert_eq!(again.body["paymentProcessorId"], 302);
     }
 );
 
