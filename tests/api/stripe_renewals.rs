@@ -100,6 +100,7 @@ backend_test!(
         assert_eq!(first[0]["currency"], "eur");
         let invoice_key = paid.body["invoices"][0]["invoiceKey"].as_str().unwrap();
         assert_eq!(first[0]["metadata"]["invoiceKey"], invoice_key);
+        assert!(first[0]["metadata"]["attemptKey"].is_string());
 
         server.advance(&token, "2027-02-10T11:00:00Z").await;
         let renewed = server.membership(&token, &key).await;

@@ -99,7 +99,8 @@ impl<'a> Connection<'a> {
 
     /// Confirms an off-session PaymentIntent of `charge` at once (a renewal, a retry, a
     /// proration): under the attempt's idempotency key, so asking again after a lost answer
-    /// gets the first answer instead of a second charge.
+    /// gets the first answer instead of a second charge. The key is in its metadata too
+    /// (`attemptKey`), so Stripe's webhook about it names the attempt.
     pub async fn charge_off_session(
         &self,
         charge: &OffSession<'_>,
@@ -116,6 +117,7 @@ impl<'a> Connection<'a> {
                 "metadata[membershipKey]".into(),
                 charge.membership_key.into(),
             ),
+            ("metadata[attemptKey]".into(), charge.idempotency_key.into()),
         ];
         self.api
             .post(
