@@ -33,7 +33,7 @@ pub struct AttachPaymentMethodRequest {
 /// A customer's payment method: never a card number.
 #[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct PaymentMethodRecord {
+pub struct CustomerPaymentMethod {
     /// recur's id of it, `pm_` + 24 base62 characters.
     pub payment_method_id: String,
     /// `card`.
@@ -52,7 +52,7 @@ pub struct PaymentMethodRecord {
     pub payment_processor_id: Option<i64>,
 }
 
-impl From<PaymentMethod> for PaymentMethodRecord {
+impl From<PaymentMethod> for CustomerPaymentMethod {
     fn from(method: PaymentMethod) -> Self {
         Self {
             payment_method_id: method.payment_method_key,
@@ -76,7 +76,7 @@ impl From<PaymentMethod> for PaymentMethodRecord {
     request_body = AttachPaymentMethodRequest,
     security(("bearer" = [])),
     responses(
-        (status = 201, description = "Attached; now the customer's payment method", body = PaymentMethodRecord),
+        (status = 201, description = "Attached; now the customer's payment method", body = CustomerPaymentMethod),
         (status = 400, description = "Validation failed: every failing field is listed (not a Stripe account of the merchant; not a pm_ id; unknown to that account; not a card; another customer's)", body = Problem, content_type = "application/problem+json"),
         (status = 401, description = "Missing or invalid bearer token or API key", body = Problem, content_type = "application/problem+json"),
         (status = 402, description = "Stripe declined the card while attaching it", body = Problem, content_type = "application/problem+json"),
@@ -90,7 +90,7 @@ pub async fn attach_payment_method(
     auth: AuthMerchant,
     Path(customer_key): Path<String>,
     JsonBody(body): JsonBody<AttachPaymentMethodRequest>,
-) -> Result<(StatusCode, Json<PaymentMethodRecord>), ApiError> {
+) -> Result<(StatusCode, Json<CustomerPaymentMethod>), ApiError> {
     let input = StripeMethodInput {
         payment_processor_id: body.payment_processor_id,
         payment_method: body.payment_method,
@@ -108,7 +108,7 @@ pub async fn attach_payment_method(
     params(("customerKey" = String, Path, description = "The customer's key (cstmr_…)")),
     security(("bearer" = [])),
     responses(
-        (status = 200, description = "The payment method renewals charge", body = PaymentMethodRecord),
+        (status = 200, description = "The payment method renewals charge", body = CustomerPaymentMethod),
         (status = 401, description = "Missing or invalid bearer token or API key", body = Problem, content_type = "application/problem+json"),
         (status = 404, description = "No such customer for this merchant, or it has no payment method", body = Problem, content_type = "application/problem+json"),
     )
@@ -117,7 +117,7 @@ pub async fn get_payment_method(
     State(state): State<AppState>,
     auth: AuthMerchant,
     Path(customer_key): Path<String>,
-) -> Result<Json<PaymentMethodRecord>, ApiError> {
+) -> Result<Json<CustomerPaymentMethod>, ApiError> {
     let method = payment_methods::current(&state, auth.merchant_id, &customer_key)
         .await?
         .ok_or(ApiError::NotFound)?;
