@@ -44,3 +44,11 @@ CREATE TABLE stripe_customers (
 -- one after checkout).
 ALTER TABLE payment_methods ADD COLUMN exp_month INTEGER;
 ALTER TABLE payment_methods ADD COLUMN exp_year INTEGER;
+
+-- Each event Stripe sends to an account's webhook URL is handled once: its id is kept.
+CREATE TABLE stripe_events (
+    processor_id    INTEGER NOT NULL,
+    event_id        TEXT NOT NULL,
+    received_at     INTEGER NOT NULL,
+    PRIMARY KEY (processor_id, event_id)
+);

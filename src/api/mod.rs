@@ -35,6 +35,7 @@ pub mod products;
 pub mod read_only_keys;
 pub mod sandbox;
 pub mod sessions;
+pub mod stripe_webhooks;
 pub mod tax_rates;
 pub mod webhook_endpoints;
 
@@ -203,7 +204,11 @@ pub fn router(state: AppState, pages: Router<AppState>) -> Router {
         .route("/openapi.json", get(openapi::document))
         .route("/docs", get(openapi::reference_page))
         .route("/healthz", get(health::healthz))
-        .route("/readyz", get(health::readyz));
+        .route("/readyz", get(health::readyz))
+        .route(
+            "/webhooks/stripe/{processor_id}",
+            post(stripe_webhooks::receive),
+        );
     // With RECUR_METRICS_LISTEN, /metrics lives on its own listener ([`metrics_router`]).
     let router = if state.config.metrics.listen.is_none() {
         router.route("/metrics", get(metrics::metrics))

@@ -16,8 +16,8 @@ use super::problem::ApiError;
 use super::{
     api_keys, auth, cashier_orders, cashier_sessions, coupons, customers, endpoint_deliveries,
     events, health, invoices, lists, membership_pauses, membership_update, memberships,
-    merchant_settings, payment_methods, prices, processors, products, sandbox, sessions, tax_rates,
-    webhook_endpoints,
+    merchant_settings, payment_methods, prices, processors, products, sandbox, sessions,
+    stripe_webhooks, tax_rates, webhook_endpoints,
 };
 use crate::state::AppState;
 
@@ -82,6 +82,7 @@ use crate::state::AppState;
         webhook_endpoints::delete_endpoint,
         webhook_endpoints::rotate_secret,
         processors::list_processors,
+        stripe_webhooks::receive,
         payment_methods::attach_payment_method,
         payment_methods::get_payment_method,
         processors::connect_processor,

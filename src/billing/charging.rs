@@ -146,6 +146,26 @@ pub async fn execute_many(
     Ok(settled)
 }
 
+/// Records an answer the processor gave outside a call of recur's (Stripe's webhook about a
+/// PaymentIntent whose answer was lost): as [`execute`] records it, once; an attempt already
+/// recorded is left as it is.
+pub async fn record(
+    state: &Platform,
+    charge: Charge,
+    outcome: ChargeOutcome,
+    at: DateTime<Utc>,
+) -> Result<Settled, BillingError> {
+    let cards = payment_methods::get_many(
+        state.store.pool(),
+        &[(charge.merchant_id, charge.payment_method_id)],
+    )
+    .await?;
+    finish(state, &[(charge, outcome)], &cards, at)
+        .await?
+        .pop()
+        .ok_or_else(|| BillingError::Internal(anyhow::anyhow!("an answer went unrecorded")))
+}
+
 /// Records the processor's answers and their consequences in one transaction.
 async fn finish(
     state: &Platform,

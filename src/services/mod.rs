@@ -24,6 +24,7 @@ pub mod processors;
 pub mod sandbox;
 pub mod sessions;
 pub mod settings;
+pub mod stripe_webhooks;
 pub mod tax_rates;
 
 use recur_domain::validation::FieldErrors;

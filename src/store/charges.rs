@@ -324,6 +324,22 @@ pub async fn complete_many(
     rows.iter().map(decode).collect()
 }
 
+/// The merchant's attempt with this idempotency key, if any.
+pub async fn by_idempotency_key<'c, E: Executor<'c, Database = Any>>(
+    executor: E,
+    merchant_id: i64,
+    key: &str,
+) -> Result<Option<Charge>, sqlx::Error> {
+    let sql =
+        format!("SELECT {COLUMNS} FROM charges WHERE merchant_id = $1 AND idempotency_key = $2");
+    let row = sqlx::query(&sql)
+        .bind(merchant_id)
+        .bind(key)
+        .fetch_optional(executor)
+        .await?;
+    row.as_ref().map(decode).transpose()
+}
+
 /// Pending attempts written at or before `before`, oldest first: of one merchant, or of all.
 pub async fn pending<'c, E: Executor<'c, Database = Any>>(
     executor: E,

@@ -37,6 +37,7 @@ pub mod refunds;
 pub mod sandbox;
 pub mod stripe_accounts;
 pub mod stripe_customers;
+pub mod stripe_events;
 pub mod tax_parties;
 pub mod tax_rates;
 pub mod test_clocks;

@@ -182,6 +182,25 @@ pub async fn get<'c, E: Executor<'c, Database = Any>>(
     row.as_ref().map(decode).transpose()
 }
 
+/// The connected account with this processor id, whichever merchant's it is, with its
+/// merchant: for Stripe's webhooks, whose URL names the account only.
+pub async fn by_processor_id<'c, E: Executor<'c, Database = Any>>(
+    executor: E,
+    processor_id: i64,
+) -> Result<Option<(i64, Account)>, sqlx::Error> {
+    let sql = format!(
+        "SELECT p.merchant_id, {COLUMNS} {FROM} WHERE p.processor_id = $1 \
+         AND p.connector = 'stripe'"
+    );
+    let row = sqlx::query(&sql)
+        .bind(processor_id)
+        .fetch_optional(executor)
+        .await?;
+    row.as_ref()
+        .map(|row| Ok((row.try_get("merchant_id")?, decode(row)?)))
+        .transpose()
+}
+
 /// The merchant's Stripe accounts, oldest first.
 pub async fn list<'c, E: Executor<'c, Database = Any>>(
     executor: E,

@@ -71,6 +71,7 @@ mod ssrf;
 mod stripe_charges;
 mod stripe_payment_methods;
 mod stripe_renewals;
+mod stripe_webhooks;
 mod tax_invoices;
 mod tax_rates;
 mod tls;
