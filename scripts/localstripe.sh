@@ -7,6 +7,10 @@ ensure_localstripe() {
     local venv="${RECUR_TOOLS:-$HOME/.cache/recur-tools}/localstripe-venv"
     if [ ! -x "$venv/bin/localstripe" ]; then
         echo "installing localstripe into $venv (once per machine)" >&2
+        if ! python3 -c 'import ensurepip' >/dev/null 2>&1; then
+            echo "python3-venv missing; installing Debian's python3-venv…" >&2
+            apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-venv >/dev/null
+        fi
         python3 -m venv "$venv"
         "$venv/bin/pip" install -q localstripe
     fi
