@@ -154,6 +154,10 @@ fn templates() -> minijinja::Environment<'static> {
             "challenge.html",
             include_str!("../templates/challenge.html"),
         ),
+        (
+            "stripe_authenticate.html",
+            include_str!("../templates/stripe_authenticate.html"),
+        ),
         ("notice.html", include_str!("../templates/notice.html")),
         ("portal.html", include_str!("../templates/portal.html")),
         (

@@ -81,6 +81,11 @@ impl From<ServiceError> for ApiError {
                 ApiError::PaymentDeclined { code, reason }
             }
             ServiceError::Unavailable(why) => ApiError::Unavailable(why),
+            // Only a hosted page's payment waits for the customer; an API caller has none.
+            ServiceError::AuthenticationRequired(_) => ApiError::PaymentDeclined {
+                code: "authentication_required".into(),
+                reason: "The card needs the customer to confirm the payment.".into(),
+            },
             ServiceError::Internal(e) => ApiError::Internal(e),
         }
     }

@@ -9,11 +9,13 @@ use recur_domain::membership::{FirstInvoice, InvoiceChange, RecurringAttempt, Se
 
 use super::followups::{self, Followups, Reporting};
 use super::notify;
+use super::stripe_charging::Answer;
 use super::{credit_notes, proration, BillingError};
 use crate::delivery::compose::Sender;
 use crate::events::subscription::{Movement, TransactionFacts};
 use crate::events::{self};
 use crate::platform::Platform;
+use crate::processor::stripe::charges::Authentication;
 use crate::processor::{ChargeOutcome, ChargeRequest};
 use crate::store::charges::{self, Charge, ChargeKind, ChargeStatus, Completion};
 use crate::store::coupons;
@@ -37,31 +39,53 @@ pub enum Settled {
     AlreadyRecorded,
 }
 
+/// Where an attempt asked of the processor stands afterwards.
+#[derive(Debug)]
+pub enum Asked {
+    /// Answered, and the answer recorded (here or by another process).
+    Recorded(Settled),
+    /// The processor gave no answer: the attempt stays `Pending` and is asked again.
+    Unanswered,
+    /// The customer, on a hosted page, is to authenticate the payment with Stripe.js; the
+    /// attempt stays `Pending` with its PaymentIntent.
+    Authenticate(Authentication),
+}
+
 /// Asks the processor to run a `Pending` attempt (again: the idempotency key makes a repeat
-/// harmless) and records the answer. A processor failure leaves the attempt `Pending`.
+/// harmless) and records the answer. An attempt the processor did not answer stays `Pending`
+/// and the call fails with [`BillingError::Unavailable`]; one the customer is to authenticate
+/// stays `Pending` too, and fails with [`BillingError::AuthenticationRequired`].
 pub async fn execute(
     state: &Platform,
     charge: &Charge,
     at: DateTime<Utc>,
 ) -> Result<Settled, BillingError> {
-    execute_many(state, vec![charge.clone()], at)
+    let settled = execute_many(state, vec![charge.clone()], at)
         .await?
         .pop()
-        .ok_or_else(|| BillingError::Internal(anyhow::anyhow!("an attempt went unanswered")))
+        .ok_or_else(|| BillingError::Internal(anyhow::anyhow!("an attempt went unanswered")))?;
+    match settled {
+        Asked::Recorded(settled) => Ok(settled),
+        Asked::Unanswered => Err(BillingError::Unavailable(
+            "the processor did not answer; the attempt stays Pending and is asked again".into(),
+        )),
+        Asked::Authenticate(authentication) => {
+            Err(BillingError::AuthenticationRequired(authentication))
+        }
+    }
 }
 
 /// [`execute`] for many attempts: one processor call and one transaction for all of them.
-/// Returns how each ended, in order. A processor failure leaves every one `Pending`.
+/// Returns how each ended, in order. A sandbox processor failure leaves every one `Pending`.
 ///
 /// Attempts whose card a connected Stripe account holds are asked of Stripe
 /// ([`stripe_charging`](super::stripe_charging)); the answered ones are recorded with the
-/// others, and when Stripe answered not all of them, the rest stay `Pending` and the call fails
-/// with [`BillingError::Unavailable`], as a processor failure does.
+/// others, the rest stay `Pending` ([`Asked::Unanswered`], [`Asked::Authenticate`]).
 pub async fn execute_many(
     state: &Platform,
     charges: Vec<Charge>,
     at: DateTime<Utc>,
-) -> Result<Vec<Settled>, BillingError> {
+) -> Result<Vec<Asked>, BillingError> {
     if charges.is_empty() {
         return Ok(Vec::new());
     }
@@ -113,36 +137,55 @@ pub async fn execute_many(
     let stripe_outcomes = if through_stripe.is_empty() {
         Vec::new()
     } else {
-        super::stripe_charging::charge_many(state, &through_stripe, &cards).await?
+        super::stripe_charging::charge_many(state, &through_stripe, &cards, at).await?
     };
     let mut outcomes: HashMap<i64, ChargeOutcome> = in_sandbox
         .iter()
         .map(|c| c.id)
         .zip(sandbox_outcomes)
         .collect();
-    let mut unanswered = 0;
-    for (charge, outcome) in through_stripe.iter().zip(stripe_outcomes) {
-        match outcome {
-            Some(outcome) => {
+    let mut waiting: HashMap<i64, Asked> = HashMap::new();
+    for (charge, answer) in through_stripe.iter().zip(stripe_outcomes) {
+        match answer {
+            Answer::Settled(outcome) => {
                 outcomes.insert(charge.id, outcome);
             }
-            None => unanswered += 1,
+            Answer::Unanswered => {
+                waiting.insert(charge.id, Asked::Unanswered);
+            }
+            Answer::Authenticate {
+                intent,
+                authentication,
+            } => {
+                charges::await_authentication(state.store.pool(), charge, &intent).await?;
+                waiting.insert(charge.id, Asked::Authenticate(authentication));
+            }
         }
     }
+    let order: Vec<i64> = charges.iter().map(|c| c.id).collect();
     let answered: Vec<(Charge, ChargeOutcome)> = charges
         .into_iter()
         .filter_map(|charge| outcomes.remove(&charge.id).map(|outcome| (charge, outcome)))
         .collect();
-    let settled = if answered.is_empty() {
+    let recorded = if answered.is_empty() {
         Vec::new()
     } else {
         finish(state, &answered, &cards, at).await?
     };
-    if unanswered > 0 {
-        return Err(BillingError::Unavailable(format!(
-            "Stripe did not settle {unanswered} attempt(s); they stay Pending"
-        )));
-    }
+    let mut recorded: HashMap<i64, Asked> = answered
+        .iter()
+        .map(|(charge, _)| charge.id)
+        .zip(recorded.into_iter().map(Asked::Recorded))
+        .collect();
+    let settled = order
+        .into_iter()
+        .map(|id| {
+            recorded
+                .remove(&id)
+                .or_else(|| waiting.remove(&id))
+                .unwrap_or(Asked::Unanswered)
+        })
+        .collect();
     Ok(settled)
 }
 
@@ -467,10 +510,17 @@ pub async fn recover_pending(
     before: DateTime<Utc>,
     at: DateTime<Utc>,
 ) -> Result<usize, BillingError> {
-    let pending = charges::pending(state.store.pool(), merchant_id, before).await?;
+    let awaiting_before = at - super::stripe_charging::AUTHENTICATION_WINDOW;
+    let pending =
+        charges::pending(state.store.pool(), merchant_id, before, awaiting_before).await?;
     Ok(execute_many(state, pending, at)
         .await?
         .iter()
-        .filter(|settled| !matches!(settled, Settled::AlreadyRecorded))
+        .filter(|asked| {
+            matches!(
+                asked,
+                Asked::Recorded(Settled::Approved(_) | Settled::Declined(_))
+            )
+        })
         .count())
 }

@@ -305,13 +305,16 @@ async fn start_trial(
         BillingError::Conflict("the customer has no payment method; attach a card first".into())
     })?;
     // Nothing is charged, so the issuer is asked whether the card can be charged later, as
-    // when a customer replaces their card.
-    let verified = state
-        .processor
-        .verify(m.merchant_id, &card.processor_token)
-        .await?;
-    if let Verification::Refused { code, reason } = verified {
-        return Err(BillingError::Declined { code, reason });
+    // when a customer replaces their card. A card a Stripe account holds was verified by the
+    // SetupIntent that saved it.
+    if card.processor_id.is_none() {
+        let verified = state
+            .processor
+            .verify(m.merchant_id, &card.processor_token)
+            .await?;
+        if let Verification::Refused { code, reason } = verified {
+            return Err(BillingError::Declined { code, reason });
+        }
     }
     payment_methods::attach_many(&mut tx, &[(m.merchant_id, card.id)], at).await?;
     let changed = m.state.trial_started(at);

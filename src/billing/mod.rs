@@ -34,6 +34,7 @@ pub mod update;
 use chrono::{DateTime, Utc};
 
 use crate::platform::Platform;
+use crate::processor::stripe::charges::Authentication;
 use crate::store::charges;
 use crate::store::customers::{self, Customer};
 use crate::store::memberships::{self, Membership};
@@ -73,6 +74,10 @@ pub enum BillingError {
     /// and is asked again with the same idempotency key.
     #[error("the payment processor did not answer: {0}")]
     Unavailable(String),
+    /// The customer, on a hosted page, is to authenticate the payment (3-D Secure) with
+    /// Stripe.js; the attempt stays `Pending` until Stripe decides.
+    #[error("the customer is to authenticate the payment")]
+    AuthenticationRequired(Authentication),
     /// A database failure.
     #[error("database: {0}")]
     Database(#[from] sqlx::Error),

@@ -53,7 +53,9 @@ impl From<ServiceError> for PageError {
             ServiceError::FieldConflict(errors) => {
                 PageError::Conflict(format!("{:?}", errors.into_map()))
             }
-            ServiceError::PaymentDeclined { .. } => PageError::Declined,
+            ServiceError::PaymentDeclined { .. } | ServiceError::AuthenticationRequired(_) => {
+                PageError::Declined
+            }
             ServiceError::Unavailable(why) => PageError::Unavailable(why),
             ServiceError::Internal(e) => PageError::Internal(e),
         }

@@ -21,6 +21,7 @@ pub mod pdf;
 pub mod portal;
 pub mod render;
 pub mod session;
+pub mod stripe_element;
 
 use axum::http::header;
 use axum::response::IntoResponse;
@@ -46,6 +47,11 @@ pub fn router(state: &AppState) -> Router<AppState> {
         .route("/cashier/confirm", post(cashier::confirm))
         .route("/checkout/{token}", get(checkout::show).post(checkout::pay))
         .route("/checkout/{token}/saved", post(checkout::pay_saved))
+        .route("/checkout/{token}/stripe", post(checkout::pay_with_stripe))
+        .route(
+            "/checkout/{token}/authenticated",
+            post(checkout::authenticated),
+        )
         .route("/checkout/{token}/confirm", post(checkout::confirm))
         .route("/checkout/{token}/coupon", post(checkout::apply_code))
         .route(
@@ -91,6 +97,7 @@ pub fn router(state: &AppState) -> Router<AppState> {
         .route("/assets/accent/{file}", get(brand::accent_stylesheet))
         .route("/assets/card-form.js", get(card_form_script))
         .route("/assets/cashier-page.js", get(cashier_page_script))
+        .route("/assets/stripe-card.js", get(stripe_card_script))
         .route("/cdn/cashier.js", get(cashier_embed_script))
         .merge(dashboard::routes())
         .layer(middleware::from_fn_with_state(
@@ -116,6 +123,16 @@ async fn card_form_script() -> impl IntoResponse {
             (header::CACHE_CONTROL, "public, max-age=3600"),
         ],
         include_str!("../../assets/card-form.js"),
+    )
+}
+
+async fn stripe_card_script() -> impl IntoResponse {
+    (
+        [
+            (header::CONTENT_TYPE, "text/javascript; charset=utf-8"),
+            (header::CACHE_CONTROL, "public, max-age=3600"),
+        ],
+        include_str!("../../assets/stripe-card.js"),
     )
 }
 

@@ -127,17 +127,19 @@ pub async fn saved_card(
     }
 }
 
-/// `method` ready to pay, or, when the processor asks the customer to confirm their identity
-/// first, parked on the session for [`confirmed_card`].
+/// `method` ready to pay, or, when the sandbox processor asks the customer to confirm their
+/// identity first, parked on the session for [`confirmed_card`]. A card a Stripe account holds
+/// is always ready: Stripe asks for authentication in its answer to the payment.
 async fn ready_or_parked(
     state: &AppState,
     page: &PageSession,
     method: PaymentMethod,
 ) -> Result<EnteredCard, PageError> {
-    if state
-        .processor
-        .requires_authentication(page.merchant.id, &method.processor_token)
-        .await?
+    if method.processor_id.is_none()
+        && state
+            .processor
+            .requires_authentication(page.merchant.id, &method.processor_token)
+            .await?
     {
         checkout_sessions::set_challenge(state.store.pool(), &page.session, Some(method.id))
             .await?;

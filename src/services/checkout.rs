@@ -8,10 +8,11 @@ use recur_domain::coupon::Refusal;
 use recur_domain::tax::Taxation;
 
 use super::ServiceError;
+use crate::billing::charging::{self, Settled};
 use crate::billing::{checkout, coupons, lifecycle, taxation};
 use crate::state::AppState;
-use crate::store::charges::PagePayment;
-use crate::store::memberships::Membership;
+use crate::store::charges::{self, PagePayment};
+use crate::store::memberships::{self, Membership};
 use crate::store::payment_methods::PaymentMethod;
 
 pub use crate::billing::checkout::{DueNow, Purpose};
@@ -65,6 +66,35 @@ pub async fn save_card(
     at: DateTime<Utc>,
 ) -> Result<PaymentMethod, ServiceError> {
     Ok(checkout::save_card(state, merchant_id, customer_id, card, attached, at).await?)
+}
+
+/// Settles the payment of the membership `key` that waited for its customer to authenticate it
+/// (DESIGN §17): the attempt is read again from Stripe, which decided by now or still waits
+/// ([`ServiceError::AuthenticationRequired`] again). A decline is `PaymentDeclined`; a
+/// membership with no payment waiting (settled meanwhile, or cancelled once the customer took
+/// longer than the authentication window) is a `Conflict`, and nothing changes.
+pub async fn authenticated(
+    state: &AppState,
+    merchant_id: i64,
+    key: &str,
+) -> Result<(), ServiceError> {
+    let pool = state.store.pool();
+    let m = memberships::get(pool, merchant_id, key)
+        .await?
+        .ok_or(ServiceError::NotFound)?;
+    let Some(charge) = charges::pending_for_membership(pool, merchant_id, m.id).await? else {
+        return Err(ServiceError::Conflict(
+            "no payment of this membership awaits authentication".into(),
+        ));
+    };
+    let at = state.merchant_now(merchant_id).await?;
+    match charging::execute(state, &charge, at).await? {
+        Settled::Declined(done) => Err(ServiceError::PaymentDeclined {
+            code: done.decline_code.unwrap_or_default(),
+            reason: done.decline_reason.unwrap_or_default(),
+        }),
+        Settled::Approved(_) | Settled::AlreadyRecorded => Ok(()),
+    }
 }
 
 /// Pays what the checkout of the membership `key` collects with the saved card `card` (its

@@ -24,6 +24,7 @@ pub mod processors;
 pub mod sandbox;
 pub mod sessions;
 pub mod settings;
+pub mod stripe_cards;
 pub mod stripe_webhooks;
 pub mod tax_rates;
 
@@ -31,6 +32,7 @@ use recur_domain::validation::FieldErrors;
 
 use crate::billing::BillingError;
 use crate::cashier::CashierError;
+use crate::processor::stripe::charges::Authentication;
 
 /// Why an operation did not happen.
 #[derive(Debug, thiserror::Error)]
@@ -65,6 +67,10 @@ pub enum ServiceError {
     /// An outside system the operation needs (Stripe) did not answer; nothing changed (503).
     #[error("unavailable: {0}")]
     Unavailable(String),
+    /// The customer, on a hosted page, is to authenticate the payment (3-D Secure) with
+    /// Stripe.js; the attempt stays `Pending`.
+    #[error("the customer is to authenticate the payment")]
+    AuthenticationRequired(Authentication),
     /// Anything unexpected (500): logged by the front end, never shown.
     #[error("internal error: {0}")]
     Internal(#[from] anyhow::Error),
@@ -104,6 +110,9 @@ impl From<BillingError> for ServiceError {
             BillingError::Unavailable(why) => ServiceError::Unavailable(format!(
                 "The payment processor did not answer ({why}); the payment is asked again shortly."
             )),
+            BillingError::AuthenticationRequired(authentication) => {
+                ServiceError::AuthenticationRequired(authentication)
+            }
             BillingError::Database(e) => ServiceError::Internal(e.into()),
             BillingError::Internal(e) => ServiceError::Internal(e),
         }

@@ -74,8 +74,33 @@ pub async fn attach_stripe(
     };
     let secret_key = state.keys.open(&account.secret_key_sealed)?;
     let stripe = Connection::new(&state.stripe, secret_key);
+    save_card(
+        state,
+        &stripe,
+        merchant_id,
+        &account,
+        &customer,
+        &method_id,
+        true,
+    )
+    .await
+}
+
+/// Reads the PaymentMethod `method_id` from the merchant's Stripe `account`, attaches it to the
+/// customer's Stripe Customer when it is not yet, and saves it for the customer (`attached`:
+/// the customer's method at once; otherwise once it has paid, as a card entered on a checkout
+/// page). A PaymentMethod that is no card or is another customer's is a 400 on `paymentMethod`.
+pub(super) async fn save_card(
+    state: &Platform,
+    stripe: &Connection<'_>,
+    merchant_id: i64,
+    account: &Account,
+    customer: &Customer,
+    method_id: &str,
+    attached: bool,
+) -> Result<PaymentMethod, ServiceError> {
     let method = stripe
-        .payment_method(&method_id)
+        .payment_method(method_id)
         .await
         .map_err(|e| refused_on("paymentMethod", e))?;
     let card = match (&method.kind[..], &method.card) {
@@ -87,7 +112,7 @@ pub async fn attach_stripe(
             ))
         }
     };
-    let stripe_customer = stripe_customer(state, &stripe, merchant_id, &account, &customer).await?;
+    let stripe_customer = stripe_customer(state, stripe, merchant_id, account, customer).await?;
     match method.customer.as_deref() {
         Some(owner) if owner == stripe_customer => {}
         Some(_) => {
@@ -97,7 +122,7 @@ pub async fn attach_stripe(
             ))
         }
         None => {
-            attach(&stripe, &method, &stripe_customer).await?;
+            attach(stripe, &method, &stripe_customer).await?;
         }
     }
     let fingerprint = format!(
@@ -118,7 +143,7 @@ pub async fn attach_stripe(
             bin: "",
             last4: &card.last4,
             fingerprint: &fingerprint,
-            attached: true,
+            attached,
             processor_id: Some(account.processor_id),
             expiry: Some((card.exp_month, card.exp_year)),
         },
@@ -130,7 +155,7 @@ pub async fn attach_stripe(
         merchant_id,
         processor_id = account.processor_id,
         payment_method = %saved.payment_method_key,
-        "Stripe payment method attached"
+        "Stripe payment method saved"
     );
     Ok(saved)
 }
@@ -146,8 +171,8 @@ async fn customer(
         .ok_or(ServiceError::NotFound)
 }
 
-/// The merchant's customer's Stripe Customer at `account`, made on first need.
-async fn stripe_customer(
+/// The customer's Stripe Customer at `account`, made on first need.
+pub(super) async fn stripe_customer(
     state: &Platform,
     stripe: &Connection<'_>,
     merchant_id: i64,
@@ -202,7 +227,7 @@ async fn attach(
 }
 
 /// A Stripe refusal as a 400 on `field` (a card error as a decline), no answer as a 503.
-fn refused_on(field: &str, error: StripeError) -> ServiceError {
+pub(super) fn refused_on(field: &str, error: StripeError) -> ServiceError {
     match error {
         StripeError::Refused(refusal) if refusal.kind == "card_error" => {
             ServiceError::PaymentDeclined {

@@ -341,21 +341,63 @@ pub async fn by_idempotency_key<'c, E: Executor<'c, Database = Any>>(
 }
 
 /// Pending attempts written at or before `before`, oldest first: of one merchant, or of all.
+/// An attempt awaiting its customer's authentication (it has a processor reference while
+/// `Pending`) counts only once written at or before `awaiting_before`.
 pub async fn pending<'c, E: Executor<'c, Database = Any>>(
     executor: E,
     merchant_id: Option<i64>,
     before: DateTime<Utc>,
+    awaiting_before: DateTime<Utc>,
 ) -> Result<Vec<Charge>, sqlx::Error> {
     let sql = format!(
         "SELECT {COLUMNS} FROM charges WHERE status = 'Pending' AND created_at <= $1 \
-         AND ($2 = 0 OR merchant_id = $2) ORDER BY id LIMIT 100"
+         AND ($2 = 0 OR merchant_id = $2) \
+         AND (processor_reference IS NULL OR created_at <= $3) ORDER BY id LIMIT 100"
     );
     let rows = sqlx::query(&sql)
         .bind(to_micros(before))
         .bind(merchant_id.unwrap_or(0))
+        .bind(to_micros(awaiting_before))
         .fetch_all(executor)
         .await?;
     rows.iter().map(decode).collect()
+}
+
+/// Notes on the `Pending` attempt `charge` the processor's reference of what awaits its
+/// customer's authentication (a PaymentIntent).
+pub async fn await_authentication<'c, E: Executor<'c, Database = Any>>(
+    executor: E,
+    charge: &Charge,
+    reference: &str,
+) -> Result<(), sqlx::Error> {
+    sqlx::query(
+        "UPDATE charges SET processor_reference = $1 \
+         WHERE id = $2 AND merchant_id = $3 AND status = 'Pending'",
+    )
+    .bind(reference)
+    .bind(charge.id)
+    .bind(charge.merchant_id)
+    .execute(executor)
+    .await?;
+    Ok(())
+}
+
+/// The membership's attempt in flight (`Pending`), if it has one.
+pub async fn pending_for_membership<'c, E: Executor<'c, Database = Any>>(
+    executor: E,
+    merchant_id: i64,
+    membership_id: i64,
+) -> Result<Option<Charge>, sqlx::Error> {
+    let sql = format!(
+        "SELECT {COLUMNS} FROM charges \
+         WHERE membership_id = $1 AND merchant_id = $2 AND status = 'Pending'"
+    );
+    let row = sqlx::query(&sql)
+        .bind(membership_id)
+        .bind(merchant_id)
+        .fetch_optional(executor)
+        .await?;
+    row.as_ref().map(decode).transpose()
 }
 
 /// The approved attempt that paid invoice `invoice_id`, if one did (a charge fully covered by

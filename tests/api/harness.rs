@@ -145,6 +145,10 @@ impl TestServer {
         );
         env.insert("RECUR_DEMO_MERCHANT".into(), "false".into());
         if let Ok(stripe) = std::env::var("RECUR_TEST_STRIPE_URL") {
+            env.insert(
+                "RECUR_STRIPE_JS_URL".into(),
+                format!("{stripe}/js.stripe.com/v3/"),
+            );
             env.insert("RECUR_STRIPE_API_BASE".into(), stripe);
         }
         if let Some(url) = url {

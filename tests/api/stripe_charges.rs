@@ -4,7 +4,7 @@
 
 use recur::config::StripeConfig;
 use recur::processor::stripe::charges::{self, AUTHENTICATION_REQUIRED};
-use recur::processor::stripe::{Connection, OffSession, StripeApi};
+use recur::processor::stripe::{ChargeIntent, Connection, StripeApi};
 use recur::processor::ChargeOutcome;
 use serde_json::Value;
 
@@ -60,7 +60,7 @@ async fn charge(number: &str, key: &str) -> Option<ChargeOutcome> {
     let connection = Connection::new(&api, SECRET_KEY.into());
     let (customer, card) = customer_with_card(number).await;
     let answer = connection
-        .charge_off_session(&OffSession {
+        .confirm_charge(&ChargeIntent {
             idempotency_key: key,
             amount: 1999,
             currency: "EUR",
@@ -68,6 +68,7 @@ async fn charge(number: &str, key: &str) -> Option<ChargeOutcome> {
             payment_method: &card,
             invoice_key: "inv_connector",
             membership_key: "mbr_connector",
+            customer_present: false,
         })
         .await;
     match answer {

@@ -124,12 +124,24 @@ impl Browser {
 
     /// Waits (at most 15 s) until an element matches `css`.
     pub async fn wait_for(&self, css: &str) {
-        self.client
+        if let Err(e) = self
+            .client
             .wait()
             .at_most(Duration::from_secs(15))
             .for_element(Locator::Css(css))
             .await
-            .unwrap_or_else(|e| panic!("{css} never appeared: {e}"));
+        {
+            let page = self.page_text().await;
+            panic!("{css} never appeared: {e}; the page reads: {page}");
+        }
+    }
+
+    /// The visible text of the page, for a failure's message.
+    async fn page_text(&self) -> String {
+        match self.client.find(Locator::Css("body")).await {
+            Ok(body) => body.text().await.unwrap_or_default(),
+            Err(_) => String::new(),
+        }
     }
 
     /// Waits (at most 15 s) until the browser is at `url`.
@@ -143,7 +155,8 @@ impl Browser {
             .await
         {
             let now = self.client.current_url().await.unwrap();
-            panic!("never reached {url} (at {now}): {e}");
+            let page = self.page_text().await;
+            panic!("never reached {url} (at {now}): {e}; the page reads: {page}");
         }
     }
 

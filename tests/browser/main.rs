@@ -13,3 +13,4 @@ mod cashier;
 mod checkout;
 mod dashboard;
 mod portal_switch;
+mod stripe_checkout;

@@ -2,7 +2,7 @@
 //! sealed form only for the calls, never logged).
 
 use super::client::{Form, StripeApi, StripeError};
-use super::objects::{Customer, PaymentIntent, PaymentMethod, Refund};
+use super::objects::{Customer, PaymentIntent, PaymentMethod, Refund, SetupIntent};
 
 /// A connected account's secret key with the client it is used through.
 pub struct Connection<'a> {
@@ -97,20 +97,21 @@ impl<'a> Connection<'a> {
             .await
     }
 
-    /// Confirms an off-session PaymentIntent of `charge` at once (a renewal, a retry, a
-    /// proration): under the attempt's idempotency key, so asking again after a lost answer
-    /// gets the first answer instead of a second charge. The key is in its metadata too
-    /// (`attemptKey`), so Stripe's webhook about it names the attempt.
-    pub async fn charge_off_session(
+    /// Creates and confirms the PaymentIntent of `charge` at once: under the attempt's
+    /// idempotency key, so asking again after a lost answer gets the first answer instead of a
+    /// second charge. The key is in its metadata too (`attemptKey`), so Stripe's webhook about it
+    /// names the attempt. Off-session (a renewal, a retry, a proration) unless the customer is on
+    /// a hosted page, where Stripe may answer `requires_action` for them to authenticate.
+    pub async fn confirm_charge(
         &self,
-        charge: &OffSession<'_>,
+        charge: &ChargeIntent<'_>,
     ) -> Result<PaymentIntent, StripeError> {
-        let form: Form = vec![
+        let mut form: Form = vec![
             ("amount".into(), charge.amount.to_string()),
             ("currency".into(), charge.currency.to_ascii_lowercase()),
             ("customer".into(), charge.customer.into()),
             ("payment_method".into(), charge.payment_method.into()),
-            ("off_session".into(), "true".into()),
+            ("payment_method_types[]".into(), "card".into()),
             ("confirm".into(), "true".into()),
             ("metadata[invoiceKey]".into(), charge.invoice_key.into()),
             (
@@ -119,6 +120,9 @@ impl<'a> Connection<'a> {
             ),
             ("metadata[attemptKey]".into(), charge.idempotency_key.into()),
         ];
+        if !charge.customer_present {
+            form.push(("off_session".into(), "true".into()));
+        }
         self.api
             .post(
                 &self.secret_key,
@@ -128,11 +132,69 @@ impl<'a> Connection<'a> {
             )
             .await
     }
+
+    /// The PaymentIntent `id` as Stripe has it now.
+    pub async fn payment_intent(&self, id: &str) -> Result<PaymentIntent, StripeError> {
+        self.api
+            .get(
+                &self.secret_key,
+                &format!("/v1/payment_intents/{id}"),
+                &Form::new(),
+            )
+            .await
+    }
+
+    /// Cancels the PaymentIntent `id` (one the customer left unauthenticated), so it can no
+    /// longer succeed.
+    pub async fn cancel_payment_intent(&self, id: &str) -> Result<PaymentIntent, StripeError> {
+        let idempotency_key = format!("recur-cancel-{id}");
+        self.api
+            .post(
+                &self.secret_key,
+                &format!("/v1/payment_intents/{id}/cancel"),
+                &Form::new(),
+                Some(&idempotency_key),
+            )
+            .await
+    }
+
+    /// Creates a SetupIntent that saves a card for off-session charges of `customer`, for a
+    /// hosted page's card Element to confirm (authentication included).
+    pub async fn create_setup_intent(
+        &self,
+        customer: &str,
+        idempotency_key: &str,
+    ) -> Result<SetupIntent, StripeError> {
+        let form: Form = vec![
+            ("customer".into(), customer.into()),
+            ("usage".into(), "off_session".into()),
+            ("payment_method_types[]".into(), "card".into()),
+        ];
+        self.api
+            .post(
+                &self.secret_key,
+                "/v1/setup_intents",
+                &form,
+                Some(idempotency_key),
+            )
+            .await
+    }
+
+    /// The SetupIntent `id` as Stripe has it now.
+    pub async fn setup_intent(&self, id: &str) -> Result<SetupIntent, StripeError> {
+        self.api
+            .get(
+                &self.secret_key,
+                &format!("/v1/setup_intents/{id}"),
+                &Form::new(),
+            )
+            .await
+    }
 }
 
-/// An off-session charge of a saved card.
+/// A charge of a saved card.
 #[derive(Debug, Clone, Copy)]
-pub struct OffSession<'a> {
+pub struct ChargeIntent<'a> {
     /// The attempt's key: Stripe's `Idempotency-Key`.
     pub idempotency_key: &'a str,
     /// Amount in minor units, as Stripe counts them.
@@ -147,4 +209,6 @@ pub struct OffSession<'a> {
     pub invoice_key: &'a str,
     /// The membership billed.
     pub membership_key: &'a str,
+    /// The customer is on a hosted page and can authenticate (not `off_session`).
+    pub customer_present: bool,
 }

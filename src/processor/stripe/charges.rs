@@ -3,12 +3,22 @@
 //! settled yet" when Stripe has not decided (the attempt stays `Pending`).
 
 use super::client::Refusal;
-use super::objects::{PaymentIntent, Refund};
+use super::objects::{ClientSecret, PaymentIntent, Refund};
 use crate::processor::ChargeOutcome;
 
 /// The code of an attempt that needs the customer to authenticate (3-D Secure): the
 /// payment-failed e-mail's pay-now page lets them.
 pub const AUTHENTICATION_REQUIRED: &str = "authentication_required";
+
+/// A payment waiting for its customer, on a hosted page, to authenticate it: what the page's
+/// Stripe.js needs.
+#[derive(Debug, Clone)]
+pub struct Authentication {
+    /// The publishable key of the account that holds the card.
+    pub publishable_key: String,
+    /// The PaymentIntent's client secret (never logged).
+    pub client_secret: ClientSecret,
+}
 
 /// The outcome a PaymentIntent stands for; `None` while Stripe has not decided (`processing`,
 /// or a status recur does not ask for), to be settled by Stripe's webhook or asked again.

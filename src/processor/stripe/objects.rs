@@ -3,6 +3,25 @@
 
 use serde::Deserialize;
 
+/// The client secret of a PaymentIntent or SetupIntent: what a hosted page's Stripe.js confirms
+/// it with. Handed to that page only; never logged (its `Debug` hides it) nor stored.
+#[derive(Clone, PartialEq, Eq, Deserialize)]
+#[serde(transparent)]
+pub struct ClientSecret(String);
+
+impl ClientSecret {
+    /// The secret, for the page's Stripe.js.
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::fmt::Debug for ClientSecret {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ClientSecret(…)")
+    }
+}
+
 /// A Customer (`cus_…`).
 #[derive(Debug, Clone, Deserialize)]
 pub struct Customer {
@@ -52,6 +71,27 @@ pub struct PaymentIntent {
     /// Why the last confirmation failed, when it did.
     #[serde(default)]
     pub last_payment_error: Option<PaymentError>,
+    /// What a hosted page's Stripe.js needs to let the customer authenticate.
+    #[serde(default)]
+    pub client_secret: Option<ClientSecret>,
+}
+
+/// A SetupIntent (`seti_…`): saving a card for later charges, authenticated by the customer.
+#[derive(Debug, Clone, Deserialize)]
+pub struct SetupIntent {
+    /// `seti_…`.
+    pub id: String,
+    /// `succeeded` once the card is saved; `requires_payment_method`, `requires_action`, …
+    pub status: String,
+    /// The Customer the card is saved for.
+    #[serde(default)]
+    pub customer: Option<String>,
+    /// The card saved (`pm_…`), once there is one.
+    #[serde(default)]
+    pub payment_method: Option<String>,
+    /// What a hosted page's Stripe.js confirms it with.
+    #[serde(default)]
+    pub client_secret: Option<ClientSecret>,
 }
 
 /// A Refund (`re_…`).

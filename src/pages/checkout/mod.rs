@@ -5,7 +5,12 @@
 //! trial's end and starts the trial. A first payment or trial start without a coupon takes a
 //! promotion code, a form of its own. Paying twice (double click, reload, two tabs) never charges
 //! twice: the payment runs under the membership's lock, and a membership with nothing left to pay
-//! shows the confirmation instead of charging.
+//! shows the confirmation instead of charging. A merchant whose default card processor is a
+//! Stripe account gets Stripe's card Element instead of recur's card fields ([`stripe`]).
+
+mod stripe;
+
+pub use stripe::{authenticated, pay_with_stripe};
 
 use std::collections::BTreeMap;
 
@@ -24,13 +29,14 @@ use super::format::{display_date, interval_phrase};
 use super::invoice_view::{discount_label, tax_label};
 use super::render::{allow_form_redirect, page, see_other, with_status, Framing};
 use super::session::{self, EnteredCard, PageSession};
+use super::stripe_element::{allow_stripe, card_element};
 use super::{csrf, expired};
 use crate::http::client_address::ClientAddress;
 use crate::i18n;
 use crate::ids;
 use crate::pages::failure::PageError;
 use crate::services::checkout::{self, DueNow, Purpose};
-use crate::services::ServiceError;
+use crate::services::{stripe_cards, ServiceError};
 use crate::state::AppState;
 use crate::store::charges::PagePayment;
 use crate::store::checkout_sessions::{self, SessionKind};
@@ -358,8 +364,22 @@ async fn charge(
         )),
         client_ip: client.to_string(),
     };
-    match checkout::pay(state, merchant_id, key, method_id, page).await {
-        Ok(_) => {
+    let paid = checkout::pay(state, merchant_id, key, method_id, page).await;
+    answer_payment(state, t, checkout, due, paid.map(|_| ())).await
+}
+
+/// The page that follows a payment's result: the merchant's return link (or the confirmation)
+/// once paid, the form again with the reason after a decline, the step where the customer
+/// authenticates when Stripe asks them to.
+async fn answer_payment(
+    state: &AppState,
+    t: &BTreeMap<String, String>,
+    checkout: &Checkout,
+    due: &DueNow,
+    paid: Result<(), ServiceError>,
+) -> Result<Response, PageError> {
+    match paid {
+        Ok(()) => {
             checkout_sessions::complete(
                 state.store.pool(),
                 &checkout.page.session,
@@ -376,6 +396,9 @@ async fn charge(
             form_page(state, t, checkout, due, declined, PromoField::default())
                 .await
                 .map(|r| with_status(r, StatusCode::PAYMENT_REQUIRED))
+        }
+        Err(ServiceError::AuthenticationRequired(authentication)) => {
+            stripe::authentication_page(state, t, checkout, due, &authentication).await
         }
         // Paid meanwhile (another tab), or a payment in flight: the page tells which.
         Err(ServiceError::Conflict(_) | ServiceError::PaymentInProgress) => {
@@ -440,12 +463,20 @@ async fn form_page(
     form: CardFormState,
     promo: PromoField,
 ) -> Result<Response, PageError> {
-    let saved = payment_methods::current(
-        state.store.pool(),
-        checkout.page.merchant.id,
-        checkout.page.customer.id,
-    )
-    .await?;
+    let merchant_id = checkout.page.merchant.id;
+    let saved =
+        payment_methods::current(state.store.pool(), merchant_id, checkout.page.customer.id)
+            .await?;
+    let stripe = stripe_cards::setup(state, merchant_id, &checkout.page.customer)
+        .await?
+        .map(|setup| {
+            card_element(
+                state,
+                &setup,
+                format!("/checkout/{}/stripe", checkout.token),
+            )
+        });
+    let uses_stripe = stripe.is_some();
     page(
         state,
         StatusCode::OK,
@@ -463,11 +494,19 @@ async fn form_page(
             holder => form.holder_or(&checkout.page.customer.fields),
             expiry => form.expiry,
             sandbox => checkout.page.merchant.mode == Mode::Sandbox,
+            stripe => stripe,
         },
         Some(&checkout.page.brand),
         Framing::Deny,
     )
     .map(|r| allow_form_redirect(r, checkout.page.session.return_url.as_deref()))
+    .map(|r| {
+        if uses_stripe {
+            allow_stripe(r, state)
+        } else {
+            r
+        }
+    })
 }
 
 async fn challenge_page(
