@@ -155,6 +155,10 @@ fn templates() -> minijinja::Environment<'static> {
             include_str!("../templates/challenge.html"),
         ),
         (
+            "stripe_card_element.html",
+            include_str!("../templates/stripe_card_element.html"),
+        ),
+        (
             "stripe_authenticate.html",
             include_str!("../templates/stripe_authenticate.html"),
         ),

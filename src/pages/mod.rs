@@ -72,6 +72,10 @@ pub fn router(state: &AppState) -> Router<AppState> {
             get(portal::card_page).post(portal::replace_card),
         )
         .route(
+            "/portal/{token}/payment-method/stripe",
+            post(portal::replace_with_stripe),
+        )
+        .route(
             "/portal/{token}/payment-method/confirm",
             post(portal::confirm_card),
         )

@@ -358,3 +358,59 @@ async fn pay_now_authenticates_a_renewal_stripe_refused_off_session() {
     let record = server.membership(&token, &membership).await;
     assert_eq!(record["status"], "Active", "{record}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_portal_replaces_the_card_through_stripe() {
+    let server = TestServer::start(Backend::Sqlite).await;
+    let token = server.token().await;
+    connect_stripe(&server, &token).await;
+    let (membership, url) = checkout(&server, &token, "ines@example.com", json!({})).await;
+    let browser = Browser::start(DESKTOP).await;
+    browser.open(&url).await;
+    enter_stripe_card(&browser, "4242424242424242").await;
+    browser.click("[data-testid=submit]").await;
+    browser.wait_for_url(RETURN).await;
+    let customer = server.membership(&token, &membership).await["customerKey"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let reply = server
+        .call(
+            Method::POST,
+            &format!("{API}/portal/session"),
+            Some(&token),
+            Some(json!({"customerKey": customer,
+                        "returnToWebsiteLink": "https://merchant.example/account"})),
+        )
+        .await;
+    assert_eq!(reply.status, 201, "{}", reply.body);
+    let portal = reply.body["portalRedirectUrl"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let portal = portal.split('?').next().unwrap().to_string();
+    let card_page = format!("{portal}/payment-method");
+
+    // A card the customer's bank asks them to authenticate when it is saved.
+    browser.open(&card_page).await;
+    enter_stripe_card(&browser, "4000002500003155").await;
+    browser.screenshot("stripe-portal-card").await;
+    browser.click("[data-testid=submit]").await;
+    answer_3ds(&browser, "Complete authentication").await;
+    browser.wait_for_url(&format!("{portal}?done=card")).await;
+    let saved = server
+        .call(
+            Method::GET,
+            &format!("{API}/customer/{customer}/payment-method"),
+            Some(&token),
+            None,
+        )
+        .await;
+    browser.close().await;
+    assert_eq!(saved.status, 200, "{}", saved.body);
+    assert_eq!(saved.body["last4"], "3155", "{}", saved.body);
+    assert!(
+        intents_of(&membership).await.len() == 1,
+        "saving a card charges nothing"
+    );
+}

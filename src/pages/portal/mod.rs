@@ -4,7 +4,10 @@
 //! as the spec says); paying what is overdue; switching to another price of the product
 //! ([`switch`]); and the way back to the merchant.
 
+mod stripe_card;
 pub mod switch;
+
+pub use stripe_card::replace_with_stripe;
 
 use std::collections::BTreeMap;
 
@@ -22,13 +25,14 @@ use super::format::{display_date, interval_phrase};
 use super::invoice_view::{invoice_view, shown_number};
 use super::render::{page, with_status, Framing};
 use super::session::{self, EnteredCard, PageSession};
+use super::stripe_element::{allow_stripe, card_element};
 use super::{csrf, expired, invoice_pdf, notice};
 use crate::i18n;
 use crate::links::{self, Document};
 use crate::pages::failure::PageError;
 use crate::processor::Verification;
 use crate::services::memberships::switch as switching;
-use crate::services::{self, sessions, ServiceError};
+use crate::services::{self, sessions, stripe_cards, ServiceError};
 use crate::state::AppState;
 use crate::store::checkout_sessions::SessionKind;
 use crate::store::credit_notes;
@@ -261,7 +265,7 @@ pub async fn card_page(
     if portal.session.challenge_pending {
         return challenge_page(&state, t, &portal, &token).await;
     }
-    card_form(&state, t, &portal, &token, CardFormState::default())
+    card_form(&state, t, &portal, &token, CardFormState::default()).await
 }
 
 /// `POST /portal/{token}/payment-method`: checks the new card with the issuer and makes it the
@@ -287,6 +291,7 @@ pub async fn replace_card(
                 &token,
                 CardFormState::rejected(&form, errors),
             )
+            .await
             .map(|r| with_status(r, StatusCode::BAD_REQUEST));
         }
     };
@@ -316,6 +321,7 @@ pub async fn confirm_card(
     if form.action != "confirm" {
         let failed = CardFormState::with_message(t.get("challenge_failed").cloned());
         return card_form(&state, t, &portal, &token, failed)
+            .await
             .map(|r| with_status(r, StatusCode::PAYMENT_REQUIRED));
     }
     verify_and_attach(&state, t, &portal, &token, &method).await
@@ -343,18 +349,28 @@ async fn verify_and_attach(
         Verification::Refused { code, .. } => {
             let refused = CardFormState::with_message(Some(decline_message(t, &code)));
             card_form(state, t, portal, token, refused)
+                .await
                 .map(|r| with_status(r, StatusCode::PAYMENT_REQUIRED))
         }
     }
 }
 
-fn card_form(
+/// The form for a new card: Stripe's card Element when the merchant's default card processor
+/// is a Stripe account, recur's card fields otherwise.
+async fn card_form(
     state: &AppState,
     t: &BTreeMap<String, String>,
     portal: &PageSession,
     token: &str,
     form: CardFormState,
 ) -> Result<Response, PageError> {
+    let stripe = stripe_cards::setup(state, portal.merchant.id, &portal.customer)
+        .await?
+        .map(|setup| {
+            let action = format!("/portal/{token}/payment-method/stripe");
+            card_element(state, &setup, action)
+        });
+    let uses_stripe = stripe.is_some();
     page(
         state,
         StatusCode::OK,
@@ -368,10 +384,18 @@ fn card_form(
             message => form.message,
             holder => form.holder_or(&portal.customer.fields),
             expiry => form.expiry,
+            stripe => stripe,
         },
         Some(&portal.brand),
         Framing::Deny,
     )
+    .map(|r| {
+        if uses_stripe {
+            allow_stripe(r, state)
+        } else {
+            r
+        }
+    })
 }
 
 async fn challenge_page(
