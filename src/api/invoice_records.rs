@@ -54,6 +54,8 @@ pub struct InvoiceRecord {
     pub total: String,
     /// EU rates were skipped: the customer accounts for the VAT.
     pub reverse_charge: bool,
+    /// The cardholder disputed the payment with their bank (a chargeback reported by Stripe).
+    pub disputed: bool,
     /// Credit consumed.
     pub credit_applied: String,
     /// Due from the payment method.
@@ -121,6 +123,7 @@ impl From<&Invoice> for InvoiceRecord {
                 .collect(),
             total: money(invoice.total),
             reverse_charge: invoice.reverse_charge,
+            disputed: invoice.disputed,
             credit_applied: money(invoice.credit_applied),
             amount_due: money(invoice.amount_due),
             amount_paid: money(invoice.amount_paid),

@@ -43,7 +43,7 @@ pub enum Settled {
 #[derive(Debug)]
 pub enum Asked {
     /// Answered, and the answer recorded (here or by another process).
-    Recorded(Settled),
+    Recorded(Box<Settled>),
     /// The processor gave no answer: the attempt stays `Pending` and is asked again.
     Unanswered,
     /// The customer, on a hosted page, is to authenticate the payment with Stripe.js; the
@@ -65,7 +65,7 @@ pub async fn execute(
         .pop()
         .ok_or_else(|| BillingError::Internal(anyhow::anyhow!("an attempt went unanswered")))?;
     match settled {
-        Asked::Recorded(settled) => Ok(settled),
+        Asked::Recorded(settled) => Ok(*settled),
         Asked::Unanswered => Err(BillingError::Unavailable(
             "the processor did not answer; the attempt stays Pending and is asked again".into(),
         )),
@@ -175,7 +175,11 @@ pub async fn execute_many(
     let mut recorded: HashMap<i64, Asked> = answered
         .iter()
         .map(|(charge, _)| charge.id)
-        .zip(recorded.into_iter().map(Asked::Recorded))
+        .zip(
+            recorded
+                .into_iter()
+                .map(|settled| Asked::Recorded(Box::new(settled))),
+        )
         .collect();
     let settled = order
         .into_iter()
@@ -516,11 +520,11 @@ pub async fn recover_pending(
     Ok(execute_many(state, pending, at)
         .await?
         .iter()
-        .filter(|asked| {
-            matches!(
-                asked,
-                Asked::Recorded(Settled::Approved(_) | Settled::Declined(_))
-            )
+        .filter(|asked| match asked {
+            Asked::Recorded(settled) => {
+                matches!(**settled, Settled::Approved(_) | Settled::Declined(_))
+            }
+            _ => false,
         })
         .count())
 }

@@ -15,6 +15,7 @@ pub mod charging;
 pub mod checkout;
 pub mod coupons;
 pub mod credit_notes;
+pub mod disputes;
 pub mod engine;
 pub mod followups;
 pub mod invoicing;

@@ -7,6 +7,29 @@ use crate::events::subscription::{SubscriptionTransaction, TransactionFacts};
 use crate::events::transaction::account_id;
 use crate::events::Event;
 use crate::platform::Platform;
+use crate::store::payment_methods::PaymentMethod;
+use crate::store::processors::{self, PaymentProcessor, ProcessorKind};
+use crate::store::{stripe_accounts, Tx};
+
+/// The processor a notification about a movement of the merchant's `card` names: the connected
+/// Stripe account that holds it, or the merchant's first sandbox card gateway.
+pub async fn processor_of(
+    tx: &mut Tx,
+    merchant_id: i64,
+    card: &PaymentMethod,
+) -> Result<Option<PaymentProcessor>, BillingError> {
+    let Some(processor_id) = card.processor_id else {
+        return Ok(processors::first_card(&mut **tx, merchant_id).await?);
+    };
+    Ok(stripe_accounts::get(&mut **tx, merchant_id, processor_id)
+        .await?
+        .map(|account| PaymentProcessor {
+            processor_id,
+            processor_key: account.processor_key,
+            name: account.name,
+            kind: ProcessorKind::Card,
+        }))
+}
 
 /// The `TRANSACTION_DATA_UPDATE` event of a completed charge attempt or refund.
 pub async fn transaction<'a>(

@@ -21,13 +21,12 @@ use crate::events::subscription::{Movement, TransactionFacts};
 use crate::ids;
 use crate::platform::Platform;
 use crate::processor::{ChargeOutcome, RefundRequest};
-use crate::store::charges;
+use crate::store::charges::{self, Charge};
 use crate::store::credit_notes::{self, CreditNote};
 use crate::store::customers;
 use crate::store::invoices::{self, RECENT_INVOICES};
 use crate::store::memberships;
 use crate::store::payment_methods;
-use crate::store::processors::{self};
 use crate::store::refunds::{self, Answer, NewRefund, Refund, RefundStatus, Refunded};
 
 /// What the merchant asks for.
@@ -149,6 +148,7 @@ pub async fn execute(
                 processor_id,
                 reference,
                 refund.amount,
+                &refund.refund_key,
                 &refund.idempotency_key,
             )
             .await?
@@ -166,6 +166,85 @@ pub async fn execute(
                 .await?
         }
     };
+    record(state, refund, invoice_id, &charge, outcome, at).await
+}
+
+/// Records a refund of the approved `charge` that its Stripe account made without recur (the
+/// merchant refunded in Stripe's dashboard; Stripe's `charge.refunded` webhook tells):
+/// `reference` is Stripe's refund (`re_…`), `amount` what it gave back, capped at what is left
+/// of the invoice to refund. Once per Stripe refund; `None` when it was recorded before or
+/// nothing is left to refund.
+pub async fn record_external(
+    state: &Platform,
+    charge: &Charge,
+    reference: &str,
+    amount: i64,
+    at: DateTime<Utc>,
+) -> Result<Option<Recorded>, BillingError> {
+    let merchant_id = charge.merchant_id;
+    let idempotency_key = format!("stripe-refund:{reference}");
+    let pool = state.store.pool();
+    if refunds::by_idempotency_key(pool, merchant_id, &idempotency_key)
+        .await?
+        .is_some()
+    {
+        return Ok(None);
+    }
+    let mut tx = state.store.begin().await?;
+    let invoice = invoices::lock(
+        &mut tx,
+        state.store.backend(),
+        merchant_id,
+        charge.invoice_id,
+    )
+    .await?
+    .ok_or(BillingError::NotFound)?;
+    let reserved: i64 = refunds::of_invoice(&mut *tx, invoice.id)
+        .await?
+        .iter()
+        .filter(|r| r.status != RefundStatus::Failed)
+        .map(|r| r.amount)
+        .sum();
+    let amount = amount.min(invoice.amount_paid - reserved);
+    if amount <= 0 {
+        return Ok(None);
+    }
+    let refund_key = ids::refund_key();
+    let new = NewRefund {
+        merchant_id,
+        refund_key: &refund_key,
+        refunded: Refunded::Invoice {
+            invoice_id: invoice.id,
+            charge_id: charge.id,
+        },
+        idempotency_key: &idempotency_key,
+        amount,
+        currency: &invoice.currency,
+        reason: Some("Refunded in Stripe's dashboard"),
+    };
+    let refund = refunds::insert_pending(&mut tx, &new, at).await?;
+    tx.commit().await?;
+    let approved = ChargeOutcome::Approved {
+        reference: reference.to_owned(),
+    };
+    Ok(Some(
+        record(state, &refund, invoice.id, charge, approved, at).await?,
+    ))
+}
+
+/// Records the processor's answer to the `Pending` `refund` of `charge` (of invoice
+/// `invoice_id`): the invoice's `amountRefunded`, a credit note when it succeeded, the
+/// notification and the e-mail, in one transaction. A refund another process recorded first is
+/// returned as it was recorded.
+async fn record(
+    state: &Platform,
+    refund: &Refund,
+    invoice_id: i64,
+    charge: &Charge,
+    outcome: ChargeOutcome,
+    at: DateTime<Utc>,
+) -> Result<Recorded, BillingError> {
+    let pool = state.store.pool();
     let answer = match &outcome {
         ChargeOutcome::Approved { reference } => Answer {
             status: RefundStatus::Succeeded,
@@ -221,7 +300,7 @@ pub async fn execute(
         .await?
         .ok_or(BillingError::NotFound)?;
     let recent = invoices::recent(&mut *tx, m.id, RECENT_INVOICES).await?;
-    let processor = processors::first_card(&mut *tx, m.merchant_id).await?;
+    let processor = notify::processor_of(&mut tx, m.merchant_id, &card).await?;
     let event = notify::transaction(
         state,
         TransactionFacts {
@@ -269,8 +348,15 @@ pub async fn recover_pending(
     at: DateTime<Utc>,
 ) -> Result<usize, BillingError> {
     let pending = refunds::pending(state.store.pool(), merchant_id, before).await?;
+    let mut completed = 0;
     for refund in &pending {
-        execute(state, refund, at).await?;
+        match execute(state, refund, at).await {
+            Ok(_) => completed += 1,
+            // Stripe out of reach: the refund stays Pending for the next pass; the others and
+            // the renewals go on.
+            Err(BillingError::Unavailable(_)) => {}
+            Err(other) => return Err(other),
+        }
     }
-    Ok(pending.len())
+    Ok(completed)
 }

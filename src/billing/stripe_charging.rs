@@ -233,7 +233,7 @@ fn outcome(charge: &Charge, answer: Result<PaymentIntent, StripeError>) -> Optio
 }
 
 /// Asks the merchant's Stripe account `processor_id` to refund `amount` of the PaymentIntent
-/// `payment_intent` under `idempotency_key`: the outcome, or [`BillingError::Unavailable`] when
+/// `payment_intent` for recur's refund `refund_key`, under `idempotency_key`: the outcome, or [`BillingError::Unavailable`] when
 /// Stripe has not decided (the refund stays `Pending` and is asked again).
 pub async fn refund(
     state: &Platform,
@@ -241,6 +241,7 @@ pub async fn refund(
     processor_id: i64,
     payment_intent: &str,
     amount: i64,
+    refund_key: &str,
     idempotency_key: &str,
 ) -> Result<ChargeOutcome, BillingError> {
     let account = stripe_accounts::get(state.store.pool(), merchant_id, processor_id)
@@ -252,7 +253,7 @@ pub async fn refund(
         })?;
     let connection = Connection::new(&state.stripe, state.keys.open(&account.secret_key_sealed)?);
     let answer = connection
-        .refund(payment_intent, amount, idempotency_key)
+        .refund(payment_intent, amount, refund_key, idempotency_key)
         .await;
     let outcome = match &answer {
         Ok(refund) => charges::refund_outcome(refund),

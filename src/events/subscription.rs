@@ -57,11 +57,29 @@ pub enum Movement<'a> {
     /// A completed refund of an invoice's charge (`TransactionType: "Refund"`), with the credit
     /// note a succeeded one wrote.
     Refund(&'a Refund, Option<&'a CreditNote>),
+    /// The cardholder disputed the approved charge with their bank (`TransactionType:
+    /// "Chargeback"`): the charge's `TransactionId`, the dispute's reference and amount.
+    Chargeback(&'a Chargeback),
+}
+
+/// A dispute of an approved charge, as the processor reported it.
+#[derive(Debug, Clone)]
+pub struct Chargeback {
+    /// The disputed charge.
+    pub charge: Charge,
+    /// The processor's id of the dispute (`dp_…`).
+    pub reference: String,
+    /// Disputed amount, minor units.
+    pub amount: i64,
+    /// The processor's reason (`fraudulent`, `product_not_received`, …).
+    pub reason: String,
+    /// When it was reported.
+    pub at: DateTime<Utc>,
 }
 
 /// The fields a notification takes from its [`Movement`].
 struct MovementFacts {
-    kind: TransactionKind,
+    kind: &'static str,
     status: TransactionStatus,
     id: i64,
     amount: i64,
@@ -76,7 +94,7 @@ impl Movement<'_> {
     fn facts(self) -> MovementFacts {
         match self {
             Movement::Charge(charge) => MovementFacts {
-                kind: TransactionKind::PayIn,
+                kind: TransactionKind::PayIn.as_str(),
                 status: match charge.status {
                     ChargeStatus::Success => TransactionStatus::Success,
                     ChargeStatus::Rejected => TransactionStatus::Rejected,
@@ -97,7 +115,7 @@ impl Movement<'_> {
                 retried: charge.kind == ChargeKind::Retry,
             },
             Movement::Refund(refund, _) => MovementFacts {
-                kind: TransactionKind::Refund,
+                kind: TransactionKind::Refund.as_str(),
                 status: match refund.status {
                     RefundStatus::Succeeded => TransactionStatus::Success,
                     RefundStatus::Failed => TransactionStatus::Rejected,
@@ -108,6 +126,20 @@ impl Movement<'_> {
                 reference: refund.processor_reference.clone().unwrap_or_default(),
                 decline: refund.decline.clone(),
                 completed_at: refund.completed_at,
+                page: None,
+                retried: false,
+            },
+            Movement::Chargeback(dispute) => MovementFacts {
+                kind: "Chargeback",
+                status: TransactionStatus::Success,
+                id: dispute.charge.id,
+                amount: dispute.amount,
+                reference: dispute.reference.clone(),
+                decline: Some((
+                    dispute.reason.clone(),
+                    "The cardholder disputed the payment with their bank.".into(),
+                )),
+                completed_at: Some(dispute.at),
                 page: None,
                 retried: false,
             },
@@ -161,7 +193,7 @@ pub(super) fn payload(t: SubscriptionTransaction<'_>, at: DateTime<Utc>) -> Map<
             phone: Some(f.phone.clone()),
         },
         usd_amount: usd_rates.to_usd(moved.amount, currency),
-        kind: moved.kind.as_str(),
+        kind: moved.kind,
         status: status.as_str(),
         amount: amount_number(moved.amount, currency),
         initial_amount: amount_number(invoice.subtotal.max(0), currency),

@@ -2,18 +2,20 @@
 //! taken only with a `Stripe-Signature` that the account's webhook secret made over the raw
 //! body, within five minutes of the real clock ([`recur_domain::stripe_signature`]); each event
 //! id is handled once. `payment_intent.succeeded` and `payment_intent.payment_failed` settle an
-//! attempt still `Pending` (its answer was lost), named by the intent's `attemptKey`; other
-//! types are acknowledged and ignored.
+//! attempt still `Pending` (its answer was lost), named by the intent's `attemptKey`;
+//! `charge.refunded` records refunds made in Stripe's dashboard; `charge.dispute.created`
+//! records a chargeback. Other types are acknowledged and ignored.
 
 use recur_domain::stripe_signature;
 use serde::Deserialize;
 
 use super::ServiceError;
-use crate::billing::charging;
+use crate::billing::{charging, disputes, refunds};
+use crate::events::subscription::Chargeback;
 use crate::platform::Platform;
-use crate::processor::stripe::charges;
 use crate::processor::stripe::objects::PaymentIntent;
-use crate::store::charges::{self as attempts, ChargeStatus};
+use crate::processor::stripe::{charges, Connection, StripeError};
+use crate::store::charges::{self as attempts, Charge, ChargeStatus};
 use crate::store::{stripe_accounts, stripe_events};
 
 /// The parts of an Event recur reads.
@@ -62,31 +64,143 @@ pub async fn receive(
         .map_err(|refusal| ServiceError::invalid("Stripe-Signature", refusal.to_string()))?;
     let event: Event = serde_json::from_slice(body)
         .map_err(|e| ServiceError::invalid("body", format!("is not a Stripe event: {e}")))?;
-    let settles = matches!(
-        event.kind.as_str(),
-        "payment_intent.succeeded" | "payment_intent.payment_failed"
-    );
-    if settles {
-        let intent: PaymentIntent = serde_json::from_value(event.data.object.clone())
-            .map_err(|e| ServiceError::invalid("body", format!("is not a PaymentIntent: {e}")))?;
-        let attempt_key = event.data.object["metadata"]["attemptKey"].as_str();
-        // Settle first, then remember the event: a failure in between is retried by Stripe,
-        // and settling twice records once.
-        if let (Some(key), Some(outcome)) = (attempt_key, charges::outcome(&intent)) {
-            if let Some(charge) = attempts::by_idempotency_key(pool, merchant_id, key).await? {
-                if charge.status == ChargeStatus::Pending {
-                    let at = state.merchant_now(merchant_id).await?;
-                    charging::record(state, charge, outcome, at).await?;
-                }
-            }
-        }
+    if stripe_events::handled(pool, processor_id, &event.id).await? {
+        return Ok(Received::Repeated);
     }
+    // Act first, then remember the event: a failure in between is retried by Stripe, and
+    // every action records once.
+    let stripe = Connection::new(&state.stripe, state.keys.open(&account.secret_key_sealed)?);
+    let object = &event.data.object;
+    let handled = match event.kind.as_str() {
+        "payment_intent.succeeded" | "payment_intent.payment_failed" => {
+            settle(state, merchant_id, object).await?;
+            true
+        }
+        "charge.refunded" => {
+            refunded(state, &stripe, merchant_id, object).await?;
+            true
+        }
+        "charge.dispute.created" => {
+            disputed(state, &stripe, merchant_id, object).await?;
+            true
+        }
+        _ => false,
+    };
     if !stripe_events::first_arrival(pool, processor_id, &event.id, now).await? {
         return Ok(Received::Repeated);
     }
-    Ok(if settles {
+    Ok(if handled {
         Received::Handled
     } else {
         Received::Ignored
     })
+}
+
+/// `payment_intent.succeeded` / `payment_intent.payment_failed`: settles the attempt the
+/// PaymentIntent's `attemptKey` names when it is still `Pending` (its answer was lost).
+async fn settle(
+    state: &Platform,
+    merchant_id: i64,
+    object: &serde_json::Value,
+) -> Result<(), ServiceError> {
+    let intent: PaymentIntent = serde_json::from_value(object.clone())
+        .map_err(|e| ServiceError::invalid("body", format!("is not a PaymentIntent: {e}")))?;
+    let attempt_key = object["metadata"]["attemptKey"].as_str();
+    if let (Some(key), Some(outcome)) = (attempt_key, charges::outcome(&intent)) {
+        let pool = state.store.pool();
+        if let Some(charge) = attempts::by_idempotency_key(pool, merchant_id, key).await? {
+            if charge.status == ChargeStatus::Pending {
+                let at = state.merchant_now(merchant_id).await?;
+                charging::record(state, charge, outcome, at).await?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The approved attempt of the merchant paid by the PaymentIntent `payment_intent`, read from
+/// Stripe (its `attemptKey`); `None` for a payment recur did not make.
+async fn approved_attempt(
+    state: &Platform,
+    stripe: &Connection<'_>,
+    merchant_id: i64,
+    payment_intent: Option<&str>,
+) -> Result<Option<Charge>, ServiceError> {
+    let Some(payment_intent) = payment_intent.filter(|id| id.starts_with("pi_")) else {
+        return Ok(None);
+    };
+    let intent = stripe
+        .payment_intent(payment_intent)
+        .await
+        .map_err(unanswered)?;
+    let Some(key) = intent.metadata.get("attemptKey") else {
+        return Ok(None);
+    };
+    Ok(
+        attempts::by_idempotency_key(state.store.pool(), merchant_id, key)
+            .await?
+            .filter(|charge| charge.status == ChargeStatus::Success),
+    )
+}
+
+/// `charge.refunded`: every succeeded refund of the payment that recur did not ask for (made in
+/// Stripe's dashboard, without recur's `refundKey`) is recorded as a refund of its invoice, with
+/// its credit note, once per Stripe refund. The refunds are read from Stripe.
+async fn refunded(
+    state: &Platform,
+    stripe: &Connection<'_>,
+    merchant_id: i64,
+    object: &serde_json::Value,
+) -> Result<(), ServiceError> {
+    let payment_intent = object["payment_intent"].as_str();
+    let Some(charge) = approved_attempt(state, stripe, merchant_id, payment_intent).await? else {
+        return Ok(());
+    };
+    let made_elsewhere = stripe
+        .refunds_of(payment_intent.unwrap_or_default())
+        .await
+        .map_err(unanswered)?
+        .into_iter()
+        .filter(|refund| {
+            refund.status == "succeeded" && !refund.metadata.contains_key("refundKey")
+        });
+    let at = state.merchant_now(merchant_id).await?;
+    for refund in made_elsewhere {
+        refunds::record_external(state, &charge, &refund.id, refund.amount, at).await?;
+    }
+    Ok(())
+}
+
+/// `charge.dispute.created`: the disputed payment's invoice is marked `disputed` and the
+/// merchant told with a `Chargeback` notification, once per invoice.
+async fn disputed(
+    state: &Platform,
+    stripe: &Connection<'_>,
+    merchant_id: i64,
+    object: &serde_json::Value,
+) -> Result<(), ServiceError> {
+    let payment_intent = object["payment_intent"].as_str();
+    let Some(charge) = approved_attempt(state, stripe, merchant_id, payment_intent).await? else {
+        return Ok(());
+    };
+    let (Some(reference), Some(amount)) = (object["id"].as_str(), object["amount"].as_i64()) else {
+        return Err(ServiceError::invalid("body", "is not a Dispute"));
+    };
+    let at = state.merchant_now(merchant_id).await?;
+    let chargeback = Chargeback {
+        amount: amount.min(charge.amount),
+        charge,
+        reference: reference.to_owned(),
+        reason: object["reason"].as_str().unwrap_or("general").to_owned(),
+        at,
+    };
+    disputes::record(state, &chargeback, at).await?;
+    Ok(())
+}
+
+/// Stripe did not answer a read the event needs: 503, for Stripe to send the event again.
+fn unanswered(error: StripeError) -> ServiceError {
+    ServiceError::Unavailable(format!(
+        "Stripe did not answer ({error}); send the event again"
+    ))
 }

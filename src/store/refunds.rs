@@ -257,6 +257,24 @@ pub async fn complete(
     .transpose()
 }
 
+/// The refund of `merchant_id` written under `idempotency_key`, if any.
+pub async fn by_idempotency_key<'c, E: Executor<'c, Database = Any>>(
+    executor: E,
+    merchant_id: i64,
+    idempotency_key: &str,
+) -> Result<Option<Refund>, sqlx::Error> {
+    sqlx::query(&format!(
+        "SELECT {COLUMNS} FROM refunds WHERE idempotency_key = $1 AND merchant_id = $2"
+    ))
+    .bind(idempotency_key)
+    .bind(merchant_id)
+    .fetch_optional(executor)
+    .await?
+    .as_ref()
+    .map(decode)
+    .transpose()
+}
+
 /// The refund `id` of `merchant_id`.
 pub async fn by_id<'c, E: Executor<'c, Database = Any>>(
     executor: E,

@@ -24,3 +24,18 @@ pub async fn first_arrival<'c, E: Executor<'c, Database = Any>>(
     .await?;
     Ok(done.rows_affected() == 1)
 }
+
+/// Whether event `event_id` of account `processor_id` was handled before.
+pub async fn handled<'c, E: Executor<'c, Database = Any>>(
+    executor: E,
+    processor_id: i64,
+    event_id: &str,
+) -> Result<bool, sqlx::Error> {
+    let found: Option<i32> =
+        sqlx::query_scalar("SELECT 1 FROM stripe_events WHERE processor_id = $1 AND event_id = $2")
+            .bind(processor_id)
+            .bind(event_id)
+            .fetch_optional(executor)
+            .await?;
+    Ok(found.is_some())
+}

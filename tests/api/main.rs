@@ -69,6 +69,7 @@ mod soak;
 mod source_address;
 mod ssrf;
 mod stripe_charges;
+mod stripe_dashboard_events;
 mod stripe_payment_methods;
 mod stripe_renewals;
 mod stripe_webhooks;

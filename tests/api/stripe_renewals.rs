@@ -6,86 +6,16 @@ use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
 
 use crate::backend_test;
-use crate::fixtures::{CUSTOMER, INVOICE, PROCESSORS};
-use crate::harness::{stripe_url, TestServer};
-
-const SECRET_KEY: &str = "sk_test_51RenewalTests";
-
-async fn stripe(method: Method, path: &str, form: &[(&str, &str)]) -> Value {
-    reqwest::Client::new()
-        .request(method, format!("{}{path}", stripe_url()))
-        .basic_auth(SECRET_KEY, Some(""))
-        .form(form)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap()
-}
-
-/// A customer of the server's merchant whose payment method is the Stripe card `number`.
-async fn customer_with_stripe_card(server: &TestServer, token: &str, number: &str) -> String {
-    let connected = server
-        .call(
-            Method::POST,
-            PROCESSORS,
-            Some(token),
-            Some(
-                json!({"kind": "stripe", "name": "Stripe", "secretKey": SECRET_KEY,
-                "publishableKey": "pk_test_51RenewalTests", "webhookSecret": "whsec_renewals"}),
-            ),
-        )
-        .await;
-    assert_eq!(connected.status, StatusCode::CREATED, "{}", connected.body);
-    let customer = server
-        .create_customer(token, &format!("renewal-{number}@example.com"))
-        .await;
-    let card = stripe(
-        Method::POST,
-        "/v1/payment_methods",
-        &[
-            ("type", "card"),
-            ("card[number]", number),
-            ("card[exp_month]", "12"),
-            ("card[exp_year]", "2030"),
-            ("card[cvc]", "123"),
-        ],
-    )
-    .await;
-    let attached = server
-        .call(
-            Method::POST,
-            &format!("{CUSTOMER}/{customer}/payment-method"),
-            Some(token),
-            Some(
-                json!({"paymentProcessorId": connected.body["paymentProcessorId"],
-                "paymentMethod": card["id"]}),
-            ),
-        )
-        .await;
-    assert_eq!(attached.status, StatusCode::CREATED, "{}", attached.body);
-    customer
-}
-
-/// The PaymentIntents at Stripe made for the membership `key`.
-async fn intents_of(key: &str) -> Vec<Value> {
-    let listed = stripe(Method::GET, "/v1/payment_intents?limit=100", &[]).await;
-    listed["data"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|intent| intent["metadata"]["membershipKey"] == key)
-        .cloned()
-        .collect()
-}
+use crate::fixtures::stripe::{customer_with_stripe_card, intents_of, stripe};
+use crate::fixtures::INVOICE;
+use crate::harness::TestServer;
 
 backend_test!(
     a_membership_is_paid_and_renewed_through_stripe,
     |server: TestServer| async move {
         let token = server.token().await;
         server.advance(&token, "2027-01-10T10:00:00Z").await;
-        let customer = customer_with_stripe_card(&server, &token, "4242424242424242").await;
+        let (customer, _) = customer_with_stripe_card(&server, &token, "4242424242424242").await;
         let created = server
             .create_membership(&token, server.membership_body(&customer, "stripe-renewal"))
             .await;
@@ -133,7 +63,7 @@ backend_test!(
     |server: TestServer| async move {
         let token = server.token().await;
         // Attaches, then declines every charge.
-        let customer = customer_with_stripe_card(&server, &token, "4000000000000341").await;
+        let (customer, _) = customer_with_stripe_card(&server, &token, "4000000000000341").await;
         let created = server
             .create_membership(&token, server.membership_body(&customer, "stripe-declined"))
             .await;
@@ -153,7 +83,7 @@ backend_test!(
     an_invoice_paid_through_stripe_is_refunded_through_stripe,
     |server: TestServer| async move {
         let token = server.token().await;
-        let customer = customer_with_stripe_card(&server, &token, "4242424242424242").await;
+        let (customer, _) = customer_with_stripe_card(&server, &token, "4242424242424242").await;
         let created = server
             .create_membership(&token, server.membership_body(&customer, "stripe-refund"))
             .await;

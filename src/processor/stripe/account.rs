@@ -2,7 +2,7 @@
 //! sealed form only for the calls, never logged).
 
 use super::client::{Form, StripeApi, StripeError};
-use super::objects::{Customer, PaymentIntent, PaymentMethod, Refund, SetupIntent};
+use super::objects::{Customer, List, PaymentIntent, PaymentMethod, Refund, SetupIntent};
 
 /// A connected account's secret key with the client it is used through.
 pub struct Connection<'a> {
@@ -76,16 +76,19 @@ impl<'a> Connection<'a> {
     }
 
     /// Refunds `amount` (minor units) of the PaymentIntent `payment_intent`, under the refund's
-    /// idempotency key.
+    /// idempotency key; its metadata names recur's refund (`refundKey`), so Stripe's webhook
+    /// about it is not taken for a refund made in Stripe's dashboard.
     pub async fn refund(
         &self,
         payment_intent: &str,
         amount: i64,
+        refund_key: &str,
         idempotency_key: &str,
     ) -> Result<Refund, StripeError> {
         let form: Form = vec![
             ("payment_intent".into(), payment_intent.into()),
             ("amount".into(), amount.to_string()),
+            ("metadata[refundKey]".into(), refund_key.into()),
         ];
         self.api
             .post(
@@ -131,6 +134,20 @@ impl<'a> Connection<'a> {
                 Some(charge.idempotency_key),
             )
             .await
+    }
+
+    /// The refunds of the PaymentIntent `payment_intent`, newest first (the first hundred: a
+    /// payment refunded in more parts than that is not one recur makes).
+    pub async fn refunds_of(&self, payment_intent: &str) -> Result<Vec<Refund>, StripeError> {
+        let query: Form = vec![
+            ("payment_intent".into(), payment_intent.into()),
+            ("limit".into(), "100".into()),
+        ];
+        let listed: List<Refund> = self
+            .api
+            .get(&self.secret_key, "/v1/refunds", &query)
+            .await?;
+        Ok(listed.data)
     }
 
     /// The PaymentIntent `id` as Stripe has it now.

@@ -74,6 +74,9 @@ pub struct PaymentIntent {
     /// What a hosted page's Stripe.js needs to let the customer authenticate.
     #[serde(default)]
     pub client_secret: Option<ClientSecret>,
+    /// What recur put in it (`attemptKey`, `invoiceKey`, `membershipKey`).
+    #[serde(default)]
+    pub metadata: std::collections::HashMap<String, String>,
 }
 
 /// A SetupIntent (`seti_…`): saving a card for later charges, authenticated by the customer.
@@ -94,11 +97,24 @@ pub struct SetupIntent {
     pub client_secret: Option<ClientSecret>,
 }
 
+/// A page of a list (`{"object": "list", "data": […]}`).
+#[derive(Debug, Clone, Deserialize)]
+pub struct List<T> {
+    /// The page's objects.
+    pub data: Vec<T>,
+}
+
 /// A Refund (`re_…`).
 #[derive(Debug, Clone, Deserialize)]
 pub struct Refund {
     /// `re_…`.
     pub id: String,
+    /// Minor units.
+    #[serde(default)]
+    pub amount: i64,
+    /// What recur put in it (`refundKey` for its own refunds).
+    #[serde(default)]
+    pub metadata: std::collections::HashMap<String, String>,
     /// `succeeded`, `pending`, `requires_action`, `failed` or `canceled`.
     pub status: String,
     /// Why it failed, when it did (`expired_or_canceled_card`, …).

@@ -89,6 +89,8 @@ pub struct Invoice {
     pub total: i64,
     /// EU rates were skipped (reverse charge).
     pub reverse_charge: bool,
+    /// The cardholder disputed its payment with their bank (DESIGN §17).
+    pub disputed: bool,
     /// Credit consumed.
     pub credit_applied: i64,
     /// Due from the payment method.
@@ -133,7 +135,7 @@ pub struct NewInvoice<'a> {
 const COLUMNS: &str =
     "id, merchant_id, membership_id, invoice_key, number, kind, status, currency, period_start, \
     period_end, subtotal, credit_applied, amount_due, amount_paid, amount_refunded, lines, \
-    created_at, paid_at, voided_at, discount, taxes, total, reverse_charge, coupon";
+    created_at, paid_at, voided_at, discount, taxes, total, reverse_charge, coupon, disputed";
 
 fn decode(row: &AnyRow) -> Result<Invoice, sqlx::Error> {
     decode_prefixed(row, "")
@@ -194,6 +196,7 @@ fn decode_prefixed(row: &AnyRow, prefix: &str) -> Result<Invoice, sqlx::Error> {
         taxes: serde_json::from_str(&taxes).map_err(|e| sqlx::Error::Decode(Box::new(e)))?,
         total: row.try_get(&*column("total"))?,
         reverse_charge: row.try_get::<i64, _>(&*column("reverse_charge"))? == 1,
+        disputed: row.try_get::<i64, _>(&*column("disputed"))? == 1,
         credit_applied: row.try_get(&*column("credit_applied"))?,
         amount_due: row.try_get(&*column("amount_due"))?,
         amount_paid: row.try_get(&*column("amount_paid"))?,
@@ -368,6 +371,27 @@ pub async fn by_key<'c, E: Executor<'c, Database = Any>>(
     row.as_ref().map(decode).transpose()
 }
 
+/// The merchant's invoice `id`, locked for the rest of `tx` (PostgreSQL; SQLite's writer lock
+/// serializes writers already).
+pub async fn lock(
+    tx: &mut Tx,
+    backend: Backend,
+    merchant_id: i64,
+    id: i64,
+) -> Result<Option<Invoice>, sqlx::Error> {
+    let lock = match backend {
+        Backend::Postgres => " FOR UPDATE",
+        Backend::Sqlite => "",
+    };
+    let sql = format!("SELECT {COLUMNS} FROM invoices WHERE merchant_id = $1 AND id = $2{lock}");
+    let row = sqlx::query(&sql)
+        .bind(merchant_id)
+        .bind(id)
+        .fetch_optional(&mut **tx)
+        .await?;
+    row.as_ref().map(decode).transpose()
+}
+
 /// The invoice `invoice_key` of `merchant_id`, locked for the rest of the transaction (on
 /// SQLite the write transaction holds the database lock already).
 pub async fn lock_by_key(
@@ -391,6 +415,19 @@ pub async fn lock_by_key(
 }
 
 /// Adds a succeeded refund's `amount` to the invoice's `amount_refunded`.
+/// Marks the invoice `id` of the merchant disputed; `false` when it was already (nothing
+/// changed).
+pub async fn mark_disputed(tx: &mut Tx, merchant_id: i64, id: i64) -> Result<bool, sqlx::Error> {
+    let changed = sqlx::query(
+        "UPDATE invoices SET disputed = 1 WHERE id = $1 AND merchant_id = $2 AND disputed = 0",
+    )
+    .bind(id)
+    .bind(merchant_id)
+    .execute(&mut **tx)
+    .await?;
+    Ok(changed.rows_affected() == 1)
+}
+
 pub async fn add_refunded(tx: &mut Tx, id: i64, amount: i64) -> Result<(), sqlx::Error> {
     sqlx::query("UPDATE invoices SET amount_refunded = amount_refunded + $1 WHERE id = $2")
         .bind(amount)
