@@ -86,6 +86,17 @@ pub async fn execute_many(
     charges: Vec<Charge>,
     at: DateTime<Utc>,
 ) -> Result<Vec<Asked>, BillingError> {
+    ask_and_record(state, charges, at, false).await
+}
+
+/// [`execute_many`]; `recovering` attempts whose answer was lost (Stripe is searched for a
+/// payment it made for them before they are asked again).
+async fn ask_and_record(
+    state: &Platform,
+    charges: Vec<Charge>,
+    at: DateTime<Utc>,
+    recovering: bool,
+) -> Result<Vec<Asked>, BillingError> {
     if charges.is_empty() {
         return Ok(Vec::new());
     }
@@ -137,7 +148,7 @@ pub async fn execute_many(
     let stripe_outcomes = if through_stripe.is_empty() {
         Vec::new()
     } else {
-        super::stripe_charging::charge_many(state, &through_stripe, &cards, at).await?
+        super::stripe_charging::charge_many(state, &through_stripe, &cards, at, recovering).await?
     };
     let mut outcomes: HashMap<i64, ChargeOutcome> = in_sandbox
         .iter()
@@ -517,7 +528,7 @@ pub async fn recover_pending(
     let awaiting_before = at - super::stripe_charging::AUTHENTICATION_WINDOW;
     let pending =
         charges::pending(state.store.pool(), merchant_id, before, awaiting_before).await?;
-    Ok(execute_many(state, pending, at)
+    Ok(ask_and_record(state, pending, at, true)
         .await?
         .iter()
         .filter(|asked| match asked {

@@ -54,14 +54,21 @@ pub enum Answer {
     },
 }
 
+/// How many of a customer's latest PaymentIntents a recovery reads to find an attempt's.
+const RECOVERY_LOOKUP: usize = 20;
+
 /// Asks Stripe for each of `charges` (every one's card held by a Stripe account, in `cards`)
 /// at `at`: what each answer means, in order. An attempt that already has a PaymentIntent (one
-/// awaiting authentication) is read from it, not charged again.
+/// awaiting authentication) is read from it, not charged again. When `recovering` (attempts
+/// whose answer was lost), the customer's latest PaymentIntents are searched for the attempt's
+/// (`attemptKey`) before it is asked again: Stripe keeps an `Idempotency-Key` for 24 hours
+/// only, and an attempt may stay unanswered longer (an outage, a revoked key).
 pub async fn charge_many(
     state: &Platform,
     charges: &[&Charge],
     cards: &HashMap<i64, PaymentMethod>,
     at: DateTime<Utc>,
+    recovering: bool,
 ) -> Result<Vec<Answer>, BillingError> {
     let pool = state.store.pool();
     let pairs = |id: fn(&Charge) -> i64| -> Vec<(i64, i64)> {
@@ -118,6 +125,13 @@ pub async fn charge_many(
             if let Some(intent) = awaiting {
                 return awaited(&connection, publishable_key, charge, intent, at).await;
             }
+            if recovering {
+                match made_before(&connection, customer, &charge.idempotency_key).await {
+                    Ok(Some(intent)) => return read(charge, publishable_key, Ok(intent)),
+                    Ok(None) => {}
+                    Err(error) => return read(charge, publishable_key, Err(error)),
+                }
+            }
             let answer = connection
                 .confirm_charge(&ChargeIntent {
                     idempotency_key: &charge.idempotency_key,
@@ -138,6 +152,30 @@ pub async fn charge_many(
         .collect::<Vec<_>>()
         .await;
     Ok(answers)
+}
+
+/// The PaymentIntent Stripe made for the attempt `attempt_key` of the Customer `customer`
+/// before its answer was lost, among the customer's latest ones; `None` when it made none.
+async fn made_before(
+    connection: &Connection<'_>,
+    customer: &str,
+    attempt_key: &str,
+) -> Result<Option<PaymentIntent>, StripeError> {
+    let mut intents: Vec<String> = Vec::new();
+    for made in connection.charges_of(customer).await? {
+        if let Some(intent) = made.payment_intent {
+            if !intents.contains(&intent) {
+                intents.push(intent);
+            }
+        }
+    }
+    for id in intents.iter().take(RECOVERY_LOOKUP) {
+        let intent = connection.payment_intent(id).await?;
+        if intent.metadata.get("attemptKey").map(String::as_str) == Some(attempt_key) {
+            return Ok(Some(intent));
+        }
+    }
+    Ok(None)
 }
 
 /// What Stripe's answer to `charge` means: a PaymentIntent of a customer on a hosted page

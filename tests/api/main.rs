@@ -70,6 +70,7 @@ mod source_address;
 mod ssrf;
 mod stripe_charges;
 mod stripe_dashboard_events;
+mod stripe_faults;
 mod stripe_payment_methods;
 mod stripe_renewals;
 mod stripe_webhooks;

@@ -2,7 +2,7 @@
 //! sealed form only for the calls, never logged).
 
 use super::client::{Form, StripeApi, StripeError};
-use super::objects::{Customer, List, PaymentIntent, PaymentMethod, Refund, SetupIntent};
+use super::objects::{Charge, Customer, List, PaymentIntent, PaymentMethod, Refund, SetupIntent};
 
 /// A connected account's secret key with the client it is used through.
 pub struct Connection<'a> {
@@ -146,6 +146,19 @@ impl<'a> Connection<'a> {
         let listed: List<Refund> = self
             .api
             .get(&self.secret_key, "/v1/refunds", &query)
+            .await?;
+        Ok(listed.data)
+    }
+
+    /// The Customer `customer`'s latest charges, newest first (at most a hundred).
+    pub async fn charges_of(&self, customer: &str) -> Result<Vec<Charge>, StripeError> {
+        let query: Form = vec![
+            ("customer".into(), customer.into()),
+            ("limit".into(), "100".into()),
+        ];
+        let listed: List<Charge> = self
+            .api
+            .get(&self.secret_key, "/v1/charges", &query)
             .await?;
         Ok(listed.data)
     }

@@ -97,6 +97,16 @@ pub struct SetupIntent {
     pub client_secret: Option<ClientSecret>,
 }
 
+/// A Charge (`ch_…`): what a confirmed PaymentIntent made.
+#[derive(Debug, Clone, Deserialize)]
+pub struct Charge {
+    /// `ch_…`.
+    pub id: String,
+    /// The PaymentIntent that made it.
+    #[serde(default)]
+    pub payment_intent: Option<String>,
+}
+
 /// A page of a list (`{"object": "list", "data": […]}`).
 #[derive(Debug, Clone, Deserialize)]
 pub struct List<T> {
