@@ -71,6 +71,7 @@ mod ssrf;
 mod stripe_charges;
 mod stripe_dashboard_events;
 mod stripe_faults;
+mod stripe_kill;
 mod stripe_payment_methods;
 mod stripe_renewals;
 mod stripe_webhooks;
