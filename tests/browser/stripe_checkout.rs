@@ -148,6 +148,7 @@ async fn paid_with_the_card_element(backend: Backend) {
     let html = page.text().await.unwrap();
     assert!(!html.contains("<script>"), "no inline script");
     assert!(!html.contains(SECRET_KEY));
+    assert!(html.contains("Card payment needs JavaScript"), "the page says so without it");
 
     let browser = Browser::start(DESKTOP).await;
     browser.open(&url).await;
