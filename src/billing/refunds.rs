@@ -24,10 +24,11 @@ use crate::processor::{ChargeOutcome, RefundRequest};
 use crate::store::charges::{self, Charge};
 use crate::store::credit_notes::{self, CreditNote};
 use crate::store::customers;
-use crate::store::invoices::{self, RECENT_INVOICES};
+use crate::store::invoices::{self, Invoice, RECENT_INVOICES};
 use crate::store::memberships;
 use crate::store::payment_methods;
 use crate::store::refunds::{self, Answer, NewRefund, Refund, RefundStatus, Refunded};
+use crate::store::Tx;
 
 /// What the merchant asks for.
 #[derive(Debug, Clone)]
@@ -71,13 +72,7 @@ pub async fn refund_invoice(
             invoice.status
         )));
     }
-    let reserved: i64 = refunds::of_invoice(&mut *tx, invoice.id)
-        .await?
-        .iter()
-        .filter(|r| r.status != RefundStatus::Failed)
-        .map(|r| r.amount)
-        .sum();
-    let left = invoice.amount_paid - reserved;
+    let left = left_to_refund(&mut tx, &invoice).await?;
     let charge = match charges::approved_for_invoice(&mut *tx, invoice.id).await? {
         Some(charge) if left > 0 => charge,
         _ if invoice.amount_paid == 0 => {
@@ -113,6 +108,18 @@ pub async fn refund_invoice(
     let refund = refunds::insert_pending(&mut tx, &new, now).await?;
     tx.commit().await?;
     execute(state, &refund, now).await
+}
+
+/// What is left to refund of the card payment of `invoice` (read under its lock): what was paid
+/// less every refund not failed, `Pending` ones included (they reserve their amount).
+async fn left_to_refund(tx: &mut Tx, invoice: &Invoice) -> Result<i64, BillingError> {
+    let reserved: i64 = refunds::of_invoice(&mut **tx, invoice.id)
+        .await?
+        .iter()
+        .filter(|r| r.status != RefundStatus::Failed)
+        .map(|r| r.amount)
+        .sum();
+    Ok(invoice.amount_paid - reserved)
 }
 
 /// Asks the processor to run a `Pending` invoice refund (again: the idempotency key makes a
@@ -199,13 +206,7 @@ pub async fn record_external(
     )
     .await?
     .ok_or(BillingError::NotFound)?;
-    let reserved: i64 = refunds::of_invoice(&mut *tx, invoice.id)
-        .await?
-        .iter()
-        .filter(|r| r.status != RefundStatus::Failed)
-        .map(|r| r.amount)
-        .sum();
-    let amount = amount.min(invoice.amount_paid - reserved);
+    let amount = amount.min(left_to_refund(&mut tx, &invoice).await?);
     if amount <= 0 {
         return Ok(None);
     }

@@ -112,6 +112,15 @@ async fn answer_3ds(browser: &Browser, label: &str) {
     button.click().await.unwrap();
 }
 
+/// Enters a card whose bank checks the customer every time (`…3184`), passes the check of the
+/// card (its SetupIntent), and waits for the step where the bank checks the payment.
+async fn to_the_payments_check(browser: &Browser) {
+    enter_stripe_card(browser, "4000002760003184").await;
+    browser.click("[data-testid=submit]").await;
+    answer_3ds(browser, "Complete authentication").await;
+    browser.wait_for("[data-testid=authenticate]").await;
+}
+
 /// The PaymentIntents at Stripe made for the membership `key`.
 async fn intents_of(key: &str) -> Vec<Value> {
     let listed = stripe(Method::GET, "/v1/payment_intents?limit=100", &[]).await;
@@ -148,7 +157,10 @@ async fn paid_with_the_card_element(backend: Backend) {
     let html = page.text().await.unwrap();
     assert!(!html.contains("<script>"), "no inline script");
     assert!(!html.contains(SECRET_KEY));
-    assert!(html.contains("Card payment needs JavaScript"), "the page says so without it");
+    assert!(
+        html.contains("Card payment needs JavaScript"),
+        "the page says so without it"
+    );
 
     let browser = Browser::start(DESKTOP).await;
     browser.open(&url).await;
@@ -206,10 +218,7 @@ async fn three_d_secure_on_the_card_and_on_the_payment() {
     browser.open(&url).await;
 
     // The customer fails their bank's check of the payment: nothing is paid, the form is back.
-    enter_stripe_card(&browser, "4000002760003184").await;
-    browser.click("[data-testid=submit]").await;
-    answer_3ds(&browser, "Complete authentication").await;
-    browser.wait_for("[data-testid=authenticate]").await;
+    to_the_payments_check(&browser).await;
     browser.screenshot("stripe-authenticate").await;
     assert_eq!(
         server.membership(&token, &membership).await["status"],
@@ -224,10 +233,7 @@ async fn three_d_secure_on_the_card_and_on_the_payment() {
     );
 
     // Then passes it: paid once.
-    enter_stripe_card(&browser, "4000002760003184").await;
-    browser.click("[data-testid=submit]").await;
-    answer_3ds(&browser, "Complete authentication").await;
-    browser.wait_for("[data-testid=authenticate]").await;
+    to_the_payments_check(&browser).await;
     browser.click("[data-testid=authenticate]").await;
     answer_3ds(&browser, "Complete authentication").await;
     browser.wait_for_url(RETURN).await;
@@ -299,10 +305,7 @@ async fn pay_now_authenticates_a_renewal_stripe_refused_off_session() {
     // leaves it unauthenticated past the window: Stripe's PaymentIntent is cancelled, so it
     // can never succeed unrecorded, and the checkout asks for the card again.
     browser.open(&url).await;
-    enter_stripe_card(&browser, "4000002760003184").await;
-    browser.click("[data-testid=submit]").await;
-    answer_3ds(&browser, "Complete authentication").await;
-    browser.wait_for("[data-testid=authenticate]").await;
+    to_the_payments_check(&browser).await;
     server.advance(&token, "2027-03-01T00:16:00Z").await;
     let intents = intents_of(&membership).await;
     assert_eq!(intents.len(), 1, "{intents:?}");
@@ -317,10 +320,7 @@ async fn pay_now_authenticates_a_renewal_stripe_refused_off_session() {
         "Incomplete"
     );
 
-    enter_stripe_card(&browser, "4000002760003184").await;
-    browser.click("[data-testid=submit]").await;
-    answer_3ds(&browser, "Complete authentication").await;
-    browser.wait_for("[data-testid=authenticate]").await;
+    to_the_payments_check(&browser).await;
     browser.click("[data-testid=authenticate]").await;
     answer_3ds(&browser, "Complete authentication").await;
     browser.wait_for_url(RETURN).await;
