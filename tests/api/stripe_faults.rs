@@ -125,3 +125,49 @@ backend_matrix!(
         );
     }
 );
+
+backend_matrix!(
+    a_revoked_key_leaves_the_attempt_pending_until_it_is_replaced,
+    |backend| async move {
+        let (server, _link) = behind_link(backend).await;
+        let token = server.token().await;
+        server.advance(&token, "2027-01-10T10:00:00Z").await;
+        let (customer, processor) =
+            customer_with_stripe_card(&server, &token, "4242424242424242").await;
+        let created = server
+            .create_membership(&token, server.membership_body(&customer, "revoked-key"))
+            .await;
+        let key = created["membershipKey"].as_str().unwrap().to_string();
+        // The merchant rolls its key in Stripe's dashboard: Stripe answers 401 to the old one
+        // (localstripe refuses a key that is no `sk_…` one).
+        let keys = &server.server.state.keys;
+        let set_key = |secret: &str| {
+            sqlx::query("UPDATE stripe_accounts SET secret_key_sealed = $1 WHERE processor_id = $2")
+                .bind(keys.seal(secret))
+                .bind(processor)
+        };
+        let pool = server.server.state.store.pool();
+        set_key("rk_revoked").execute(pool).await.unwrap();
+        let refused = server.pay(&token, &key).await;
+        assert_eq!(
+            refused.status,
+            StatusCode::SERVICE_UNAVAILABLE,
+            "{}",
+            refused.body
+        );
+        server.advance(&token, "2027-01-10T10:05:00Z").await;
+        assert_eq!(
+            server.membership(&token, &key).await["status"],
+            "Incomplete"
+        );
+        assert!(intents_of(&key).await.is_empty());
+
+        set_key(crate::fixtures::stripe::SECRET_KEY)
+            .execute(pool)
+            .await
+            .unwrap();
+        server.advance(&token, "2027-01-10T10:10:00Z").await;
+        assert_eq!(server.membership(&token, &key).await["status"], "Active");
+        assert_eq!(intents_of(&key).await.len(), 1);
+    }
+);
