@@ -102,7 +102,11 @@ backend_test!(
         assert!(refunded.status.is_success(), "{}", refunded.body);
         // At Stripe: a refund of 1000 cents of the membership's PaymentIntent.
         let intent = &intents_of(&key).await[0];
-        let refunds = stripe(Method::GET, "/v1/refunds?limit=100", &[]).await;
+        let path = format!(
+            "/v1/refunds?limit=100&payment_intent={}",
+            intent["id"].as_str().unwrap()
+        );
+        let refunds = stripe(Method::GET, &path, &[]).await;
         let ours: Vec<&Value> = refunds["data"]
             .as_array()
             .unwrap()

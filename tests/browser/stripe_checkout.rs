@@ -123,14 +123,25 @@ async fn to_the_payments_check(browser: &Browser) {
 
 /// The PaymentIntents at Stripe made for the membership `key`.
 async fn intents_of(key: &str) -> Vec<Value> {
-    let listed = stripe(Method::GET, "/v1/payment_intents?limit=100", &[]).await;
-    listed["data"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|intent| intent["metadata"]["membershipKey"] == key)
-        .cloned()
-        .collect()
+    // Every page: the emulator is shared by the whole test run.
+    let mut intents = Vec::new();
+    let mut after = String::new();
+    loop {
+        let path = format!("/v1/payment_intents?limit=100{after}");
+        let listed = stripe(Method::GET, &path, &[]).await;
+        let page = listed["data"].as_array().unwrap();
+        intents.extend(
+            page.iter()
+                .filter(|intent| intent["metadata"]["membershipKey"] == key)
+                .cloned(),
+        );
+        match page.last() {
+            Some(last) if listed["has_more"] == true => {
+                after = format!("&starting_after={}", last["id"].as_str().unwrap());
+            }
+            _ => return intents,
+        }
+    }
 }
 
 async fn paid_with_the_card_element(backend: Backend) {
