@@ -151,6 +151,50 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_documented_setup_intent_is_read_and_its_secret_never_printed() {
+        // Stripe's API reference, "The SetupIntent object" (abridged only of fields recur does
+        // not read).
+        let body = r#"{"id":"seti_1Mm8s8LkdIwHu7ix0OXBfTRG","object":"setup_intent",
+            "application":null,"cancellation_reason":null,
+            "client_secret":"seti_1Mm8s8LkdIwHu7ix0OXBfTRG_secret_NXDICkPqPeiBTAFqWmkbff09lRmSVXe",
+            "created":1678942624,"customer":"cus_NXDIHLhQ1bpfP4","description":null,
+            "last_setup_error":null,"latest_attempt":null,"livemode":false,"mandate":null,
+            "metadata":{},"next_action":null,"on_behalf_of":null,"payment_method":"pm_1Mm8s8",
+            "payment_method_types":["card"],"single_use_mandate":null,"status":"succeeded",
+            "usage":"off_session"}"#;
+        let intent: SetupIntent = serde_json::from_str(body).unwrap();
+        assert_eq!(intent.status, "succeeded");
+        assert_eq!(intent.customer.as_deref(), Some("cus_NXDIHLhQ1bpfP4"));
+        assert_eq!(intent.payment_method.as_deref(), Some("pm_1Mm8s8"));
+        let secret = intent.client_secret.unwrap();
+        assert!(secret
+            .expose()
+            .starts_with("seti_1Mm8s8LkdIwHu7ix0OXBfTRG_secret_"));
+        assert_eq!(format!("{secret:?}"), "ClientSecret(…)");
+    }
+
+    #[test]
+    fn a_documented_payment_intent_and_refund_list_are_read() {
+        // Stripe's API reference, "The PaymentIntent object" and "List all refunds" (abridged).
+        let intent = r#"{"id":"pi_3MtwBwLkdIwHu7ix28a3tqPa","object":"payment_intent",
+            "amount":2000,"client_secret":"pi_3MtwBwLkdIwHu7ix28a3tqPa_secret_YrKJUKribcBjcG8HVhfZluoGH",
+            "currency":"usd","customer":null,"last_payment_error":null,"latest_charge":null,
+            "metadata":{"attemptKey":"charge:42"},"next_action":null,"payment_method":null,
+            "status":"requires_payment_method"}"#;
+        let intent: PaymentIntent = serde_json::from_str(intent).unwrap();
+        assert_eq!(intent.metadata["attemptKey"], "charge:42");
+        assert!(intent.client_secret.is_some());
+        let refunds = r#"{"object":"list","url":"/v1/refunds","has_more":false,"data":[
+            {"id":"re_1Nispe2eZvKYlo2Cd31jOCgZ","object":"refund","amount":1000,
+             "charge":"ch_1NirD82eZvKYlo2CIvbtLWuY","created":1692942318,"currency":"usd",
+             "metadata":{},"payment_intent":"pi_1GszsK2eZvKYlo2CfhZyoZLp","reason":null,
+             "status":"succeeded"}]}"#;
+        let refunds: List<Refund> = serde_json::from_str(refunds).unwrap();
+        assert_eq!(refunds.data[0].amount, 1000);
+        assert!(refunds.data[0].metadata.is_empty());
+    }
+
+    #[test]
     fn a_documented_card_payment_method_is_read() {
         // The example of Stripe's API reference, "The PaymentMethod object" (abridged only of
         // fields recur does not read).
