@@ -15,14 +15,15 @@ use crate::fixtures::stripe_link::{Mode, StripeLink};
 use crate::harness::{Backend, TestServer};
 use crate::process::until;
 
-/// A server that reaches localstripe through a link, with a one-second Stripe time-out.
+/// A server that reaches localstripe through a link, with a three-second Stripe time-out (short,
+/// and still long enough for a loaded emulator to answer the calls that pass).
 async fn behind_link(backend: Backend) -> (TestServer, StripeLink) {
     let link = StripeLink::start().await;
     let server = TestServer::start_with(
         backend,
         &[
             ("RECUR_STRIPE_API_BASE", &link.url),
-            ("RECUR_STRIPE_TIMEOUT_SECONDS", "1"),
+            ("RECUR_STRIPE_TIMEOUT_SECONDS", "3"),
         ],
     )
     .await;
