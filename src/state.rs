@@ -262,6 +262,10 @@ fn templates() -> minijinja::Environment<'static> {
             include_str!("../templates/dashboard/events.html"),
         ),
         (
+            "dashboard/processors.html",
+            include_str!("../templates/dashboard/processors.html"),
+        ),
+        (
             "dashboard/sandbox.html",
             include_str!("../templates/dashboard/sandbox.html"),
         ),

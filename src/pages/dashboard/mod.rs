@@ -18,6 +18,7 @@ pub mod login;
 pub mod memberships;
 pub mod overview;
 pub mod pauses;
+pub mod processors;
 pub mod sandbox;
 pub mod settings;
 pub mod staff;
@@ -127,6 +128,18 @@ pub fn routes() -> Router<AppState> {
         .route(
             "/dashboard/webhooks/{endpoint_id}/delete",
             get(webhook_endpoint::confirm_delete).post(webhook_endpoint::delete),
+        )
+        .route(
+            "/dashboard/processors",
+            get(processors::list).post(processors::connect),
+        )
+        .route(
+            "/dashboard/processors/{processor_id}/default",
+            post(processors::make_default),
+        )
+        .route(
+            "/dashboard/processors/{processor_id}/remove",
+            get(processors::confirm_remove).post(processors::remove),
         )
         .route("/dashboard/customers/{customer_key}", get(customers::show))
         .route(

@@ -5,7 +5,7 @@
 //! and scheduled change (and Trialing and Paused in the overview) in [`membership_terms`], pause
 //! and resume in [`pauses`]; the API keys, settings and webhook endpoints pages in
 //! [`api_keys`], [`settings`] and [`webhooks`]; the catalog and the coupons in [`catalog`] and
-//! [`coupons`].
+//! [`coupons`]; the processors page in [`processors`].
 
 mod actions;
 mod api_keys;
@@ -16,6 +16,7 @@ mod membership_terms;
 mod overview;
 mod pages;
 mod pauses;
+mod processors;
 mod settings;
 mod webhooks;
 
@@ -110,6 +111,8 @@ backend_test!(
             "/dashboard/memberships?status=Active".to_string(),
             "/dashboard/events".to_string(),
             "/dashboard/sandbox".to_string(),
+            "/dashboard/processors".to_string(),
+            "/dashboard/processors/301/remove".to_string(),
         ] {
             for cookie in ["", "recur_dashboard=ds_made_up", "recur_dashboard="] {
                 let page = browser.get(&path, cookie).await;
