@@ -52,7 +52,12 @@ pub async fn run_next_due(
     };
     tx.commit().await?;
     if let Some(charge) = charge {
-        charging::execute(state, &charge, at).await?;
+        match charging::execute(state, &charge, at).await {
+            // Stripe did not answer: the attempt stays Pending for the recovery pass, and the
+            // other due actions go on.
+            Ok(_) | Err(BillingError::Unavailable(_)) => {}
+            Err(other) => return Err(other),
+        }
     }
     Ok(true)
 }

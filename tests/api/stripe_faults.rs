@@ -10,8 +10,9 @@ use std::time::Duration;
 use reqwest::StatusCode;
 
 use crate::backend_matrix;
-use crate::fixtures::stripe::{customer_with_stripe_card, intents_of};
+use crate::fixtures::stripe::{customer_with_stripe_card, intents_of, stripe};
 use crate::fixtures::stripe_link::{Mode, StripeLink};
+use crate::fixtures::CUSTOMER;
 use crate::harness::{Backend, TestServer};
 use crate::process::until;
 
@@ -170,5 +171,60 @@ backend_matrix!(
         server.advance(&token, "2027-01-10T10:10:00Z").await;
         assert_eq!(server.membership(&token, &key).await["status"], "Active");
         assert_eq!(intents_of(&key).await.len(), 1);
+    }
+);
+
+backend_matrix!(
+    a_retry_stripe_cannot_answer_waits_and_the_advance_goes_on,
+    |backend| async move {
+        let (server, link) = behind_link(backend).await;
+        let token = server.token().await;
+        server.advance(&token, "2027-01-10T10:00:00Z").await;
+        let (customer, processor) =
+            customer_with_stripe_card(&server, &token, "4242424242424242").await;
+        let created = server
+            .create_membership(
+                &token,
+                server.membership_body(&customer, "retry-unanswered"),
+            )
+            .await;
+        let key = created["membershipKey"].as_str().unwrap().to_string();
+        assert_eq!(server.pay(&token, &key).await.status, StatusCode::OK);
+        // The customer's card now declines: the renewal fails and dunning schedules retries.
+        let declining = stripe(
+            reqwest::Method::POST,
+            "/v1/payment_methods",
+            &[
+                ("type", "card"),
+                ("card[number]", "4000000000000341"),
+                ("card[exp_month]", "12"),
+                ("card[exp_year]", "2030"),
+                ("card[cvc]", "123"),
+            ],
+        )
+        .await;
+        let attached = server
+            .call(
+                reqwest::Method::POST,
+                &format!("{CUSTOMER}/{customer}/payment-method"),
+                Some(&token),
+                Some(serde_json::json!({"paymentProcessorId": processor,
+                    "paymentMethod": declining["id"]})),
+            )
+            .await;
+        assert_eq!(attached.status, StatusCode::CREATED, "{}", attached.body);
+        server.advance(&token, "2027-02-10T11:00:00Z").await;
+        assert_eq!(server.membership(&token, &key).await["status"], "PastDue");
+
+        // Stripe is out of reach when the retries fall due: the advance still answers 200.
+        link.set(Mode::Refuse);
+        server.advance(&token, "2027-02-25T11:00:00Z").await;
+        assert_eq!(server.membership(&token, &key).await["status"], "PastDue");
+        let pending = "SELECT COUNT(*) FROM charges WHERE status = $1";
+        assert_eq!(server.count(pending, "Pending").await, 1, "the retry waits");
+
+        link.set(Mode::Pass);
+        server.advance(&token, "2027-02-25T11:05:00Z").await;
+        assert_eq!(server.count(pending, "Pending").await, 0, "and is answered");
     }
 );
