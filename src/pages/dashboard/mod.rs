@@ -138,6 +138,10 @@ pub fn routes() -> Router<AppState> {
             post(processors::make_default),
         )
         .route(
+            "/dashboard/processors/{processor_id}/webhook-secret",
+            post(processors::replace_webhook_secret),
+        )
+        .route(
             "/dashboard/processors/{processor_id}/remove",
             get(processors::confirm_remove).post(processors::remove),
         )

@@ -33,7 +33,7 @@ use crate::state::AppState;
 const PAGE: &str = "/dashboard/processors";
 
 /// What a redirect back to the page may say was done (`?done=`).
-const DONE: [&str; 3] = ["connected", "default", "removed"];
+const DONE: [&str; 4] = ["connected", "default", "removed", "secret"];
 
 /// The connection form as posted. `Debug` leaves the two secrets out.
 #[derive(Default, Deserialize)]
@@ -93,6 +93,24 @@ impl ConnectForm {
             .map(|secret| secret.trim())
             .filter(|secret| !secret.is_empty())
             .fold(text.to_string(), |text, secret| text.replace(secret, "…"))
+    }
+}
+
+/// A Stripe account's new webhook signing secret as posted. `Debug` leaves the secret out.
+#[derive(Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SecretForm {
+    /// The session's form token.
+    #[serde(default)]
+    csrf_token: String,
+    /// `whsec_…` of the endpoint added in Stripe's dashboard: never shown back.
+    #[serde(default)]
+    webhook_secret: String,
+}
+
+impl std::fmt::Debug for SecretForm {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SecretForm").finish_non_exhaustive()
     }
 }
 
@@ -268,20 +286,64 @@ pub async fn make_default(
         default: Field::Present(true),
         ..ProcessorChange::default()
     };
-    let result = match processor_id(&id) {
-        Ok(id) => processors::change(&state, staff.merchant.id, id, change).await,
+    apply(&state, &staff, t, &id, change, "default", "").await
+}
+
+/// `POST /dashboard/processors/{paymentProcessorId}/webhook-secret` (`webhookSecret`): replaces
+/// a Stripe account's webhook signing secret (the one of the endpoint added in Stripe's
+/// dashboard at the URL the page shows) and goes back to the page; a secret of the wrong shape
+/// is refused with the reason (400), never with the secret.
+pub async fn replace_webhook_secret(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+    PageForm(form): PageForm<SecretForm>,
+) -> Result<Response, PageError> {
+    let staff = match staff::posting(&state, &headers, &form.csrf_token).await? {
+        Ok(staff) => staff,
+        Err(answer) => return Ok(answer),
+    };
+    let t = session::strings(&state, &headers);
+    let change = ProcessorChange {
+        webhook_secret: fields::text(&form.webhook_secret),
+        ..ProcessorChange::default()
+    };
+    let secret = form.webhook_secret.trim();
+    apply(&state, &staff, t, &id, change, "secret", secret).await
+}
+
+/// Applies `change` to the processor of the path's `id` and goes back to the page saying
+/// `done`; a refused change shows the page with the reason (400, `secret` blanked out of it),
+/// another merchant's processor the 404 page.
+async fn apply(
+    state: &AppState,
+    staff: &Staff,
+    t: &BTreeMap<String, String>,
+    id: &str,
+    change: ProcessorChange,
+    done_what: &str,
+    secret: &str,
+) -> Result<Response, PageError> {
+    let result = match processor_id(id) {
+        Ok(id) => processors::change(state, staff.merchant.id, id, change).await,
         Err(error) => Err(error),
     };
     match result {
-        Ok(_) => Ok(done("default")),
-        Err(ServiceError::NotFound) => notice::not_found(&state, t),
+        Ok(_) => Ok(done(done_what)),
+        Err(ServiceError::NotFound) => notice::not_found(state, t),
         Err(ServiceError::Validation(errors)) => {
             let why: Vec<String> = beside(errors).into_values().collect();
+            let why = why.join("; ");
+            let why = if secret.is_empty() {
+                why
+            } else {
+                why.replace(secret, "…")
+            };
             let shown = Shown {
-                error: Some(why.join("; ")),
+                error: Some(why),
                 ..Shown::default()
             };
-            list_page(&state, &staff, t, StatusCode::BAD_REQUEST, shown).await
+            list_page(state, staff, t, StatusCode::BAD_REQUEST, shown).await
         }
         Err(other) => Err(other.into()),
     }

@@ -453,3 +453,81 @@ backend_test!(
         assert_eq!(still[4]["default"], false);
     }
 );
+
+/// Delivers a Stripe event to account 301's webhook URL, signed now with `secret`: the status.
+async fn signed_event(server: &TestServer, secret: &str, id: &str) -> StatusCode {
+    let body = json!({"id": id, "type": "customer.created", "data": {"object": {}}}).to_string();
+    let now = chrono::Utc::now().timestamp();
+    let signature = recur_domain::stripe_signature::sign(secret, now, body.as_bytes());
+    reqwest::Client::new()
+        .post(format!("{}/webhooks/stripe/301", server.base_url))
+        .header("Stripe-Signature", format!("t={now},v1={signature}"))
+        .body(body)
+        .send()
+        .await
+        .unwrap()
+        .status()
+}
+
+backend_test!(
+    dashboard_replaces_the_webhook_signing_secret,
+    |server: TestServer| async move {
+        let browser = Browser::new(&server);
+        let cookie = browser.log_in(&server.merchant).await;
+        let csrf = browser.get(PAGE, &cookie).await.csrf();
+        let connected = browser
+            .post(PAGE, &cookie, &connect_form(&csrf, "Stripe"))
+            .await;
+        assert_eq!(
+            connected.status,
+            StatusCode::SEE_OTHER,
+            "{}",
+            connected.text
+        );
+        let replace = format!("{PAGE}/301/webhook-secret");
+
+        // A secret of the wrong shape is refused, and not shown back.
+        let wrong = "sk_test_NotAWebhookSecret42";
+        let refused = browser
+            .post(
+                &replace,
+                &cookie,
+                &[("csrfToken", csrf.as_str()), ("webhookSecret", wrong)],
+            )
+            .await;
+        assert_eq!(refused.status, StatusCode::BAD_REQUEST, "{}", refused.text);
+        assert!(!refused.text.contains(wrong), "{}", refused.text);
+        assert_eq!(
+            signed_event(&server, WEBHOOK_SECRET, "evt_old").await,
+            StatusCode::OK
+        );
+
+        let new_secret = "whsec_ReplacedOnThePage77";
+        let replaced = browser
+            .post(
+                &replace,
+                &cookie,
+                &[("csrfToken", csrf.as_str()), ("webhookSecret", new_secret)],
+            )
+            .await;
+        assert_eq!(replaced.status, StatusCode::SEE_OTHER, "{}", replaced.text);
+        assert_eq!(
+            replaced.location.as_deref(),
+            Some("/dashboard/processors?done=secret")
+        );
+        let page = browser.get(PAGE, &cookie).await;
+        assert!(!page.text.contains(new_secret));
+        assert_eq!(
+            signed_event(&server, new_secret, "evt_new").await,
+            StatusCode::OK
+        );
+        assert_eq!(
+            signed_event(&server, WEBHOOK_SECRET, "evt_stale").await,
+            StatusCode::BAD_REQUEST
+        );
+        let missing = browser
+            .post(&replace, &cookie, &[("webhookSecret", new_secret)])
+            .await;
+        assert_eq!(missing.status, StatusCode::FORBIDDEN, "no form token");
+    }
+);
