@@ -24,7 +24,7 @@ use crate::store::invoices::{self, Invoice, RECENT_INVOICES};
 use crate::store::memberships::{self, Membership};
 use crate::store::outbox::{self};
 use crate::store::payment_methods::{self, PaymentMethod};
-use crate::store::processors::{self, PaymentProcessor, ProcessorKind};
+use crate::store::processors::{self, PaymentProcessor};
 use crate::store::stripe_accounts;
 use crate::store::Tx;
 
@@ -465,15 +465,7 @@ impl Context {
             if let Some(account) =
                 stripe_accounts::get(&mut **tx, charge.merchant_id, processor_id).await?
             {
-                connected.insert(
-                    key,
-                    PaymentProcessor {
-                        processor_id,
-                        processor_key: account.processor_key,
-                        name: account.name,
-                        kind: ProcessorKind::Card,
-                    },
-                );
+                connected.insert(key, account.into_processor());
             }
         }
         Ok(Self {

@@ -8,7 +8,7 @@ use crate::events::transaction::account_id;
 use crate::events::Event;
 use crate::platform::Platform;
 use crate::store::payment_methods::PaymentMethod;
-use crate::store::processors::{self, PaymentProcessor, ProcessorKind};
+use crate::store::processors::{self, PaymentProcessor};
 use crate::store::{stripe_accounts, Tx};
 
 /// The processor a notification about a movement of the merchant's `card` names: the connected
@@ -23,12 +23,7 @@ pub async fn processor_of(
     };
     Ok(stripe_accounts::get(&mut **tx, merchant_id, processor_id)
         .await?
-        .map(|account| PaymentProcessor {
-            processor_id,
-            processor_key: account.processor_key,
-            name: account.name,
-            kind: ProcessorKind::Card,
-        }))
+        .map(stripe_accounts::Account::into_processor))
 }
 
 /// The `TRANSACTION_DATA_UPDATE` event of a completed charge attempt or refund.

@@ -38,18 +38,6 @@ async fn default_account(
     Ok(stripe_accounts::get(pool, merchant_id, processor_id).await?)
 }
 
-/// Whether the merchant's hosted pages collect cards with Stripe's card Element.
-pub async fn collects_with_stripe(
-    state: &Platform,
-    merchant_id: i64,
-) -> Result<bool, ServiceError> {
-    Ok(
-        stripe_accounts::default_card(state.store.pool(), merchant_id)
-            .await?
-            .is_some(),
-    )
-}
-
 /// A new SetupIntent for `customer` at the merchant's default Stripe account (its Customer
 /// made on first need), under an idempotency key of its own; `None` when the merchant's
 /// default card processor is not a Stripe account. Stripe out of reach is a 503.

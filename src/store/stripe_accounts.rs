@@ -5,6 +5,7 @@
 use chrono::{DateTime, Utc};
 use sqlx::{Any, Executor, Row};
 
+use super::processors::{PaymentProcessor, ProcessorKind};
 use super::{from_micros, to_micros, Store, Tx};
 
 /// The first id a connected processor gets; the sandbox set holds 101–202.
@@ -51,6 +52,18 @@ pub struct Account {
     pub webhook_secret_sealed: String,
     /// When it was connected.
     pub created_at: DateTime<Utc>,
+}
+
+impl Account {
+    /// The account as the card processor events and notifications name.
+    pub fn into_processor(self) -> PaymentProcessor {
+        PaymentProcessor {
+            processor_id: self.processor_id,
+            processor_key: self.processor_key,
+            name: self.name,
+            kind: ProcessorKind::Card,
+        }
+    }
 }
 
 /// A change of an account; `None` keeps what is stored.
