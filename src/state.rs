@@ -142,6 +142,10 @@ fn templates() -> minijinja::Environment<'static> {
         ),
         ("expired.html", include_str!("../templates/expired.html")),
         (
+            "cashier_order.html",
+            include_str!("../templates/cashier_order.html"),
+        ),
+        (
             "card_fields.html",
             include_str!("../templates/card_fields.html"),
         ),

@@ -517,7 +517,7 @@ pub async fn recover_pending(
     before: DateTime<Utc>,
     at: DateTime<Utc>,
 ) -> Result<usize, BillingError> {
-    let awaiting_before = at - super::stripe_charging::AUTHENTICATION_WINDOW;
+    let awaiting_before = at - crate::processor::stripe::charges::AUTHENTICATION_WINDOW;
     let pending =
         charges::pending(state.store.pool(), merchant_id, before, awaiting_before).await?;
     Ok(ask_and_record(state, pending, at, true)

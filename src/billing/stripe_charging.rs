@@ -14,14 +14,14 @@
 
 use std::collections::HashMap;
 
-use chrono::{DateTime, TimeDelta, Utc};
+use chrono::{DateTime, Utc};
 
 use futures_util::future::BoxFuture;
 use futures_util::stream::{self, StreamExt};
 
 use super::BillingError;
 use crate::platform::Platform;
-use crate::processor::stripe::charges::Authentication;
+use crate::processor::stripe::charges::{Authentication, AUTHENTICATION_WINDOW};
 use crate::processor::stripe::objects::{ClientSecret, PaymentIntent};
 use crate::processor::stripe::{charges, ChargeIntent, Connection, StripeError};
 use crate::processor::ChargeOutcome;
@@ -32,10 +32,6 @@ use crate::store::{invoices, memberships, stripe_accounts, stripe_customers};
 /// How many PaymentIntents are asked at once: Stripe's live rate limit is 100 requests a
 /// second per account.
 const IN_FLIGHT: usize = 8;
-
-/// How long a customer on a hosted page has to authenticate a payment Stripe asked them to
-/// authenticate, from the attempt's start.
-pub const AUTHENTICATION_WINDOW: TimeDelta = TimeDelta::minutes(15);
 
 /// What Stripe's answer means for one attempt.
 #[derive(Debug)]

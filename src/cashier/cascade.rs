@@ -184,7 +184,8 @@ pub async fn run(
     anyhow::bail!("a cascade needs at least one processor")
 }
 
-fn attempt(
+/// One attempt at `processor`, as a transaction records it.
+pub(super) fn attempt(
     processor: &PaymentProcessor,
     reference: String,
     decline_code: Option<String>,

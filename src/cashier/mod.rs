@@ -1,10 +1,12 @@
 //! Hosted-payment-page orders (the cashier, DESIGN §6): payments and payouts with card
 //! cascading, alternative methods, provider-started retries, the merchant's refunds and payouts,
-//! and the `TRANSACTION_DATA_UPDATE` notifications about all of them.
+//! and the `TRANSACTION_DATA_UPDATE` notifications about all of them; card payments through a
+//! connected Stripe account ([`stripe`]).
 
 pub mod cascade;
 pub mod orders;
 pub mod payer;
+pub mod stripe;
 
 /// Why a cashier operation did not happen. The messages read as the API's, so that the command
 /// line says what the API would.
@@ -25,6 +27,9 @@ pub enum CashierError {
         /// What is wrong with it.
         message: String,
     },
+    /// The processor did not answer, or has not decided: nothing was recorded; ask again.
+    #[error("unavailable: {0}")]
+    Unavailable(String),
     /// A database failure.
     #[error("internal error: {0}")]
     Database(#[from] sqlx::Error),

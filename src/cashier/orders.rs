@@ -9,6 +9,7 @@ use rust_decimal::Decimal;
 
 use super::cascade::{self, Cascade, Operation};
 use super::payer::Payer;
+use super::stripe;
 use super::CashierError;
 use crate::events::cashier::OrderTransaction;
 use crate::events::{self, Action, Event};
@@ -128,6 +129,16 @@ pub async fn retry(
             "only an order whose latest transaction was rejected can be retried".into(),
         )
     })?;
+    if stripe::account(state, merchant_id, original.processor_id)
+        .await?
+        .is_some()
+    {
+        return Err(CashierError::Conflict(
+            "a payment through Stripe is not retried by the provider: its card was saved for one \
+             payment; the customer pays again on the cashier page"
+                .into(),
+        ));
+    }
     let session = cashier_sessions::by_id(pool, merchant_id, original.session_id)
         .await?
         .ok_or(CashierError::NotFound)?;
@@ -210,23 +221,28 @@ pub async fn refund(
         .await?
         .ok_or(CashierError::NotFound)?;
     let payer = Payer::of(&session)?;
-    let processor = processors::list(pool, merchant_id)
-        .await?
-        .into_iter()
-        .find(|p| p.processor_id == payin.processor_id)
-        .ok_or(CashierError::NotFound)?;
-    let cascade = cascade::run(
-        state,
-        merchant_id,
-        &[processor],
-        Operation::Refund {
-            reference: payin.external_id.as_deref().unwrap_or_default(),
-        },
-        amount,
-        &payin.currency,
-        &format!("refund:{}:{count}", payin.id),
-    )
-    .await?;
+    let cascade = match stripe::account(state, merchant_id, payin.processor_id).await? {
+        Some(account) => stripe::refund(state, &account, &payin, amount, count).await?,
+        None => {
+            let processor = processors::list(pool, merchant_id)
+                .await?
+                .into_iter()
+                .find(|p| p.processor_id == payin.processor_id)
+                .ok_or(CashierError::NotFound)?;
+            cascade::run(
+                state,
+                merchant_id,
+                &[processor],
+                Operation::Refund {
+                    reference: payin.external_id.as_deref().unwrap_or_default(),
+                },
+                amount,
+                &payin.currency,
+                &format!("refund:{}:{count}", payin.id),
+            )
+            .await?
+        }
+    };
     let recorded = Recorded {
         session: &session,
         payer: &payer,
@@ -268,6 +284,14 @@ pub async fn payout(
             "has no successful card payment or payout whose card could receive money",
         ));
     };
+    if stripe::account(state, merchant_id, source.processor_id)
+        .await?
+        .is_some()
+    {
+        return Err(CashierError::Conflict(
+            "Stripe does not pay out to the card of a payment it took".into(),
+        ));
+    }
     let amount = minor(
         amount,
         Currency::parse(&source.currency).map_err(anyhow::Error::from)?,
@@ -348,21 +372,21 @@ pub async fn resync(
 }
 
 /// What a transaction is recorded with besides its cascade.
-struct Recorded<'a> {
-    session: &'a CashierSession,
-    payer: &'a Payer,
-    kind: TransactionKind,
-    amount: i64,
-    initial_amount: i64,
-    card: Option<&'a CardFacts>,
-    client_ip: Option<&'a str>,
-    parent_id: Option<i64>,
-    retried: bool,
+pub(super) struct Recorded<'a> {
+    pub(super) session: &'a CashierSession,
+    pub(super) payer: &'a Payer,
+    pub(super) kind: TransactionKind,
+    pub(super) amount: i64,
+    pub(super) initial_amount: i64,
+    pub(super) card: Option<&'a CardFacts>,
+    pub(super) client_ip: Option<&'a str>,
+    pub(super) parent_id: Option<i64>,
+    pub(super) retried: bool,
 }
 
-/// Records the transaction and its notification, and ends the session's claim, in one database
-/// transaction.
-async fn record(
+/// Records the transaction and its notification, and ends the session's claim (and the payment
+/// parked on it), in one database transaction.
+pub(super) async fn record(
     state: &Platform,
     r: Recorded<'_>,
     cascade: Cascade,

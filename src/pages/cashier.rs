@@ -9,6 +9,7 @@
 //! that redirect on the top window instead ([`outcome`]).
 
 mod outcome;
+mod stripe;
 
 use std::collections::BTreeMap;
 
@@ -26,16 +27,20 @@ use super::render::{see_other, with_status};
 use super::{csrf, expired, session};
 use crate::http::client_address::ClientAddress;
 use crate::pages::failure::PageError;
+use crate::services::cashier::stripe as stripe_payments;
 use crate::services::cashier::{payments, CashierPayment};
 use crate::state::AppState;
 use crate::store::cashier_sessions::{CashierSession, PendingPayment};
-use crate::store::cashier_transactions::{CardFacts, TransactionStatus};
+use crate::store::cashier_transactions::{CardFacts, CashierTransaction, TransactionStatus};
 use crate::store::merchants::{self, Merchant};
 use crate::store::processors::{PaymentProcessor, ProcessorKind};
+use crate::store::stripe_accounts::Account;
 
 mod view;
 
 use view::{challenge_page, form_page, Entry};
+
+pub use stripe::{authenticated as stripe_authenticated, pay_with_stripe};
 
 /// The link's parameters: the query string of `GET /cashier`, and hidden fields of its forms.
 #[derive(Debug, Deserialize)]
@@ -87,6 +92,8 @@ struct Cashier {
     token: String,
     fixed: Option<String>,
     processors: Vec<PaymentProcessor>,
+    /// The connected Stripe account that takes the session's cards, if one does.
+    stripe: Option<Account>,
 }
 
 impl Cashier {
@@ -130,12 +137,9 @@ async fn load(state: &AppState, link: &CashierQuery) -> Result<Option<Cashier>, 
     let brand = Brand::load(state, &merchant).await?;
     let currency = Currency::parse(&session.fields.currency).map_err(anyhow::Error::from)?;
     let fixed = link.m_fixed_pp_id.clone().filter(|f| !f.is_empty());
-    let processors = payments::offered(
-        state,
-        &session,
-        fixed.as_deref().map(|id| id.parse().unwrap_or(-1)),
-    )
-    .await?;
+    let fixed_id = fixed.as_deref().map(|id| id.parse().unwrap_or(-1));
+    let stripe = stripe_payments::offered(state, &session, fixed_id).await?;
+    let processors = payments::offered(state, &session, fixed_id, stripe.is_some()).await?;
     Ok(Some(Cashier {
         session,
         merchant,
@@ -144,6 +148,7 @@ async fn load(state: &AppState, link: &CashierQuery) -> Result<Option<Cashier>, 
         token: token.unwrap_or_default().to_string(),
         fixed,
         processors,
+        stripe,
     }))
 }
 
@@ -177,10 +182,14 @@ pub async fn show(
     if cashier.session.status != "open" {
         return outcome::page(&state, t, &cashier, None).await;
     }
-    if let Some(pending) = &cashier.session.pending {
-        return challenge_page(&state, t, &cashier, pending);
+    match &cashier.session.pending {
+        Some(pending) if pending.intent.is_some() => {
+            return stripe::resume(&state, t, &headers, &cashier, None).await
+        }
+        Some(pending) => return challenge_page(&state, t, &cashier, pending),
+        None => {}
     }
-    form_page(&state, t, &cashier, Entry::default())
+    form_page(&state, t, &cashier, Entry::default()).await
 }
 
 /// `POST /cashier`: checks the amount, the method and the card, then pays.
@@ -195,7 +204,7 @@ pub async fn pay(
         Ok(cashier) => cashier,
         Err(refused) => return Ok(refused),
     };
-    if cashier.session.status != "open" {
+    if cashier.session.status != "open" || cashier.session.pending.is_some() {
         return Ok(see_page(&cashier));
     }
     let mut errors = FormErrors::new();
@@ -236,6 +245,7 @@ pub async fn pay(
             message: None,
         };
         return form_page(&state, t, &cashier, entry)
+            .await
             .map(|r| with_status(r, StatusCode::BAD_REQUEST));
     };
     let card = match card {
@@ -249,6 +259,7 @@ pub async fn pay(
             card: card.clone(),
             amount,
             processor_id: processor.processor_id,
+            intent: None,
         };
         if payments::park_for_challenge(&state, &cashier.session, &pending).await? {
             return Ok(see_page(&cashier));
@@ -292,6 +303,7 @@ pub async fn confirm(
             ..Entry::default()
         };
         return form_page(&state, t, &cashier, entry)
+            .await
             .map(|r| with_status(r, StatusCode::PAYMENT_REQUIRED));
     }
     let client_ip = Some(client.to_string());
@@ -332,6 +344,18 @@ async fn settle(
         // Paid meanwhile (double click, second tab) or a payment in flight.
         return Ok(see_page(cashier));
     };
+    answer(state, t, headers, cashier, &transaction).await
+}
+
+/// Where a recorded payment leads: the session's success or failed URL (through the outcome
+/// page inside an iframe), or back to the cashier (the form again with the decline, 402).
+async fn answer(
+    state: &AppState,
+    t: &BTreeMap<String, String>,
+    headers: &HeaderMap,
+    cashier: &Cashier,
+    transaction: &CashierTransaction,
+) -> Result<Response, PageError> {
     let framed = headers
         .get("sec-fetch-dest")
         .is_some_and(|v| v.as_bytes() == b"iframe");
@@ -343,18 +367,19 @@ async fn settle(
         fields.failed_redirect_url.as_deref()
     };
     match (target, framed) {
-        (Some(_), true) => outcome::page(state, t, cashier, Some(&transaction)).await,
+        (Some(_), true) => outcome::page(state, t, cashier, Some(transaction)).await,
         (Some(url), false) => Ok(see_other(url).unwrap_or_else(|| see_page(cashier))),
         (None, _) if success => Ok(see_page(cashier)),
         (None, _) => {
             let code = transaction.decline_code.clone().unwrap_or_default();
             let entry = Entry {
                 message: Some(decline_message(t, &code)),
-                amount: input_amount(amount, cashier.currency),
-                processor_id: Some(processor_id),
+                amount: input_amount(transaction.amount, cashier.currency),
+                processor_id: Some(transaction.processor_id),
                 ..Entry::default()
             };
             form_page(state, t, cashier, entry)
+                .await
                 .map(|r| with_status(r, StatusCode::PAYMENT_REQUIRED))
         }
     }

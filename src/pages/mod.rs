@@ -45,6 +45,11 @@ pub fn router(state: &AppState) -> Router<AppState> {
     router
         .route("/cashier", get(cashier::show).post(cashier::pay))
         .route("/cashier/confirm", post(cashier::confirm))
+        .route("/cashier/stripe", post(cashier::pay_with_stripe))
+        .route(
+            "/cashier/stripe/authenticated",
+            post(cashier::stripe_authenticated),
+        )
         .route("/checkout/{token}", get(checkout::show).post(checkout::pay))
         .route("/checkout/{token}/saved", post(checkout::pay_saved))
         .route("/checkout/{token}/stripe", post(checkout::pay_with_stripe))

@@ -125,6 +125,7 @@ impl From<CashierError> for ServiceError {
             CashierError::NotFound => ServiceError::NotFound,
             CashierError::Conflict(why) => ServiceError::Conflict(why),
             CashierError::Invalid { field, message } => ServiceError::invalid(field, message),
+            CashierError::Unavailable(why) => ServiceError::Unavailable(why),
             CashierError::Database(e) => ServiceError::Internal(e.into()),
             CashierError::Internal(e) => ServiceError::Internal(e),
         }

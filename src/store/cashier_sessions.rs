@@ -142,12 +142,24 @@ pub struct PendingPayment {
     pub amount: i64,
     /// The processor the customer chose.
     pub processor_id: i64,
+    /// A payment through a connected Stripe account: its PaymentIntent, waiting for Stripe's
+    /// decision or the customer's authentication, and when it was parked.
+    pub intent: Option<ParkedIntent>,
+}
+
+/// A Stripe PaymentIntent parked on a cashier session.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ParkedIntent {
+    /// `pi_…`.
+    pub id: String,
+    /// When it was made.
+    pub since: DateTime<Utc>,
 }
 
 const SESSION_COLUMNS: &str = "id, merchant_id, order_id, currency, locked_amount, \
     billing_details, webhook_url, success_redirect_url, failed_redirect_url, disabled_psp_ids, \
     credit_card_only, is_payout, cashier_description, status, created_at, expires_at, \
-    pending_card, pending_amount, pending_processor_id";
+    pending_card, pending_amount, pending_processor_id, pending_intent, pending_since";
 
 fn from_row(row: &sqlx::any::AnyRow) -> Result<CashierSession, sqlx::Error> {
     use sqlx::Row;
@@ -162,6 +174,16 @@ fn from_row(row: &sqlx::any::AnyRow) -> Result<CashierSession, sqlx::Error> {
             processor_id: row
                 .try_get::<Option<i64>, _>("pending_processor_id")?
                 .unwrap_or(0),
+            intent: match (
+                row.try_get::<Option<String>, _>("pending_intent")?,
+                row.try_get::<Option<i64>, _>("pending_since")?,
+            ) {
+                (Some(id), Some(since)) => Some(ParkedIntent {
+                    id,
+                    since: from_micros(since),
+                }),
+                _ => None,
+            },
         }),
         None => None,
     };
@@ -245,11 +267,14 @@ pub async fn claim(
     Ok(claimed.rows_affected() == 1)
 }
 
-/// Ends a payment's claim; `completed` closes the session for good (paid or paid out).
+/// Ends a payment's claim and drops the payment parked on the session; `completed` closes the
+/// session for good (paid or paid out).
 pub async fn release(tx: &mut Tx, id: i64, completed: bool) -> Result<(), sqlx::Error> {
     sqlx::query(
-        "UPDATE cashier_sessions SET claimed_until = NULL, \
-         status = CASE WHEN $1 = 1 THEN 'completed' ELSE status END WHERE id = $2",
+        "UPDATE cashier_sessions SET claimed_until = NULL, pending_card = NULL, \
+         pending_amount = NULL, pending_processor_id = NULL, pending_intent = NULL, \
+         pending_since = NULL, status = CASE WHEN $1 = 1 THEN 'completed' ELSE status END \
+         WHERE id = $2",
     )
     .bind(i64::from(completed))
     .bind(id)
@@ -258,9 +283,21 @@ pub async fn release(tx: &mut Tx, id: i64, completed: bool) -> Result<(), sqlx::
     .map(|_| ())
 }
 
-/// Parks a payment on the session while the customer confirms their identity; `None` clears it.
+/// Parks a payment on the session while the customer confirms their identity (or Stripe
+/// decides); `None` clears it.
 pub async fn set_pending(
     store: &super::Store,
+    id: i64,
+    pending: Option<&PendingPayment>,
+) -> Result<(), sqlx::Error> {
+    let mut tx = store.begin().await?;
+    write_pending(&mut tx, id, pending).await?;
+    tx.commit().await
+}
+
+/// [`set_pending`] inside `tx`.
+pub async fn write_pending(
+    tx: &mut Tx,
     id: i64,
     pending: Option<&PendingPayment>,
 ) -> Result<(), sqlx::Error> {
@@ -268,15 +305,54 @@ pub async fn set_pending(
         .map(|p| serde_json::to_string(&p.card))
         .transpose()
         .map_err(|e| sqlx::Error::Encode(Box::new(e)))?;
+    let intent = pending.and_then(|p| p.intent.as_ref());
     sqlx::query(
         "UPDATE cashier_sessions SET pending_card = $1, pending_amount = $2, \
-         pending_processor_id = $3 WHERE id = $4",
+         pending_processor_id = $3, pending_intent = $4, pending_since = $5 WHERE id = $6",
     )
     .bind(card)
     .bind(pending.map(|p| p.amount))
     .bind(pending.map(|p| p.processor_id))
+    .bind(intent.map(|i| i.id.clone()))
+    .bind(intent.map(|i| to_micros(i.since)))
     .bind(id)
-    .execute(store.writer())
+    .execute(&mut **tx)
     .await
     .map(|_| ())
+}
+
+/// Sessions (of `merchant_id`, or of every merchant) with a Stripe PaymentIntent parked at or
+/// before `before`, oldest first, at most `limit`.
+pub async fn parked_intents(
+    store: &super::Store,
+    merchant_id: Option<i64>,
+    before: DateTime<Utc>,
+    limit: i64,
+) -> Result<Vec<CashierSession>, sqlx::Error> {
+    let rows = match merchant_id {
+        Some(merchant_id) => {
+            sqlx::query(&format!(
+                "SELECT {SESSION_COLUMNS} FROM cashier_sessions WHERE merchant_id = $1 \
+                 AND pending_intent IS NOT NULL AND pending_since <= $2 \
+                 ORDER BY pending_since LIMIT $3"
+            ))
+            .bind(merchant_id)
+            .bind(to_micros(before))
+            .bind(limit)
+            .fetch_all(store.pool())
+            .await?
+        }
+        None => {
+            sqlx::query(&format!(
+                "SELECT {SESSION_COLUMNS} FROM cashier_sessions \
+                 WHERE pending_intent IS NOT NULL AND pending_since <= $1 \
+                 ORDER BY pending_since LIMIT $2"
+            ))
+            .bind(to_micros(before))
+            .bind(limit)
+            .fetch_all(store.pool())
+            .await?
+        }
+    };
+    rows.iter().map(from_row).collect()
 }

@@ -68,6 +68,7 @@ mod settings;
 mod soak;
 mod source_address;
 mod ssrf;
+mod stripe_cashier;
 mod stripe_charges;
 mod stripe_dashboard_events;
 mod stripe_faults;

@@ -8,7 +8,7 @@ use crate::harness::{Backend, TestServer};
 use crate::merchant_site::MerchantSite;
 
 /// Opens a session with `overrides` merged into a valid body; returns its redirect URL.
-async fn session(server: &TestServer, order_id: &str, overrides: Value) -> String {
+pub(crate) async fn session(server: &TestServer, order_id: &str, overrides: Value) -> String {
     let secret = &server.merchant.merchant_secret;
     let ts = chrono::Utc::now().timestamp().to_string();
     let email = "ada@example.com";
@@ -224,7 +224,7 @@ async fn enter_card(browser: &Browser, number: &str) {
 }
 
 /// (kind, status, processor, amount, attempts) of the order's transactions, oldest first.
-async fn transactions(
+pub(crate) async fn transactions(
     server: &TestServer,
     order_id: &str,
 ) -> Vec<(String, String, i64, i64, usize)> {
@@ -244,11 +244,11 @@ async fn transactions(
         .collect()
 }
 
-fn redirects(site: &MerchantSite) -> Value {
+pub(crate) fn redirects(site: &MerchantSite) -> Value {
     json!({"successRedirectUrl": site.ok(), "failedRedirectUrl": site.failed()})
 }
 
-fn merged(mut a: Value, b: Value) -> Value {
+pub(crate) fn merged(mut a: Value, b: Value) -> Value {
     for (k, v) in b.as_object().unwrap() {
         a[k] = v.clone();
     }

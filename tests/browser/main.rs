@@ -8,9 +8,11 @@ mod harness;
 mod chrome;
 mod fixtures;
 mod merchant_site;
+mod stripe_fixtures;
 
 mod cashier;
 mod checkout;
 mod dashboard;
 mod portal_switch;
+mod stripe_cashier;
 mod stripe_checkout;

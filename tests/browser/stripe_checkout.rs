@@ -5,48 +5,16 @@
 //! after a renewal Stripe refused for want of authentication. The page's policy admits Stripe.js
 //! alone.
 
-use fantoccini::Locator;
 use reqwest::Method;
 use serde_json::{json, Value};
 
 use crate::chrome::{Browser, DESKTOP};
 use crate::harness::{stripe_url, Backend, TestServer};
+use crate::stripe_fixtures::{
+    answer_3ds, connect_stripe, enter_stripe_card, stripe, API, SECRET_KEY,
+};
 
 const RETURN: &str = "https://merchant.example/thanks";
-const SECRET_KEY: &str = "sk_test_51BrowserCheckout";
-const PUBLISHABLE_KEY: &str = "pk_test_51BrowserCheckout";
-const API: &str = "/api/subscriptions/v1";
-
-/// A call to localstripe with the merchant's secret key.
-async fn stripe(method: Method, path: &str, form: &[(&str, &str)]) -> Value {
-    reqwest::Client::new()
-        .request(method, format!("{}{path}", stripe_url()))
-        .basic_auth(SECRET_KEY, Some(""))
-        .form(form)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap()
-}
-
-/// Connects the merchant's Stripe account as its default card processor.
-async fn connect_stripe(server: &TestServer, token: &str) {
-    let reply = server
-        .call(
-            Method::POST,
-            &format!("{API}/processors"),
-            Some(token),
-            Some(
-                json!({"kind": "stripe", "name": "Stripe", "secretKey": SECRET_KEY,
-                "publishableKey": PUBLISHABLE_KEY, "webhookSecret": "whsec_browser",
-                "default": true}),
-            ),
-        )
-        .await;
-    assert_eq!(reply.status, 201, "{}", reply.body);
-}
 
 /// A checkout session of a new customer's membership made from `body` changes; returns
 /// (membership key, checkout URL).
@@ -75,41 +43,6 @@ async fn checkout(server: &TestServer, token: &str, email: &str, extra: Value) -
         .unwrap()
         .to_string();
     (membership, url)
-}
-
-/// Types `number` into localstripe's card Element (its own inputs, named by placeholder).
-async fn enter_stripe_card(browser: &Browser, number: &str) {
-    browser
-        .wait_for("#card-element input[placeholder=number]")
-        .await;
-    browser
-        .fill("#card-element input[placeholder=number]", number)
-        .await;
-    browser
-        .fill("#card-element input[placeholder=exp_month]", "12")
-        .await;
-    browser
-        .fill("#card-element input[placeholder=exp_year]", "34")
-        .await;
-    browser
-        .fill("#card-element input[placeholder=cvc]", "123")
-        .await;
-    browser
-        .fill("#card-element input[placeholder=postal_code]", "10115")
-        .await;
-}
-
-/// Answers localstripe's 3-D Secure step with its button `label` ("Complete authentication" or
-/// "Fail authentication").
-async fn answer_3ds(browser: &Browser, label: &str) {
-    let button = browser
-        .client
-        .wait()
-        .at_most(std::time::Duration::from_secs(15))
-        .for_element(Locator::XPath(&format!("//button[text()='{label}']")))
-        .await
-        .unwrap_or_else(|e| panic!("the 3-D Secure step never appeared: {e}"));
-    button.click().await.unwrap();
 }
 
 /// Enters a card whose bank checks the customer every time (`…3184`), passes the check of the

@@ -39,6 +39,21 @@ impl CardBrand {
         }
     }
 
+    /// The brand Stripe names `name` (a card's `brand`: `visa`, `mastercard`, …), if recur
+    /// knows it.
+    pub fn of_stripe(name: &str) -> Option<CardBrand> {
+        Some(match name {
+            "visa" => CardBrand::Visa,
+            "mastercard" => CardBrand::MasterCard,
+            "amex" => CardBrand::Amex,
+            "jcb" => CardBrand::Jcb,
+            "unionpay" => CardBrand::UnionPayChina,
+            "discover" => CardBrand::Discover,
+            "diners" => CardBrand::DinersClub,
+            _ => return None,
+        })
+    }
+
     /// The brand of a number (digits only), if its prefix is known.
     pub fn of(digits: &str) -> Option<CardBrand> {
         let prefix = |n: usize| digits.get(..n).and_then(|p| p.parse::<u32>().ok());
@@ -158,6 +173,17 @@ pub fn luhn_valid(digits: &str) -> bool {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    #[test]
+    fn stripes_brand_names_read_as_recurs() {
+        assert_eq!(CardBrand::of_stripe("visa"), Some(CardBrand::Visa));
+        assert_eq!(
+            CardBrand::of_stripe("mastercard").map(|b| b.as_str()),
+            Some("MasterCard")
+        );
+        assert_eq!(CardBrand::of_stripe("diners"), Some(CardBrand::DinersClub));
+        assert_eq!(CardBrand::of_stripe("cartes_bancaires"), None);
+    }
 
     #[test]
     fn test_cards_parse() {

@@ -14,6 +14,9 @@ use crate::pages::csrf;
 use crate::pages::failure::PageError;
 use crate::pages::form::FormErrors;
 use crate::pages::render::{allow_form_redirect, page, Framing};
+use crate::pages::stripe_element::{allow_stripe, authentication, card_element};
+use crate::processor::stripe::charges::Authentication;
+use crate::services::cashier::stripe;
 use crate::services::cashier::Payer;
 use crate::state::AppState;
 use crate::store::cashier_sessions::PendingPayment;
@@ -31,8 +34,9 @@ pub(super) struct Entry {
     pub(super) expiry: String,
 }
 
-/// The order, the amount, the processors and the card form.
-pub(super) fn form_page(
+/// The order, the amount, the processors and the card form: Stripe's card Element when a
+/// connected Stripe account takes the session's cards.
+pub(super) async fn form_page(
     state: &AppState,
     t: &BTreeMap<String, String>,
     cashier: &Cashier,
@@ -44,6 +48,13 @@ pub(super) fn form_page(
     let full_name = match &payer.last_name {
         Some(last) => format!("{} {last}", payer.first_name),
         None => payer.first_name.clone(),
+    };
+    let stripe = match &cashier.stripe {
+        Some(account) => {
+            let setup = stripe::setup(state, &cashier.session, account).await?;
+            Some(card_element(state, &setup, "/cashier/stripe".into()))
+        }
+        None => None,
     };
     let chosen = entry
         .processor_id
@@ -82,6 +93,7 @@ pub(super) fn form_page(
         holder => if entry.holder.is_empty() { full_name.clone() } else { entry.holder },
         expiry => entry.expiry,
         sandbox => cashier.merchant.mode == Mode::Sandbox,
+        stripe => stripe,
     };
     page(
         state,
@@ -92,6 +104,61 @@ pub(super) fn form_page(
         Framing::Embeddable,
     )
     .map(|r| allow_redirects(r, cashier))
+    .map(|r| match cashier.stripe {
+        Some(_) => allow_stripe(r, state),
+        None => r,
+    })
+}
+
+/// The step where the customer authenticates the parked Stripe payment of `amount` with
+/// Stripe.js, then posts to `/cashier/stripe/authenticated`.
+pub(super) fn authentication_page(
+    state: &AppState,
+    t: &BTreeMap<String, String>,
+    cashier: &Cashier,
+    amount: i64,
+    pending: &Authentication,
+) -> Result<Response, PageError> {
+    let lang = i18n::lang(t);
+    page(
+        state,
+        StatusCode::OK,
+        "stripe_authenticate.html",
+        context! {
+            t => t,
+            plan => context! { due_today => display_amount(amount, cashier.currency, lang) },
+            stripe => authentication(state, pending, "/cashier/stripe/authenticated".into()),
+            hidden => cashier.link_fields(),
+            csrf_token => csrf::form_token(&state.keys, &cashier.token),
+            sandbox => cashier.merchant.mode == Mode::Sandbox,
+        },
+        Some(&cashier.brand),
+        Framing::Embeddable,
+    )
+    .map(|r| allow_redirects(r, cashier))
+    .map(|r| allow_stripe(r, state))
+}
+
+/// 503: Stripe has not decided the parked payment yet (or did not answer); the page is to be
+/// loaded again.
+pub(super) fn waiting_page(
+    state: &AppState,
+    t: &BTreeMap<String, String>,
+    cashier: &Cashier,
+) -> Result<Response, PageError> {
+    let text = |key: &str| t.get(key).cloned().unwrap_or_default();
+    page(
+        state,
+        StatusCode::SERVICE_UNAVAILABLE,
+        "notice.html",
+        context! {
+            t => t,
+            title => text("processor_waiting_title"),
+            text => text("processor_waiting_text"),
+        },
+        Some(&cashier.brand),
+        Framing::Embeddable,
+    )
 }
 
 /// The identity-confirmation step of a parked card.

@@ -210,6 +210,72 @@ impl<'a> Connection<'a> {
             .await
     }
 
+    /// Creates a SetupIntent for one payment of a payer who is no customer of recur (the
+    /// cashier's), for the card Element to confirm; `cashier_session` in its metadata binds it
+    /// to the session that asked for it.
+    pub async fn create_one_time_setup_intent(
+        &self,
+        cashier_session: &str,
+        idempotency_key: &str,
+    ) -> Result<SetupIntent, StripeError> {
+        let form: Form = vec![
+            ("usage".into(), "on_session".into()),
+            ("payment_method_types[]".into(), "card".into()),
+            ("metadata[cashierSession]".into(), cashier_session.into()),
+        ];
+        self.api
+            .post(
+                &self.secret_key,
+                "/v1/setup_intents",
+                &form,
+                Some(idempotency_key),
+            )
+            .await
+    }
+
+    /// Creates, without confirming it, the on-session PaymentIntent of a cashier payment: under
+    /// its idempotency key, which its metadata carries too (`cashierKey`) with the order. Nothing
+    /// moves until [`Connection::confirm_payment_intent`]; its id is known before then, so a
+    /// lost answer to the confirmation is read back from the PaymentIntent.
+    pub async fn create_payment_intent(
+        &self,
+        payment: &CashierIntent<'_>,
+    ) -> Result<PaymentIntent, StripeError> {
+        let form: Form = vec![
+            ("amount".into(), payment.amount.to_string()),
+            ("currency".into(), payment.currency.to_ascii_lowercase()),
+            ("payment_method".into(), payment.payment_method.into()),
+            ("payment_method_types[]".into(), "card".into()),
+            ("metadata[orderId]".into(), payment.order_id.into()),
+            (
+                "metadata[cashierKey]".into(),
+                payment.idempotency_key.into(),
+            ),
+        ];
+        self.api
+            .post(
+                &self.secret_key,
+                "/v1/payment_intents",
+                &form,
+                Some(payment.idempotency_key),
+            )
+            .await
+    }
+
+    /// Confirms the PaymentIntent `id` with the customer present: Stripe charges the card, or
+    /// asks for authentication (`requires_action`).
+    pub async fn confirm_payment_intent(&self, id: &str) -> Result<PaymentIntent, StripeError> {
+        let idempotency_key = format!("recur-confirm-{id}");
+        self.api
+            .post(
+                &self.secret_key,
+                &format!("/v1/payment_intents/{id}/confirm"),
+                &Form::new(),
+                Some(&idempotency_key),
+            )
+            .await
+    }
+
     /// The SetupIntent `id` as Stripe has it now.
     pub async fn setup_intent(&self, id: &str) -> Result<SetupIntent, StripeError> {
         self.api
@@ -241,4 +307,20 @@ pub struct ChargeIntent<'a> {
     pub membership_key: &'a str,
     /// The customer is on a hosted page and can authenticate (not `off_session`).
     pub customer_present: bool,
+}
+
+/// A cashier payment, by a payer who is no customer of recur, with the card a one-time
+/// SetupIntent saved.
+#[derive(Debug, Clone, Copy)]
+pub struct CashierIntent<'a> {
+    /// The payment's key: Stripe's `Idempotency-Key`.
+    pub idempotency_key: &'a str,
+    /// Amount in minor units.
+    pub amount: i64,
+    /// ISO 4217 code (sent lowercase).
+    pub currency: &'a str,
+    /// The card (`pm_…`).
+    pub payment_method: &'a str,
+    /// The merchant's order id, for the merchant reading Stripe's dashboard.
+    pub order_id: &'a str,
 }

@@ -2,6 +2,8 @@
 //! Stripe's answer, never the browser's, read into recur's [`ChargeOutcome`], or into "not
 //! settled yet" when Stripe has not decided (the attempt stays `Pending`).
 
+use chrono::TimeDelta;
+
 use super::client::Refusal;
 use super::objects::{ClientSecret, PaymentIntent, Refund};
 use crate::processor::ChargeOutcome;
@@ -9,6 +11,11 @@ use crate::processor::ChargeOutcome;
 /// The code of an attempt that needs the customer to authenticate (3-D Secure): the
 /// payment-failed e-mail's pay-now page lets them.
 pub const AUTHENTICATION_REQUIRED: &str = "authentication_required";
+
+/// How long a customer on a hosted page has to authenticate a payment Stripe asked them to
+/// authenticate, from the payment's start; then the PaymentIntent is cancelled, so that it can
+/// never succeed unrecorded.
+pub const AUTHENTICATION_WINDOW: TimeDelta = TimeDelta::minutes(15);
 
 /// A payment waiting for its customer, on a hosted page, to authenticate it: what the page's
 /// Stripe.js needs.

@@ -7,5 +7,5 @@ pub mod charges;
 pub mod client;
 pub mod objects;
 
-pub use account::{ChargeIntent, Connection};
+pub use account::{CashierIntent, ChargeIntent, Connection};
 pub use client::{Form, Refusal, StripeApi, StripeError, STRIPE_VERSION};

@@ -95,6 +95,9 @@ pub struct SetupIntent {
     /// What a hosted page's Stripe.js confirms it with.
     #[serde(default)]
     pub client_secret: Option<ClientSecret>,
+    /// What recur wrote on it (`cashierSession` for a cashier's).
+    #[serde(default)]
+    pub metadata: std::collections::HashMap<String, String>,
 }
 
 /// A Charge (`ch_…`): what a confirmed PaymentIntent made.

@@ -16,7 +16,7 @@ use crate::store::cashier_transactions::{CardFacts, CashierTransaction};
 use crate::store::processors::{self, PaymentProcessor, ProcessorKind};
 
 /// How long one payment may hold the session before another request may try again.
-const CLAIM: Duration = Duration::minutes(2);
+pub(super) const CLAIM: Duration = Duration::minutes(2);
 
 /// The session of a valid, unexpired token whose order id matches (open or completed).
 pub async fn session(
@@ -34,11 +34,13 @@ pub async fn session(
 
 /// The processors this session may use, in cascade order: the merchant's, without
 /// `disabledPspIds`, only card ones for `creditCardOnly` and payouts, only `m_fixed_pp_id`
-/// (`fixed`) when given.
+/// (`fixed`) when given; no card ones when a Stripe account takes the session's cards
+/// (`stripe_takes_cards`, [`super::stripe::offered`]).
 pub async fn offered(
     state: &AppState,
     session: &CashierSession,
     fixed: Option<i64>,
+    stripe_takes_cards: bool,
 ) -> Result<Vec<PaymentProcessor>, ServiceError> {
     let all = processors::list(state.store.pool(), session.merchant_id).await?;
     let cards_only = session.fields.credit_card_only || session.fields.is_payout;
@@ -46,6 +48,7 @@ pub async fn offered(
         .into_iter()
         .filter(|p| !session.fields.disabled_psp_ids.contains(&p.processor_id))
         .filter(|p| !cards_only || p.kind == ProcessorKind::Card)
+        .filter(|p| !stripe_takes_cards || p.kind != ProcessorKind::Card)
         .filter(|p| fixed.is_none_or(|id| p.processor_id == id))
         .collect())
 }

@@ -1,0 +1,171 @@
+//! The cashier page's card payments when the merchant's default card processor is a connected
+//! Stripe account (DESIGN §17): the card Element replaces recur's card fields (the sandbox card
+//! processors are not offered then; alternative methods still are). Stripe.js saves the card
+//! with a one-time SetupIntent bound to the session ([`setup`]); the page posts its id with the
+//! amount; recur reads it from Stripe and pays ([`pay`]). Card numbers never reach recur. A
+//! payment Stripe wants the customer to authenticate is read back from Stripe afterwards
+//! ([`resolve`]). Payouts are never made through Stripe.
+
+use recur_domain::card::CardBrand;
+use recur_domain::stripe_keys;
+
+use super::payments::CLAIM;
+pub use crate::cashier::stripe::Step;
+use crate::cashier::stripe::{self, StripePayment};
+use crate::ids;
+use crate::platform::Platform;
+use crate::processor::stripe::Connection;
+use crate::services::payment_methods::refused_on;
+use crate::services::stripe_cards::CardSetup;
+use crate::services::ServiceError;
+use crate::store::cashier_sessions::{self, CashierSession};
+use crate::store::cashier_transactions::CardFacts;
+use crate::store::stripe_accounts::{self, Account};
+
+/// The Stripe account that takes this session's cards: the merchant's default card processor
+/// when it is one, for a payment (not a payout) that does not disable it (`disabledPspIds`)
+/// nor fix another processor (`m_fixed_pp_id`, `fixed`).
+pub async fn offered(
+    state: &Platform,
+    session: &CashierSession,
+    fixed: Option<i64>,
+) -> Result<Option<Account>, ServiceError> {
+    if session.fields.is_payout {
+        return Ok(None);
+    }
+    let pool = state.store.pool();
+    let Some(processor_id) = stripe_accounts::default_card(pool, session.merchant_id).await? else {
+        return Ok(None);
+    };
+    if session.fields.disabled_psp_ids.contains(&processor_id)
+        || fixed.is_some_and(|id| id != processor_id)
+    {
+        return Ok(None);
+    }
+    Ok(stripe_accounts::get(pool, session.merchant_id, processor_id).await?)
+}
+
+/// A one-time SetupIntent at `account` for the session's card Element, bound to the session.
+/// Stripe out of reach is a 503.
+pub async fn setup(
+    state: &Platform,
+    session: &CashierSession,
+    account: &Account,
+) -> Result<CardSetup, ServiceError> {
+    let stripe = Connection::new(&state.stripe, state.keys.open(&account.secret_key_sealed)?);
+    let idempotency_key = ids::prefixed("recur-setup-", 24);
+    let intent = stripe
+        .create_one_time_setup_intent(&session.id.to_string(), &idempotency_key)
+        .await
+        .map_err(|e| refused_on("setupIntent", e))?;
+    let client_secret = intent.client_secret.ok_or_else(|| {
+        ServiceError::Unavailable("Stripe answered a SetupIntent without its client secret".into())
+    })?;
+    Ok(CardSetup {
+        publishable_key: account.publishable_key.clone(),
+        client_secret,
+    })
+}
+
+/// Pays `amount` (minor units) with the card Stripe.js saved with the SetupIntent
+/// `setup_intent`, under the session's claim. The SetupIntent is read from Stripe: one that is
+/// not this session's is refused on `setupIntent` (400), one that has not succeeded is a
+/// decline (402); nothing is paid then. `None` when the session is claimed already (paid
+/// meanwhile, a payment in flight).
+pub async fn pay(
+    state: &Platform,
+    session: &CashierSession,
+    account: &Account,
+    setup_intent: &str,
+    amount: i64,
+    client_ip: Option<String>,
+) -> Result<Option<Step>, ServiceError> {
+    let card = collected(state, session, account, setup_intent).await?;
+    let now = state.clock.now();
+    if !cashier_sessions::claim(&state.store, session.id, now, now + CLAIM).await? {
+        return Ok(None);
+    }
+    let payment = StripePayment {
+        session,
+        account,
+        card,
+        amount,
+        client_ip,
+    };
+    match stripe::pay(state, payment).await {
+        Ok(step) => Ok(Some(step)),
+        Err(error) => {
+            let mut tx = state.store.begin().await?;
+            cashier_sessions::release(&mut tx, session.id, false).await?;
+            tx.commit().await?;
+            Err(error.into())
+        }
+    }
+}
+
+/// Where the session's parked Stripe payment stands now, read from Stripe (recorded once Stripe
+/// decided); `None` when none is parked.
+pub async fn resolve(
+    state: &Platform,
+    session: &CashierSession,
+    client_ip: Option<String>,
+) -> Result<Option<Step>, ServiceError> {
+    Ok(stripe::resolve(state, session, client_ip).await?)
+}
+
+/// The card of the SetupIntent `setup_intent` (as the page posted it), read from Stripe, when
+/// it is this session's and has succeeded.
+async fn collected(
+    state: &Platform,
+    session: &CashierSession,
+    account: &Account,
+    setup_intent: &str,
+) -> Result<CardFacts, ServiceError> {
+    let id = stripe_keys::object_id(setup_intent, "seti_")
+        .map_err(|why| ServiceError::invalid("setupIntent", why))?;
+    let stripe = Connection::new(&state.stripe, state.keys.open(&account.secret_key_sealed)?);
+    let intent = stripe
+        .setup_intent(&id)
+        .await
+        .map_err(|e| refused_on("setupIntent", e))?;
+    if intent.metadata.get("cashierSession") != Some(&session.id.to_string()) {
+        return Err(ServiceError::invalid(
+            "setupIntent",
+            "is not this cashier session's",
+        ));
+    }
+    let method_id = match (intent.status.as_str(), intent.payment_method) {
+        ("succeeded", Some(method)) => method,
+        (status, _) => {
+            return Err(ServiceError::PaymentDeclined {
+                code: "setup_intent_incomplete".into(),
+                reason: format!("The card was not saved (the SetupIntent is {status})."),
+            })
+        }
+    };
+    let method = stripe
+        .payment_method(&method_id)
+        .await
+        .map_err(|e| refused_on("setupIntent", e))?;
+    let Some(card) = method.card.filter(|_| method.kind == "card") else {
+        return Err(ServiceError::invalid(
+            "setupIntent",
+            format!("saved a {} payment method, not a card", method.kind),
+        ));
+    };
+    Ok(CardFacts {
+        brand: CardBrand::of_stripe(&card.brand)
+            .map_or(card.brand.clone(), |brand| brand.as_str().into()),
+        bin: String::new(),
+        last4: card.last4,
+        fingerprint: format!(
+            "stripe:{}:{}",
+            account.processor_id,
+            card.fingerprint.as_deref().unwrap_or(&method.id)
+        ),
+        bin_type: None,
+        issuer: None,
+        country: None,
+        token: method.id,
+    })
+}

@@ -1,0 +1,254 @@
+//! Cashier payments through the merchant's Stripe account failing mid-way (DESIGN §17),
+//! against localstripe behind a link the test controls. The browser's part (Stripe.js saving
+//! the card with the page's SetupIntent) is done here with the merchant's key, as a server may
+//! confirm a SetupIntent. A lost answer to the confirmation is read back from the
+//! PaymentIntent recur parked: one payment, recorded once. A PaymentIntent whose creation went
+//! unanswered was never confirmed: nothing moved, and the customer pays again. A refund whose
+//! answer was lost is found at Stripe by its key when the merchant asks again, not made twice.
+
+use std::time::Duration;
+
+use reqwest::{Method, StatusCode};
+use serde_json::{json, Value};
+
+use crate::backend_matrix;
+use crate::fixtures::cashier::{hidden, open_order, page, secret_post, visitor, Page};
+use crate::fixtures::stripe::stripe;
+use crate::fixtures::stripe_link::{Mode, StripeLink};
+use crate::fixtures::PROCESSORS;
+use crate::harness::{Backend, TestServer};
+use crate::process::until;
+
+const OK: &str = "https://shop.example.com/ok";
+const FAILED: &str = "https://shop.example.com/failed";
+
+/// A server that reaches localstripe through a link (a three-second Stripe time-out), its
+/// merchant's Stripe account connected as the default card processor.
+async fn behind_link(backend: Backend) -> (TestServer, StripeLink) {
+    let link = StripeLink::start().await;
+    let server = TestServer::start_with(
+        backend,
+        &[
+            ("RECUR_STRIPE_API_BASE", &link.url),
+            ("RECUR_STRIPE_TIMEOUT_SECONDS", "3"),
+        ],
+    )
+    .await;
+    let token = server.token().await;
+    let connected = server
+        .call(
+            Method::POST,
+            PROCESSORS,
+            Some(&token),
+            Some(
+                json!({"kind": "stripe", "name": "Stripe", "secretKey": crate::fixtures::stripe::SECRET_KEY,
+                "publishableKey": "pk_test_51RenewalTests", "webhookSecret": "whsec_cashier",
+                "default": true}),
+            ),
+        )
+        .await;
+    assert_eq!(connected.status, StatusCode::CREATED, "{}", connected.body);
+    (server, link)
+}
+
+/// Opens the cashier at `url`, saves the card `number` with its SetupIntent at Stripe, and
+/// posts the Stripe form: the page's answer.
+async fn pay_with_stripe(client: &reqwest::Client, url: &str, number: &str) -> Page {
+    let form_page = page(client.get(url).send().await.unwrap()).await;
+    assert_eq!(form_page.status, StatusCode::OK, "{}", form_page.text);
+    let marker = "data-client-secret=\"";
+    let start = form_page.text.find(marker).expect("a card Element") + marker.len();
+    let client_secret = &form_page.text[start..][..form_page.text[start..].find('"').unwrap()];
+    let setup_intent = client_secret.split("_secret_").next().unwrap();
+    let card = stripe(
+        Method::POST,
+        "/v1/payment_methods",
+        &[
+            ("type", "card"),
+            ("card[number]", number),
+            ("card[exp_month]", "12"),
+            ("card[exp_year]", "2030"),
+            ("card[cvc]", "123"),
+        ],
+    )
+    .await;
+    let confirmed = stripe(
+        Method::POST,
+        &format!("/v1/setup_intents/{setup_intent}/confirm"),
+        &[("payment_method", card["id"].as_str().unwrap())],
+    )
+    .await;
+    assert_eq!(confirmed["status"], "succeeded", "{confirmed}");
+    let mut form: Vec<(&str, String)> = ["sessionToken", "m_orderId", "csrfToken"]
+        .into_iter()
+        .map(|name| (name, hidden(&form_page.text, name)))
+        .collect();
+    form.push(("setupIntent", setup_intent.to_string()));
+    let base = url.split("/cashier").next().unwrap();
+    page(
+        client
+            .post(format!("{base}/cashier/stripe"))
+            .form(&form)
+            .send()
+            .await
+            .unwrap(),
+    )
+    .await
+}
+
+/// The order's PaymentIntents at Stripe.
+async fn intents_of(order_id: &str) -> Vec<Value> {
+    let mut intents = Vec::new();
+    let mut after = String::new();
+    loop {
+        let listed = stripe(
+            Method::GET,
+            &format!("/v1/payment_intents?limit=100{after}"),
+            &[],
+        )
+        .await;
+        let page = listed["data"].as_array().unwrap();
+        intents.extend(
+            page.iter()
+                .filter(|i| i["metadata"]["orderId"] == order_id)
+                .cloned(),
+        );
+        match page.last() {
+            Some(last) if listed["has_more"] == true => {
+                after = format!("&starting_after={}", last["id"].as_str().unwrap());
+            }
+            _ => return intents,
+        }
+    }
+}
+
+/// (kind, status) of the order's transactions, oldest first.
+async fn transactions(server: &TestServer, order_id: &str) -> Vec<(String, String)> {
+    sqlx::query_as("SELECT kind, status FROM cashier_transactions WHERE order_id = $1 ORDER BY id")
+        .bind(order_id)
+        .fetch_all(server.server.state.store.pool())
+        .await
+        .unwrap()
+}
+
+fn pair(kind: &str, status: &str) -> (String, String) {
+    (kind.into(), status.into())
+}
+
+backend_matrix!(
+    a_lost_confirmation_is_read_back_and_a_lost_refund_found_again,
+    |backend| async move {
+        let (server, link) = behind_link(backend).await;
+        let order = format!("hp-stripe-lost-{}", uuid::Uuid::new_v4().simple());
+        let url = open_order(&server, &order, "https://merchant.example/hooks", json!({})).await;
+        let client = visitor();
+
+        // Stripe charges the card; its answer to the confirmation never reaches recur.
+        link.set(Mode::HoldAfter("/confirm "));
+        let waiting = pay_with_stripe(&client, &url, "4242424242424242").await;
+        assert_eq!(
+            waiting.status,
+            StatusCode::SERVICE_UNAVAILABLE,
+            "{}",
+            waiting.text
+        );
+        assert!(transactions(&server, &order).await.is_empty());
+        until("Stripe's payment", Duration::from_secs(20), async || {
+            intents_of(&order)
+                .await
+                .first()
+                .map(|i| i["status"].clone())
+                == Some("succeeded".into())
+        })
+        .await;
+
+        // The next view of the page reads the parked PaymentIntent: paid, recorded once.
+        link.set(Mode::Pass);
+        let paid = page(client.get(&url).send().await.unwrap()).await;
+        assert_eq!(paid.location.as_deref(), Some(OK), "{}", paid.text);
+        assert_eq!(
+            transactions(&server, &order).await,
+            [pair("PayIn", "Success")]
+        );
+        let intents = intents_of(&order).await;
+        assert_eq!(intents.len(), 1, "{intents:?}");
+        let again = page(client.get(&url).send().await.unwrap()).await;
+        assert_eq!(again.status, StatusCode::OK, "the outcome page");
+        assert_eq!(transactions(&server, &order).await.len(), 1);
+
+        // A refund whose answer is lost records nothing; asked again, it is found at Stripe.
+        link.set(Mode::HoldAfter("POST /v1/refunds "));
+        let lost = secret_post(&server, "/api/payment/refund", &json!({"orderId": order})).await;
+        assert_eq!(
+            lost.status,
+            StatusCode::SERVICE_UNAVAILABLE,
+            "{}",
+            lost.body
+        );
+        assert_eq!(transactions(&server, &order).await.len(), 1);
+        let intent = intents[0]["id"].as_str().unwrap().to_string();
+        let refunds_at_stripe = async || {
+            stripe(
+                Method::GET,
+                &format!("/v1/refunds?payment_intent={intent}"),
+                &[],
+            )
+            .await["data"]
+                .as_array()
+                .unwrap()
+                .len()
+        };
+        until("Stripe's refund", Duration::from_secs(20), async || {
+            refunds_at_stripe().await == 1
+        })
+        .await;
+        link.set(Mode::Pass);
+        let refunded =
+            secret_post(&server, "/api/payment/refund", &json!({"orderId": order})).await;
+        assert_eq!(refunded.status, StatusCode::CREATED, "{}", refunded.body);
+        assert_eq!(refunded.body["transactionStatus"], "Success");
+        assert_eq!(refunded.body["amount"], "49.90");
+        assert_eq!(refunds_at_stripe().await, 1, "not refunded twice");
+        assert_eq!(
+            transactions(&server, &order).await,
+            [pair("PayIn", "Success"), pair("Refund", "Success")]
+        );
+    }
+);
+
+backend_matrix!(
+    an_unanswered_payment_intent_moves_nothing_and_the_customer_pays_again,
+    |backend| async move {
+        let (server, link) = behind_link(backend).await;
+        let order = format!("hp-stripe-unmade-{}", uuid::Uuid::new_v4().simple());
+        let url = open_order(&server, &order, "https://merchant.example/hooks", json!({})).await;
+        let client = visitor();
+
+        // Stripe's answer to the PaymentIntent's creation is lost: it is never confirmed, and
+        // the payment is recorded as failed.
+        link.set(Mode::HoldAfter("POST /v1/payment_intents "));
+        let failed = pay_with_stripe(&client, &url, "4242424242424242").await;
+        assert_eq!(failed.location.as_deref(), Some(FAILED), "{}", failed.text);
+        assert_eq!(
+            transactions(&server, &order).await,
+            [pair("PayIn", "Failed")]
+        );
+        let made = intents_of(&order).await;
+        assert_eq!(made.len(), 1, "{made:?}");
+        assert_eq!(made[0]["status"], "requires_confirmation", "nothing moved");
+
+        link.set(Mode::Pass);
+        let paid = pay_with_stripe(&client, &url, "4242424242424242").await;
+        assert_eq!(paid.location.as_deref(), Some(OK), "{}", paid.text);
+        assert_eq!(
+            transactions(&server, &order).await,
+            [pair("PayIn", "Failed"), pair("PayIn", "Success")]
+        );
+        let statuses: Vec<Value> = intents_of(&order)
+            .await
+            .iter()
+            .map(|i| i["status"].clone())
+            .collect();
+        assert_eq!(statuses, ["requires_confirmation", "succeeded"]);
+    }
+);
