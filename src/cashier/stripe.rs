@@ -391,6 +391,15 @@ async fn payment_key(
     ))
 }
 
+/// The session row id a payment key names (see [`payment_key`]), if it is one.
+pub fn session_of_key(key: &str) -> Option<i64> {
+    key.strip_prefix("cashier:")?
+        .split('.')
+        .next()?
+        .parse()
+        .ok()
+}
+
 /// The payment parked on `session` with its PaymentIntent, if one is.
 fn parked(session: &CashierSession) -> Option<(PendingPayment, ParkedIntent)> {
     let pending = session.pending.clone()?;
@@ -425,4 +434,19 @@ fn unavailable(error: StripeError) -> CashierError {
     CashierError::Unavailable(format!(
         "Stripe did not answer ({error}); nothing was recorded, ask again"
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::session_of_key;
+
+    #[test]
+    fn a_payment_key_names_its_session() {
+        assert_eq!(
+            session_of_key("cashier:42.1795813568000000:0:301"),
+            Some(42)
+        );
+        assert_eq!(session_of_key("charge:42"), None);
+        assert_eq!(session_of_key("cashier:x.1:0:301"), None);
+    }
 }

@@ -2,13 +2,14 @@
 //! taken only with a `Stripe-Signature` that the account's webhook secret made over the raw
 //! body, within five minutes of the real clock ([`recur_domain::stripe_signature`]); each event
 //! id is handled once. `payment_intent.succeeded` and `payment_intent.payment_failed` settle an
-//! attempt still `Pending` (its answer was lost), named by the intent's `attemptKey`;
-//! `charge.refunded` records refunds made in Stripe's dashboard; `charge.dispute.created`
+//! attempt still `Pending` (its answer was lost), named by the intent's `attemptKey`, or a
+//! cashier payment still parked, named by its `cashierKey`; `charge.refunded` records refunds made in Stripe's dashboard; `charge.dispute.created`
 //! records a chargeback. Other types are acknowledged and ignored.
 
 use recur_domain::stripe_signature;
 use serde::Deserialize;
 
+use super::cashier::stripe as cashier_stripe;
 use super::ServiceError;
 use crate::billing::{charging, disputes, refunds};
 use crate::events::subscription::Chargeback;
@@ -97,7 +98,8 @@ pub async fn receive(
 }
 
 /// `payment_intent.succeeded` / `payment_intent.payment_failed`: settles the attempt the
-/// PaymentIntent's `attemptKey` names when it is still `Pending` (its answer was lost).
+/// PaymentIntent's `attemptKey` names when it is still `Pending` (its answer was lost), or the
+/// cashier payment its `cashierKey` names when it is still parked (read from Stripe).
 async fn settle(
     state: &Platform,
     merchant_id: i64,
@@ -105,6 +107,9 @@ async fn settle(
 ) -> Result<(), ServiceError> {
     let intent: PaymentIntent = serde_json::from_value(object.clone())
         .map_err(|e| ServiceError::invalid("body", format!("is not a PaymentIntent: {e}")))?;
+    if let Some(key) = object["metadata"]["cashierKey"].as_str() {
+        return cashier_stripe::settle_parked(state, merchant_id, key, &intent.id).await;
+    }
     let attempt_key = object["metadata"]["attemptKey"].as_str();
     if let (Some(key), Some(outcome)) = (attempt_key, charges::outcome(&intent)) {
         let pool = state.store.pool();

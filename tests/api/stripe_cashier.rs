@@ -5,6 +5,7 @@
 //! PaymentIntent recur parked: one payment, recorded once. A PaymentIntent whose creation went
 //! unanswered was never confirmed: nothing moved, and the customer pays again. A refund whose
 //! answer was lost is found at Stripe by its key when the merchant asks again, not made twice.
+//! Stripe's `payment_intent.succeeded` settles a parked payment without the customer's return.
 
 use std::time::Duration;
 
@@ -13,7 +14,7 @@ use serde_json::{json, Value};
 
 use crate::backend_matrix;
 use crate::fixtures::cashier::{hidden, open_order, page, secret_post, visitor, Page};
-use crate::fixtures::stripe::stripe;
+use crate::fixtures::stripe::{event, stripe, SECRET_KEY, WEBHOOK_SECRET};
 use crate::fixtures::stripe_link::{Mode, StripeLink};
 use crate::fixtures::PROCESSORS;
 use crate::harness::{Backend, TestServer};
@@ -23,8 +24,8 @@ const OK: &str = "https://shop.example.com/ok";
 const FAILED: &str = "https://shop.example.com/failed";
 
 /// A server that reaches localstripe through a link (a three-second Stripe time-out), its
-/// merchant's Stripe account connected as the default card processor.
-async fn behind_link(backend: Backend) -> (TestServer, StripeLink) {
+/// merchant's Stripe account connected as the default card processor (its id last).
+async fn behind_link(backend: Backend) -> (TestServer, StripeLink, i64) {
     let link = StripeLink::start().await;
     let server = TestServer::start_with(
         backend,
@@ -41,14 +42,15 @@ async fn behind_link(backend: Backend) -> (TestServer, StripeLink) {
             PROCESSORS,
             Some(&token),
             Some(
-                json!({"kind": "stripe", "name": "Stripe", "secretKey": crate::fixtures::stripe::SECRET_KEY,
-                "publishableKey": "pk_test_51RenewalTests", "webhookSecret": "whsec_cashier",
+                json!({"kind": "stripe", "name": "Stripe", "secretKey": SECRET_KEY,
+                "publishableKey": "pk_test_51RenewalTests", "webhookSecret": WEBHOOK_SECRET,
                 "default": true}),
             ),
         )
         .await;
     assert_eq!(connected.status, StatusCode::CREATED, "{}", connected.body);
-    (server, link)
+    let processor = connected.body["paymentProcessorId"].as_i64().unwrap();
+    (server, link, processor)
 }
 
 /// Opens the cashier at `url`, saves the card `number` with its SetupIntent at Stripe, and
@@ -138,7 +140,7 @@ fn pair(kind: &str, status: &str) -> (String, String) {
 backend_matrix!(
     a_lost_confirmation_is_read_back_and_a_lost_refund_found_again,
     |backend| async move {
-        let (server, link) = behind_link(backend).await;
+        let (server, link, _) = behind_link(backend).await;
         let order = format!("hp-stripe-lost-{}", uuid::Uuid::new_v4().simple());
         let url = open_order(&server, &order, "https://merchant.example/hooks", json!({})).await;
         let client = visitor();
@@ -219,7 +221,7 @@ backend_matrix!(
 backend_matrix!(
     an_unanswered_payment_intent_moves_nothing_and_the_customer_pays_again,
     |backend| async move {
-        let (server, link) = behind_link(backend).await;
+        let (server, link, _) = behind_link(backend).await;
         let order = format!("hp-stripe-unmade-{}", uuid::Uuid::new_v4().simple());
         let url = open_order(&server, &order, "https://merchant.example/hooks", json!({})).await;
         let client = visitor();
@@ -250,5 +252,52 @@ backend_matrix!(
             .map(|i| i["status"].clone())
             .collect();
         assert_eq!(statuses, ["requires_confirmation", "succeeded"]);
+    }
+);
+
+backend_matrix!(
+    stripes_webhook_settles_a_parked_payment,
+    |backend| async move {
+        let (server, link, processor) = behind_link(backend).await;
+        let order = format!("hp-stripe-event-{}", uuid::Uuid::new_v4().simple());
+        let url = open_order(&server, &order, "https://merchant.example/hooks", json!({})).await;
+        link.set(Mode::HoldAfter("/confirm "));
+        let waiting = pay_with_stripe(&visitor(), &url, "4242424242424242").await;
+        assert_eq!(
+            waiting.status,
+            StatusCode::SERVICE_UNAVAILABLE,
+            "{}",
+            waiting.text
+        );
+        until("Stripe's payment", Duration::from_secs(20), async || {
+            intents_of(&order)
+                .await
+                .first()
+                .map(|i| i["status"].clone())
+                == Some("succeeded".into())
+        })
+        .await;
+        link.set(Mode::Pass);
+
+        // The customer never comes back; Stripe tells recur (the event's object is the
+        // PaymentIntent as Stripe has it, and recur reads it again anyway).
+        let intent = intents_of(&order).await.remove(0);
+        let id = format!("evt_{}", uuid::Uuid::new_v4().simple());
+        let outcome = event(
+            &server,
+            processor,
+            &id,
+            "payment_intent.succeeded",
+            intent.clone(),
+        )
+        .await;
+        assert_eq!(outcome, "handled");
+        assert_eq!(
+            transactions(&server, &order).await,
+            [pair("PayIn", "Success")]
+        );
+        let repeated = event(&server, processor, &id, "payment_intent.succeeded", intent).await;
+        assert_eq!(repeated, "repeated");
+        assert_eq!(transactions(&server, &order).await.len(), 1);
     }
 );

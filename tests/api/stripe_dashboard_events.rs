@@ -5,35 +5,13 @@
 //! `Chargeback` notification. The events are signed as Stripe documents them (localstripe sends
 //! neither type); the refunds they announce are read from localstripe.
 
-use recur_domain::stripe_signature;
 use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
 
 use crate::backend_test;
-use crate::fixtures::stripe::{customer_with_stripe_card, intents_of, stripe, WEBHOOK_SECRET};
+use crate::fixtures::stripe::{customer_with_stripe_card, event, intents_of, stripe};
 use crate::fixtures::INVOICE;
 use crate::harness::TestServer;
-
-/// Sends Stripe's event `id` of `kind` about `object`, signed now; its outcome.
-async fn event(server: &TestServer, processor: i64, id: &str, kind: &str, object: Value) -> Value {
-    let body =
-        json!({"id": id, "object": "event", "type": kind, "data": {"object": object}}).to_string();
-    let now = chrono::Utc::now().timestamp();
-    let signature = format!(
-        "t={now},v1={}",
-        stripe_signature::sign(WEBHOOK_SECRET, now, body.as_bytes())
-    );
-    let reply = reqwest::Client::new()
-        .post(format!("{}/webhooks/stripe/{processor}", server.base_url))
-        .header("content-type", "application/json")
-        .header("Stripe-Signature", signature)
-        .body(body)
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(reply.status(), StatusCode::OK);
-    reply.json::<Value>().await.unwrap()["outcome"].clone()
-}
 
 /// An Active membership paid through Stripe: (membership key, invoice key, PaymentIntent id,
 /// processor id).

@@ -12,6 +12,7 @@ use recur_domain::stripe_keys;
 use super::payments::CLAIM;
 pub use crate::cashier::stripe::Step;
 use crate::cashier::stripe::{self, StripePayment};
+use crate::cashier::CashierError;
 use crate::ids;
 use crate::platform::Platform;
 use crate::processor::stripe::Connection;
@@ -110,7 +111,37 @@ pub async fn resolve(
     session: &CashierSession,
     client_ip: Option<String>,
 ) -> Result<Option<Step>, ServiceError> {
-    Ok(stripe::resolve(state, session, client_ip).await?)
+    match stripe::resolve(state, session, client_ip).await {
+        Ok(step) => Ok(step),
+        // Recorded meanwhile by another request (Stripe's webhook, a second tab).
+        Err(CashierError::Conflict(_)) => Ok(None),
+        Err(other) => Err(other.into()),
+    }
+}
+
+/// Stripe's `payment_intent.succeeded` or `payment_intent.payment_failed` about the cashier
+/// payment `key` (its PaymentIntent `intent`): the session's parked payment is read from
+/// Stripe and recorded once Stripe decided. Nothing happens when the payment is not parked
+/// (recorded already, or not a session of this merchant).
+pub async fn settle_parked(
+    state: &Platform,
+    merchant_id: i64,
+    key: &str,
+    intent: &str,
+) -> Result<(), ServiceError> {
+    let Some(session_id) = stripe::session_of_key(key) else {
+        return Ok(());
+    };
+    let Some(session) =
+        cashier_sessions::by_id(state.store.pool(), merchant_id, session_id).await?
+    else {
+        return Ok(());
+    };
+    let parked = session.pending.as_ref().and_then(|p| p.intent.as_ref());
+    if parked.is_some_and(|parked| parked.id == intent) {
+        resolve(state, &session, None).await?;
+    }
+    Ok(())
 }
 
 /// The card of the SetupIntent `setup_intent` (as the page posted it), read from Stripe, when
