@@ -25,6 +25,7 @@ use crate::store::cashier_sessions::{self, CashierSession, ParkedIntent, Pending
 use crate::store::cashier_transactions::{
     self, CardFacts, CashierTransaction, TransactionKind, TransactionStatus,
 };
+use crate::store::refunds;
 use crate::store::stripe_accounts::{self, Account};
 
 /// Where a Stripe payment stands after recur asked.
@@ -236,6 +237,60 @@ pub async fn refund(
         Err(error) => return Err(unavailable(error)),
     };
     Ok(one_attempt(state, account, outcome, key))
+}
+
+/// Records a refund made in Stripe's dashboard (`refund`, `re_…`, of `amount` minor units) of
+/// the merchant's order `order_id`'s pay-in through `account`, paid by the PaymentIntent
+/// `payment_intent`: a `Refund` transaction with its notification, once per Stripe refund
+/// (its key names the refund). Returns whether it was recorded now; nothing is recorded for a
+/// payment recur does not have or has refunded in full.
+pub async fn record_dashboard_refund(
+    state: &Platform,
+    merchant_id: i64,
+    account: &Account,
+    order_id: &str,
+    payment_intent: &str,
+    refund: &str,
+    amount: i64,
+) -> Result<bool, CashierError> {
+    let pool = state.store.pool();
+    let Some(payin) =
+        cashier_transactions::latest_success(pool, merchant_id, order_id, TransactionKind::PayIn)
+            .await?
+            .filter(|t| t.external_id.as_deref() == Some(payment_intent))
+    else {
+        return Ok(false);
+    };
+    let (_, refunded) = refunds::of_cashier_payment(pool, merchant_id, payin.id).await?;
+    let amount = amount.min(payin.amount - refunded);
+    if amount <= 0 {
+        return Ok(false);
+    }
+    let session = cashier_sessions::by_id(pool, merchant_id, payin.session_id)
+        .await?
+        .ok_or(CashierError::NotFound)?;
+    let payer = Payer::of(&session)?;
+    let approved = ChargeOutcome::Approved {
+        reference: refund.to_owned(),
+    };
+    let cascade = one_attempt(state, account, approved, format!("stripe-refund:{refund}"));
+    let recorded = Recorded {
+        session: &session,
+        payer: &payer,
+        kind: TransactionKind::Refund,
+        amount,
+        initial_amount: payin.initial_amount,
+        card: payin.card.as_ref(),
+        client_ip: None,
+        parent_id: Some(payin.id),
+        retried: false,
+    };
+    match record(state, recorded, cascade).await {
+        Ok(_) => Ok(true),
+        // Recorded before (the event again, or another event about the same payment).
+        Err(CashierError::Conflict(_)) => Ok(false),
+        Err(other) => Err(other),
+    }
 }
 
 /// Whether the merchant's processor `processor_id` is a connected Stripe account.

@@ -14,7 +14,7 @@ use super::ServiceError;
 use crate::billing::{charging, disputes, refunds};
 use crate::events::subscription::Chargeback;
 use crate::platform::Platform;
-use crate::processor::stripe::objects::PaymentIntent;
+use crate::processor::stripe::objects::{PaymentIntent, Refund};
 use crate::processor::stripe::{charges, Connection, StripeError};
 use crate::store::charges::{self as attempts, Charge, ChargeStatus};
 use crate::store::{stripe_accounts, stripe_events};
@@ -78,7 +78,7 @@ pub async fn receive(
             true
         }
         "charge.refunded" => {
-            refunded(state, &stripe, merchant_id, object).await?;
+            refunded(state, &stripe, merchant_id, processor_id, object).await?;
             true
         }
         "charge.dispute.created" => {
@@ -123,21 +123,28 @@ async fn settle(
     Ok(())
 }
 
-/// The approved attempt of the merchant paid by the PaymentIntent `payment_intent`, read from
-/// Stripe (its `attemptKey`); `None` for a payment recur did not make.
-async fn approved_attempt(
-    state: &Platform,
+/// The PaymentIntent `payment_intent` (an event's, when it names one) as Stripe has it now.
+async fn read_intent(
     stripe: &Connection<'_>,
-    merchant_id: i64,
     payment_intent: Option<&str>,
-) -> Result<Option<Charge>, ServiceError> {
+) -> Result<Option<PaymentIntent>, ServiceError> {
     let Some(payment_intent) = payment_intent.filter(|id| id.starts_with("pi_")) else {
         return Ok(None);
     };
-    let intent = stripe
+    stripe
         .payment_intent(payment_intent)
         .await
-        .map_err(unanswered)?;
+        .map(Some)
+        .map_err(unanswered)
+}
+
+/// The merchant's approved attempt `intent` paid (its `attemptKey`); `None` for a payment
+/// that is not an invoice's.
+async fn approved_attempt(
+    state: &Platform,
+    merchant_id: i64,
+    intent: &PaymentIntent,
+) -> Result<Option<Charge>, ServiceError> {
     let Some(key) = intent.metadata.get("attemptKey") else {
         return Ok(None);
     };
@@ -149,26 +156,39 @@ async fn approved_attempt(
 }
 
 /// `charge.refunded`: every succeeded refund of the payment that recur did not ask for (made in
-/// Stripe's dashboard, without recur's `refundKey`) is recorded as a refund of its invoice, with
-/// its credit note, once per Stripe refund. The refunds are read from Stripe.
+/// Stripe's dashboard, without recur's `refundKey`) is recorded once per Stripe refund: as a
+/// refund of its invoice with its credit note, or as a `Refund` transaction of its cashier order
+/// (a PaymentIntent with a `cashierKey`). The refunds are read from Stripe.
 async fn refunded(
     state: &Platform,
     stripe: &Connection<'_>,
     merchant_id: i64,
+    processor_id: i64,
     object: &serde_json::Value,
 ) -> Result<(), ServiceError> {
-    let payment_intent = object["payment_intent"].as_str();
-    let Some(charge) = approved_attempt(state, stripe, merchant_id, payment_intent).await? else {
+    let Some(intent) = read_intent(stripe, object["payment_intent"].as_str()).await? else {
         return Ok(());
     };
-    let made_elsewhere = stripe
-        .refunds_of(payment_intent.unwrap_or_default())
+    let made_elsewhere: Vec<Refund> = stripe
+        .refunds_of(&intent.id)
         .await
         .map_err(unanswered)?
         .into_iter()
-        .filter(|refund| {
-            refund.status == "succeeded" && !refund.metadata.contains_key("refundKey")
-        });
+        .filter(|refund| refund.status == "succeeded" && !refund.metadata.contains_key("refundKey"))
+        .collect();
+    if intent.metadata.contains_key("cashierKey") {
+        return cashier_stripe::record_dashboard_refunds(
+            state,
+            merchant_id,
+            processor_id,
+            &intent,
+            &made_elsewhere,
+        )
+        .await;
+    }
+    let Some(charge) = approved_attempt(state, merchant_id, &intent).await? else {
+        return Ok(());
+    };
     let at = state.merchant_now(merchant_id).await?;
     for refund in made_elsewhere {
         refunds::record_external(state, &charge, &refund.id, refund.amount, at).await?;
@@ -184,8 +204,10 @@ async fn disputed(
     merchant_id: i64,
     object: &serde_json::Value,
 ) -> Result<(), ServiceError> {
-    let payment_intent = object["payment_intent"].as_str();
-    let Some(charge) = approved_attempt(state, stripe, merchant_id, payment_intent).await? else {
+    let Some(intent) = read_intent(stripe, object["payment_intent"].as_str()).await? else {
+        return Ok(());
+    };
+    let Some(charge) = approved_attempt(state, merchant_id, &intent).await? else {
         return Ok(());
     };
     let (Some(reference), Some(amount)) = (object["id"].as_str(), object["amount"].as_i64()) else {

@@ -5,7 +5,8 @@
 //! PaymentIntent recur parked: one payment, recorded once. A PaymentIntent whose creation went
 //! unanswered was never confirmed: nothing moved, and the customer pays again. A refund whose
 //! answer was lost is found at Stripe by its key when the merchant asks again, not made twice.
-//! Stripe's `payment_intent.succeeded` settles a parked payment without the customer's return.
+//! Stripe's `payment_intent.succeeded` settles a parked payment without the customer's return;
+//! `charge.refunded` records a refund made in Stripe's dashboard once on the order.
 
 use std::time::Duration;
 
@@ -56,6 +57,15 @@ async fn behind_link(backend: Backend) -> (TestServer, StripeLink, i64) {
 /// Opens the cashier at `url`, saves the card `number` with its SetupIntent at Stripe, and
 /// posts the Stripe form: the page's answer.
 async fn pay_with_stripe(client: &reqwest::Client, url: &str, number: &str) -> Page {
+    paying_with_stripe(client, url, number).await.0
+}
+
+/// [`pay_with_stripe`], with the form it posted.
+async fn paying_with_stripe(
+    client: &reqwest::Client,
+    url: &str,
+    number: &str,
+) -> (Page, Vec<(&'static str, String)>) {
     let form_page = page(client.get(url).send().await.unwrap()).await;
     assert_eq!(form_page.status, StatusCode::OK, "{}", form_page.text);
     let marker = "data-client-secret=\"";
@@ -87,7 +97,7 @@ async fn pay_with_stripe(client: &reqwest::Client, url: &str, number: &str) -> P
         .collect();
     form.push(("setupIntent", setup_intent.to_string()));
     let base = url.split("/cashier").next().unwrap();
-    page(
+    let answer = page(
         client
             .post(format!("{base}/cashier/stripe"))
             .form(&form)
@@ -95,7 +105,8 @@ async fn pay_with_stripe(client: &reqwest::Client, url: &str, number: &str) -> P
             .await
             .unwrap(),
     )
-    .await
+    .await;
+    (answer, form)
 }
 
 /// The order's PaymentIntents at Stripe.
@@ -147,13 +158,28 @@ backend_matrix!(
 
         // Stripe charges the card; its answer to the confirmation never reaches recur.
         link.set(Mode::HoldAfter("/confirm "));
-        let waiting = pay_with_stripe(&client, &url, "4242424242424242").await;
+        let (waiting, mut form) = paying_with_stripe(&client, &url, "4242424242424242").await;
         assert_eq!(
             waiting.status,
             StatusCode::SERVICE_UNAVAILABLE,
             "{}",
             waiting.text
         );
+        assert!(transactions(&server, &order).await.is_empty());
+        // The sandbox's identity-confirmation step cannot take the parked payment over.
+        form.retain(|(name, _)| *name != "setupIntent");
+        form.push(("action", "confirm".into()));
+        let base = url.split("/cashier").next().unwrap();
+        let confirm = page(
+            client
+                .post(format!("{base}/cashier/confirm"))
+                .form(&form)
+                .send()
+                .await
+                .unwrap(),
+        )
+        .await;
+        assert_eq!(confirm.status, StatusCode::SEE_OTHER, "{}", confirm.text);
         assert!(transactions(&server, &order).await.is_empty());
         until("Stripe's payment", Duration::from_secs(20), async || {
             intents_of(&order)
@@ -299,5 +325,57 @@ backend_matrix!(
         let repeated = event(&server, processor, &id, "payment_intent.succeeded", intent).await;
         assert_eq!(repeated, "repeated");
         assert_eq!(transactions(&server, &order).await.len(), 1);
+    }
+);
+
+backend_matrix!(
+    a_refund_made_in_stripes_dashboard_is_recorded_once_on_the_order,
+    |backend| async move {
+        let (server, _link, processor) = behind_link(backend).await;
+        let order = format!("hp-stripe-dashboard-{}", uuid::Uuid::new_v4().simple());
+        let url = open_order(&server, &order, "https://merchant.example/hooks", json!({})).await;
+        let paid = pay_with_stripe(&visitor(), &url, "4242424242424242").await;
+        assert_eq!(paid.location.as_deref(), Some(OK), "{}", paid.text);
+        let intent = intents_of(&order).await.remove(0);
+        let pi = intent["id"].as_str().unwrap().to_string();
+
+        // The merchant refunds 10.00 in Stripe's dashboard; Stripe says so, twice.
+        let made = stripe(
+            Method::POST,
+            "/v1/refunds",
+            &[("payment_intent", &pi), ("amount", "1000")],
+        )
+        .await;
+        assert_eq!(made["status"], "succeeded", "{made}");
+        let charge = json!({"id": "ch_dashboard", "object": "charge", "payment_intent": pi,
+                            "amount_refunded": 1000, "refunded": false});
+        for _ in 0..2 {
+            let id = format!("evt_{}", uuid::Uuid::new_v4().simple());
+            let outcome = event(&server, processor, &id, "charge.refunded", charge.clone()).await;
+            assert_eq!(outcome, "handled");
+        }
+        let amounts: Vec<(String, i64)> = sqlx::query_as(
+            "SELECT kind, amount FROM cashier_transactions WHERE order_id = $1 ORDER BY id",
+        )
+        .bind(&order)
+        .fetch_all(server.server.state.store.pool())
+        .await
+        .unwrap();
+        assert_eq!(amounts, [("PayIn".into(), 4990), ("Refund".into(), 1000)]);
+
+        // What is left is refunded through recur, and Stripe's event about it records nothing.
+        let rest = secret_post(&server, "/api/payment/refund", &json!({"orderId": order})).await;
+        assert_eq!(rest.status, StatusCode::CREATED, "{}", rest.body);
+        assert_eq!(rest.body["amount"], "39.90");
+        let id = format!("evt_{}", uuid::Uuid::new_v4().simple());
+        event(&server, processor, &id, "charge.refunded", charge).await;
+        assert_eq!(
+            transactions(&server, &order).await,
+            [
+                pair("PayIn", "Success"),
+                pair("Refund", "Success"),
+                pair("Refund", "Success")
+            ]
+        );
     }
 );

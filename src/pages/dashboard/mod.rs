@@ -142,6 +142,10 @@ pub fn routes() -> Router<AppState> {
             post(processors::replace_webhook_secret),
         )
         .route(
+            "/dashboard/processors/{processor_id}/keys",
+            post(processors::change_keys),
+        )
+        .route(
             "/dashboard/processors/{processor_id}/remove",
             get(processors::confirm_remove).post(processors::remove),
         )

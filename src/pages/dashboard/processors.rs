@@ -1,7 +1,7 @@
 //! The processors page (DESIGN §17): the merchant's sandbox gateways and connected Stripe
 //! accounts (kind, default or not, a key's last four, live or test, the webhook URL to give
 //! Stripe), the form that connects a Stripe account, and per processor the buttons that make it
-//! the default and remove it, through the service of `/processors` ([`processors`]): the same
+//! the default, rename it or replace its keys, and remove it, through the service of `/processors` ([`processors`]): the same
 //! checks (the key's shape and mode, then one call to Stripe), the same limit. A success
 //! redirects back to the page with what was done; a refused field shows the form again with the
 //! reason beside it (400), Stripe out of reach or the limit above it (503, 409). The secret key
@@ -33,7 +33,7 @@ use crate::state::AppState;
 const PAGE: &str = "/dashboard/processors";
 
 /// What a redirect back to the page may say was done (`?done=`).
-const DONE: [&str; 4] = ["connected", "default", "removed", "secret"];
+const DONE: [&str; 5] = ["connected", "default", "removed", "secret", "changed"];
 
 /// The connection form as posted. `Debug` leaves the two secrets out.
 #[derive(Default, Deserialize)]
@@ -111,6 +111,34 @@ pub struct SecretForm {
 impl std::fmt::Debug for SecretForm {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("SecretForm").finish_non_exhaustive()
+    }
+}
+
+/// A Stripe account's new name and keys as posted; a blank field keeps what is stored.
+/// `Debug` leaves the secret key out.
+#[derive(Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct KeysForm {
+    /// The session's form token.
+    #[serde(default)]
+    csrf_token: String,
+    /// A new name.
+    #[serde(default)]
+    name: String,
+    /// A new `sk_…`, checked with Stripe: never shown back.
+    #[serde(default)]
+    secret_key: String,
+    /// A new `pk_…`.
+    #[serde(default)]
+    publishable_key: String,
+}
+
+impl std::fmt::Debug for KeysForm {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("KeysForm")
+            .field("name", &self.name)
+            .field("publishable_key", &self.publishable_key)
+            .finish_non_exhaustive()
     }
 }
 
@@ -312,9 +340,35 @@ pub async fn replace_webhook_secret(
     apply(&state, &staff, t, &id, change, "secret", secret).await
 }
 
+/// `POST /dashboard/processors/{paymentProcessorId}/keys` (`name`, `secretKey`,
+/// `publishableKey`; blank keeps what is stored): renames a Stripe account or replaces its keys
+/// (a new secret key is checked with Stripe as on connecting) and goes back to the page; a
+/// refused field is said with the reason (400, never with the key), Stripe out of reach too
+/// (503, nothing changed).
+pub async fn change_keys(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+    PageForm(form): PageForm<KeysForm>,
+) -> Result<Response, PageError> {
+    let staff = match staff::posting(&state, &headers, &form.csrf_token).await? {
+        Ok(staff) => staff,
+        Err(answer) => return Ok(answer),
+    };
+    let t = session::strings(&state, &headers);
+    let change = ProcessorChange {
+        name: fields::text(&form.name),
+        secret_key: fields::text(&form.secret_key),
+        publishable_key: fields::text(&form.publishable_key),
+        ..ProcessorChange::default()
+    };
+    let secret = form.secret_key.trim();
+    apply(&state, &staff, t, &id, change, "changed", secret).await
+}
+
 /// Applies `change` to the processor of the path's `id` and goes back to the page saying
 /// `done`; a refused change shows the page with the reason (400, `secret` blanked out of it),
-/// another merchant's processor the 404 page.
+/// Stripe out of reach too (503), another merchant's processor the 404 page.
 async fn apply(
     state: &AppState,
     staff: &Staff,
@@ -328,25 +382,26 @@ async fn apply(
         Ok(id) => processors::change(state, staff.merchant.id, id, change).await,
         Err(error) => Err(error),
     };
-    match result {
-        Ok(_) => Ok(done(done_what)),
-        Err(ServiceError::NotFound) => notice::not_found(state, t),
+    let (status, why) = match result {
+        Ok(_) => return Ok(done(done_what)),
+        Err(ServiceError::NotFound) => return notice::not_found(state, t),
         Err(ServiceError::Validation(errors)) => {
             let why: Vec<String> = beside(errors).into_values().collect();
-            let why = why.join("; ");
-            let why = if secret.is_empty() {
-                why
-            } else {
-                why.replace(secret, "…")
-            };
-            let shown = Shown {
-                error: Some(why),
-                ..Shown::default()
-            };
-            list_page(state, staff, t, StatusCode::BAD_REQUEST, shown).await
+            (StatusCode::BAD_REQUEST, why.join("; "))
         }
-        Err(other) => Err(other.into()),
-    }
+        Err(ServiceError::Unavailable(why)) => (StatusCode::SERVICE_UNAVAILABLE, why),
+        Err(other) => return Err(other.into()),
+    };
+    let why = if secret.is_empty() {
+        why
+    } else {
+        why.replace(secret, "…")
+    };
+    let shown = Shown {
+        error: Some(why),
+        ..Shown::default()
+    };
+    list_page(state, staff, t, status, shown).await
 }
 
 /// Whether `id` names one of the merchant's Stripe accounts (the sandbox set is not removed).

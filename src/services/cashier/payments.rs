@@ -103,13 +103,14 @@ pub async fn park_for_challenge(
     Ok(true)
 }
 
-/// Takes the payment parked on the session off it, to be paid (the customer confirmed) or
-/// dropped; `None` when none is parked.
+/// Takes the payment parked on the session for the identity-confirmation step off it, to be
+/// paid (the customer confirmed) or dropped; `None` when none is parked. A Stripe payment
+/// parked with its PaymentIntent is never taken here: only Stripe's answer settles it.
 pub async fn take_pending(
     state: &AppState,
     session: &CashierSession,
 ) -> Result<Option<PendingPayment>, ServiceError> {
-    let Some(pending) = session.pending.clone() else {
+    let Some(pending) = session.pending.clone().filter(|p| p.intent.is_none()) else {
         return Ok(None);
     };
     cashier_sessions::set_pending(&state.store, session.id, None).await?;

@@ -15,6 +15,7 @@ use crate::cashier::stripe::{self, StripePayment};
 use crate::cashier::CashierError;
 use crate::ids;
 use crate::platform::Platform;
+use crate::processor::stripe::objects::{PaymentIntent, Refund};
 use crate::processor::stripe::Connection;
 use crate::services::payment_methods::refused_on;
 use crate::services::stripe_cards::CardSetup;
@@ -140,6 +141,37 @@ pub async fn settle_parked(
     let parked = session.pending.as_ref().and_then(|p| p.intent.as_ref());
     if parked.is_some_and(|parked| parked.id == intent) {
         resolve(state, &session, None).await?;
+    }
+    Ok(())
+}
+
+/// Refunds made in Stripe's dashboard (`refunds`, read from Stripe) of the cashier payment
+/// `intent` at the merchant's account `processor_id`: each recorded once as a `Refund`
+/// transaction of its order, with its notification.
+pub async fn record_dashboard_refunds(
+    state: &Platform,
+    merchant_id: i64,
+    processor_id: i64,
+    intent: &PaymentIntent,
+    refunds: &[Refund],
+) -> Result<(), ServiceError> {
+    let (Some(order_id), Some(account)) = (
+        intent.metadata.get("orderId"),
+        stripe_accounts::get(state.store.pool(), merchant_id, processor_id).await?,
+    ) else {
+        return Ok(());
+    };
+    for refund in refunds {
+        stripe::record_dashboard_refund(
+            state,
+            merchant_id,
+            &account,
+            order_id,
+            &intent.id,
+            &refund.id,
+            refund.amount,
+        )
+        .await?;
     }
     Ok(())
 }

@@ -2,7 +2,8 @@
 //! Stripe account connected (its last four and webhook URL shown, its secrets never, not even in
 //! a form refused), keys refused beside their fields by recur's rules (localstripe accepts every
 //! `sk_` key, so a key Stripe itself refuses is covered by the client's unit tests), Stripe out
-//! of reach told on the page, the default changed (back to the sandbox gateways too), removal
+//! of reach told on the page, the default changed (back to the sandbox gateways too), an account
+//! renamed and its keys replaced (a key of the wrong mode refused unquoted), removal
 //! after a confirmation and refused while a customer's card is held; CSRF and another merchant's
 //! processor as the 404 page. SQLite and PostgreSQL.
 
@@ -529,5 +530,81 @@ backend_test!(
             .post(&replace, &cookie, &[("webhookSecret", new_secret)])
             .await;
         assert_eq!(missing.status, StatusCode::FORBIDDEN, "no form token");
+    }
+);
+
+backend_test!(
+    dashboard_renames_an_account_and_replaces_its_keys,
+    |server: TestServer| async move {
+        let token = server.token().await;
+        let browser = Browser::new(&server);
+        let cookie = browser.log_in(&server.merchant).await;
+        let csrf = browser.get(PAGE, &cookie).await.csrf();
+        browser
+            .post(PAGE, &cookie, &connect_form(&csrf, "Stripe"))
+            .await;
+        let change = format!("{PAGE}/301/keys");
+
+        // A live key for a sandbox merchant is refused, and not shown back; nothing changes.
+        let live = "sk_live_51NotForTheSandbox";
+        let refused = browser
+            .post(
+                &change,
+                &cookie,
+                &[
+                    ("csrfToken", csrf.as_str()),
+                    ("name", "Renamed"),
+                    ("secretKey", live),
+                ],
+            )
+            .await;
+        assert_eq!(refused.status, StatusCode::BAD_REQUEST, "{}", refused.text);
+        assert!(!refused.text.contains(live), "{}", refused.text);
+        assert_eq!(
+            api_list(&server, &token).await.last().unwrap()["name"],
+            "Stripe"
+        );
+
+        let new_key = "sk_test_51RotatedKey4321";
+        let changed = browser
+            .post(
+                &change,
+                &cookie,
+                &[
+                    ("csrfToken", csrf.as_str()),
+                    ("name", "Stripe EU"),
+                    ("secretKey", new_key),
+                    ("publishableKey", "pk_test_51RotatedPublishable"),
+                ],
+            )
+            .await;
+        assert_eq!(changed.status, StatusCode::SEE_OTHER, "{}", changed.text);
+        assert_eq!(
+            changed.location.as_deref(),
+            Some("/dashboard/processors?done=changed")
+        );
+        let account = api_list(&server, &token).await.last().unwrap().clone();
+        assert_eq!(account["name"], "Stripe EU");
+        assert_eq!(account["stripe"]["secretKeyLast4"], "4321");
+        assert_eq!(
+            account["stripe"]["publishableKey"],
+            "pk_test_51RotatedPublishable"
+        );
+        let page = browser.get(PAGE, &cookie).await;
+        assert!(!page.text.contains(new_key));
+        shows_no_secret(&page);
+
+        // Blank fields keep what is stored.
+        let kept = browser
+            .post(
+                &change,
+                &cookie,
+                &[("csrfToken", csrf.as_str()), ("name", "Stripe EU 2")],
+            )
+            .await;
+        assert_eq!(kept.status, StatusCode::SEE_OTHER, "{}", kept.text);
+        let account = api_list(&server, &token).await.last().unwrap().clone();
+        assert_eq!(account["name"], "Stripe EU 2");
+        assert_eq!(account["stripe"]["secretKeyLast4"], "4321");
     }
 );
