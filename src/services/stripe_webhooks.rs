@@ -70,7 +70,13 @@ pub async fn receive(
     }
     // Act first, then remember the event: a failure in between is retried by Stripe, and
     // every action records once.
-    let stripe = Connection::new(&state.stripe, state.keys.open(&account.secret_key_sealed)?);
+    // The secret key is opened only for the events that read from Stripe.
+    let stripe = || -> Result<Connection<'_>, ServiceError> {
+        Ok(Connection::new(
+            &state.stripe,
+            state.keys.open(&account.secret_key_sealed)?,
+        ))
+    };
     let object = &event.data.object;
     let handled = match event.kind.as_str() {
         "payment_intent.succeeded" | "payment_intent.payment_failed" => {
@@ -78,11 +84,11 @@ pub async fn receive(
             true
         }
         "charge.refunded" => {
-            refunded(state, &stripe, merchant_id, processor_id, object).await?;
+            refunded(state, &stripe()?, merchant_id, processor_id, object).await?;
             true
         }
         "charge.dispute.created" => {
-            disputed(state, &stripe, merchant_id, object).await?;
+            disputed(state, &stripe()?, merchant_id, object).await?;
             true
         }
         _ => false,
