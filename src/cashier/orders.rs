@@ -243,17 +243,7 @@ pub async fn refund(
             .await?
         }
     };
-    let recorded = Recorded {
-        session: &session,
-        payer: &payer,
-        kind: TransactionKind::Refund,
-        amount,
-        initial_amount: payin.initial_amount,
-        card: payin.card.as_ref(),
-        client_ip: None,
-        parent_id: Some(payin.id),
-        retried: false,
-    };
+    let recorded = Recorded::refund(&session, &payer, &payin, amount);
     record(state, recorded, cascade).await
 }
 
@@ -382,6 +372,28 @@ pub(super) struct Recorded<'a> {
     pub(super) client_ip: Option<&'a str>,
     pub(super) parent_id: Option<i64>,
     pub(super) retried: bool,
+}
+
+impl<'a> Recorded<'a> {
+    /// A refund of `amount` (minor units) of the pay-in `payin` of `session`.
+    pub(super) fn refund(
+        session: &'a CashierSession,
+        payer: &'a Payer,
+        payin: &'a CashierTransaction,
+        amount: i64,
+    ) -> Self {
+        Recorded {
+            session,
+            payer,
+            kind: TransactionKind::Refund,
+            amount,
+            initial_amount: payin.initial_amount,
+            card: payin.card.as_ref(),
+            client_ip: None,
+            parent_id: Some(payin.id),
+            retried: false,
+        }
+    }
 }
 
 /// Records the transaction and its notification, and ends the session's claim (and the payment

@@ -274,17 +274,7 @@ pub async fn record_dashboard_refund(
         reference: refund.to_owned(),
     };
     let cascade = one_attempt(state, account, approved, format!("stripe-refund:{refund}"));
-    let recorded = Recorded {
-        session: &session,
-        payer: &payer,
-        kind: TransactionKind::Refund,
-        amount,
-        initial_amount: payin.initial_amount,
-        card: payin.card.as_ref(),
-        client_ip: None,
-        parent_id: Some(payin.id),
-        retried: false,
-    };
+    let recorded = Recorded::refund(&session, &payer, &payin, amount);
     match record(state, recorded, cascade).await {
         Ok(_) => Ok(true),
         // Recorded before (the event again, or another event about the same payment).

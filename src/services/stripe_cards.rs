@@ -11,7 +11,7 @@ use super::payment_methods::{refused_on, save_card, stripe_customer};
 use super::ServiceError;
 use crate::ids;
 use crate::platform::Platform;
-use crate::processor::stripe::objects::ClientSecret;
+use crate::processor::stripe::objects::{ClientSecret, SetupIntent};
 use crate::processor::stripe::Connection;
 use crate::store::customers::Customer;
 use crate::store::payment_methods::PaymentMethod;
@@ -96,15 +96,7 @@ pub async fn collected(
             "is not this customer's",
         ));
     }
-    let method = match (intent.status.as_str(), intent.payment_method) {
-        ("succeeded", Some(method)) => method,
-        (status, _) => {
-            return Err(ServiceError::PaymentDeclined {
-                code: "setup_intent_incomplete".into(),
-                reason: format!("The card was not saved (the SetupIntent is {status})."),
-            })
-        }
-    };
+    let method = saved_card(intent)?;
     save_card(
         state,
         &stripe,
@@ -115,4 +107,16 @@ pub async fn collected(
         attached,
     )
     .await
+}
+
+/// The card (`pm_…`) a SetupIntent saved; one that has not succeeded is a decline
+/// (`setup_intent_incomplete`, 402).
+pub(super) fn saved_card(intent: SetupIntent) -> Result<String, ServiceError> {
+    match (intent.status.as_str(), intent.payment_method) {
+        ("succeeded", Some(method)) => Ok(method),
+        (status, _) => Err(ServiceError::PaymentDeclined {
+            code: "setup_intent_incomplete".into(),
+            reason: format!("The card was not saved (the SetupIntent is {status})."),
+        }),
+    }
 }

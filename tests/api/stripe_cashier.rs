@@ -15,7 +15,9 @@ use serde_json::{json, Value};
 
 use crate::backend_matrix;
 use crate::fixtures::cashier::{hidden, open_order, page, secret_post, visitor, Page};
-use crate::fixtures::stripe::{event, stripe, SECRET_KEY, WEBHOOK_SECRET};
+use crate::fixtures::stripe::{
+    card_method, event, intents_where, stripe, SECRET_KEY, WEBHOOK_SECRET,
+};
 use crate::fixtures::stripe_link::{Mode, StripeLink};
 use crate::fixtures::PROCESSORS;
 use crate::harness::{Backend, TestServer};
@@ -72,18 +74,7 @@ async fn paying_with_stripe(
     let start = form_page.text.find(marker).expect("a card Element") + marker.len();
     let client_secret = &form_page.text[start..][..form_page.text[start..].find('"').unwrap()];
     let setup_intent = client_secret.split("_secret_").next().unwrap();
-    let card = stripe(
-        Method::POST,
-        "/v1/payment_methods",
-        &[
-            ("type", "card"),
-            ("card[number]", number),
-            ("card[exp_month]", "12"),
-            ("card[exp_year]", "2030"),
-            ("card[cvc]", "123"),
-        ],
-    )
-    .await;
+    let card = card_method(number).await;
     let confirmed = stripe(
         Method::POST,
         &format!("/v1/setup_intents/{setup_intent}/confirm"),
@@ -111,28 +102,7 @@ async fn paying_with_stripe(
 
 /// The order's PaymentIntents at Stripe.
 async fn intents_of(order_id: &str) -> Vec<Value> {
-    let mut intents = Vec::new();
-    let mut after = String::new();
-    loop {
-        let listed = stripe(
-            Method::GET,
-            &format!("/v1/payment_intents?limit=100{after}"),
-            &[],
-        )
-        .await;
-        let page = listed["data"].as_array().unwrap();
-        intents.extend(
-            page.iter()
-                .filter(|i| i["metadata"]["orderId"] == order_id)
-                .cloned(),
-        );
-        match page.last() {
-            Some(last) if listed["has_more"] == true => {
-                after = format!("&starting_after={}", last["id"].as_str().unwrap());
-            }
-            _ => return intents,
-        }
-    }
+    intents_where("orderId", order_id).await
 }
 
 /// (kind, status) of the order's transactions, oldest first.

@@ -10,28 +10,13 @@ use crate::cashier::{merged, redirects, session, transactions};
 use crate::chrome::{Browser, DESKTOP};
 use crate::harness::{stripe_url, Backend, TestServer};
 use crate::merchant_site::MerchantSite;
-use crate::stripe_fixtures::{answer_3ds, connect_stripe, enter_stripe_card, stripe, SECRET_KEY};
+use crate::stripe_fixtures::{
+    answer_3ds, connect_stripe, enter_stripe_card, intents_where, stripe, SECRET_KEY,
+};
 
 /// The PaymentIntents at Stripe made for the order `order_id`.
 async fn intents_of(order_id: &str) -> Vec<Value> {
-    let mut intents = Vec::new();
-    let mut after = String::new();
-    loop {
-        let path = format!("/v1/payment_intents?limit=100{after}");
-        let listed = stripe(Method::GET, &path, &[]).await;
-        let page = listed["data"].as_array().unwrap();
-        intents.extend(
-            page.iter()
-                .filter(|intent| intent["metadata"]["orderId"] == order_id)
-                .cloned(),
-        );
-        match page.last() {
-            Some(last) if listed["has_more"] == true => {
-                after = format!("&starting_after={}", last["id"].as_str().unwrap());
-            }
-            _ => return intents,
-        }
-    }
+    intents_where("orderId", order_id).await
 }
 
 /// `POST /api/payment/refund` with the merchant's secret: (status, body).

@@ -11,7 +11,7 @@ use serde_json::{json, Value};
 use crate::chrome::{Browser, DESKTOP};
 use crate::harness::{stripe_url, Backend, TestServer};
 use crate::stripe_fixtures::{
-    answer_3ds, connect_stripe, enter_stripe_card, stripe, API, SECRET_KEY,
+    answer_3ds, connect_stripe, enter_stripe_card, intents_where, API, SECRET_KEY,
 };
 
 const RETURN: &str = "https://merchant.example/thanks";
@@ -56,25 +56,7 @@ async fn to_the_payments_check(browser: &Browser) {
 
 /// The PaymentIntents at Stripe made for the membership `key`.
 async fn intents_of(key: &str) -> Vec<Value> {
-    // Every page: the emulator is shared by the whole test run.
-    let mut intents = Vec::new();
-    let mut after = String::new();
-    loop {
-        let path = format!("/v1/payment_intents?limit=100{after}");
-        let listed = stripe(Method::GET, &path, &[]).await;
-        let page = listed["data"].as_array().unwrap();
-        intents.extend(
-            page.iter()
-                .filter(|intent| intent["metadata"]["membershipKey"] == key)
-                .cloned(),
-        );
-        match page.last() {
-            Some(last) if listed["has_more"] == true => {
-                after = format!("&starting_after={}", last["id"].as_str().unwrap());
-            }
-            _ => return intents,
-        }
-    }
+    intents_where("membershipKey", key).await
 }
 
 async fn paid_with_the_card_element(backend: Backend) {

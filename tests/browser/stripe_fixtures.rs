@@ -78,3 +78,26 @@ pub async fn answer_3ds(browser: &Browser, label: &str) {
         .unwrap_or_else(|e| panic!("the 3-D Secure step never appeared: {e}"));
     button.click().await.unwrap();
 }
+
+/// The PaymentIntents at Stripe whose metadata `field` is `value`.
+pub async fn intents_where(field: &str, value: &str) -> Vec<Value> {
+    // Every page: the emulator is shared by the whole test run.
+    let mut intents = Vec::new();
+    let mut after = String::new();
+    loop {
+        let path = format!("/v1/payment_intents?limit=100{after}");
+        let listed = stripe(Method::GET, &path, &[]).await;
+        let page = listed["data"].as_array().unwrap();
+        intents.extend(
+            page.iter()
+                .filter(|intent| intent["metadata"][field] == value)
+                .cloned(),
+        );
+        match page.last() {
+            Some(last) if listed["has_more"] == true => {
+                after = format!("&starting_after={}", last["id"].as_str().unwrap());
+            }
+            _ => return intents,
+        }
+    }
+}

@@ -18,6 +18,7 @@ use crate::platform::Platform;
 use crate::processor::stripe::objects::{PaymentIntent, Refund};
 use crate::processor::stripe::Connection;
 use crate::services::payment_methods::refused_on;
+use crate::services::stripe_cards::saved_card;
 use crate::services::stripe_cards::CardSetup;
 use crate::services::ServiceError;
 use crate::store::cashier_sessions::{self, CashierSession};
@@ -197,15 +198,7 @@ async fn collected(
             "is not this cashier session's",
         ));
     }
-    let method_id = match (intent.status.as_str(), intent.payment_method) {
-        ("succeeded", Some(method)) => method,
-        (status, _) => {
-            return Err(ServiceError::PaymentDeclined {
-                code: "setup_intent_incomplete".into(),
-                reason: format!("The card was not saved (the SetupIntent is {status})."),
-            })
-        }
-    };
+    let method_id = saved_card(intent)?;
     let method = stripe
         .payment_method(&method_id)
         .await
