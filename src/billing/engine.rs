@@ -4,19 +4,10 @@
 
 use chrono::{DateTime, TimeDelta, Utc};
 
+use super::scope::Scope;
 use super::{actions, charging, refunds, renewals, BillingError};
 use crate::platform::Platform;
 use crate::store::memberships;
-
-/// Which memberships a run looks at, and at what time the actions are taken.
-#[derive(Debug, Clone, Copy)]
-pub enum Scope {
-    /// Every merchant on real time: actions happen now.
-    RealTime,
-    /// One merchant's test clock: each action happens at the time it was due, so a jump of a
-    /// year replays the year in order.
-    TestClock(i64),
-}
 
 /// Performs the earliest action due at `until`; returns `false` when none is due or the one
 /// claimed has a charge in flight after all.

@@ -27,6 +27,7 @@ pub mod proration;
 pub mod recurring;
 pub mod refunds;
 pub mod renewals;
+pub mod scope;
 pub mod stripe_charging;
 pub mod taxation;
 pub mod test_clock;

@@ -11,7 +11,7 @@ use std::collections::HashMap;
 use chrono::{DateTime, Utc};
 
 use super::actions::act;
-use super::engine::Scope;
+use super::scope::Scope;
 use super::{charging, numbering, BillingError};
 use super::{followups, lifecycle, recurring, taxation};
 use crate::platform::Platform;

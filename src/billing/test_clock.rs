@@ -11,7 +11,8 @@ use std::sync::Arc;
 use chrono::{DateTime, Utc};
 use tokio::sync::watch;
 
-use super::engine::{abandoned_before, recovery_grace, run_next_due, Scope, RENEWAL_BATCH};
+use super::engine::{abandoned_before, recovery_grace, run_next_due, RENEWAL_BATCH};
+use super::scope::Scope;
 use super::{charging, refunds, renewals, BillingError};
 use crate::delivery::webhooks::Dispatcher;
 use crate::platform::Platform;

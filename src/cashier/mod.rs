@@ -6,6 +6,7 @@
 pub mod cascade;
 pub mod orders;
 pub mod payer;
+mod record;
 pub mod stripe;
 
 /// Why a cashier operation did not happen. The messages read as the API's, so that the command

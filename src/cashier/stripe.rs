@@ -13,8 +13,8 @@
 use chrono::{DateTime, Utc};
 
 use super::cascade::{attempt, Cascade};
-use super::orders::{record, Recorded};
 use super::payer::Payer;
+use super::record::{record, Recorded};
 use super::CashierError;
 use crate::platform::Platform;
 use crate::processor::stripe::charges::{self, Authentication, AUTHENTICATION_WINDOW};

@@ -3,8 +3,9 @@
 //! Rejected item), one paid from credit and one whose end date came must leave every membership
 //! exactly where the one-by-one rules put it.
 
-use recur::billing::engine::{self, Scope};
+use recur::billing::engine;
 use recur::billing::renewals;
+use recur::billing::scope::Scope;
 use serde_json::{json, Value};
 
 use crate::backend_test;
