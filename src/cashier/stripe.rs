@@ -162,38 +162,62 @@ pub async fn settle_abandoned(
     .await?;
     let mut recorded = 0;
     for session in &sessions {
-        let Some((pending, parked)) = parked(session) else {
-            continue;
-        };
-        let account = account_of(state, session, &pending).await?;
-        let stripe = connect(state, &account)?;
-        let read = match stripe.payment_intent(&parked.id).await {
-            Ok(intent)
-                if matches!(
-                    intent.status.as_str(),
-                    "requires_action" | "requires_confirmation"
-                ) =>
-            {
-                stripe.cancel_payment_intent(&parked.id).await
-            }
-            read => read,
-        };
-        let outcome = match read {
-            Ok(intent) if intent.status == "canceled" => Some(ChargeOutcome::Declined {
-                reference: intent.id,
-                code: charges::AUTHENTICATION_REQUIRED.into(),
-                reason: "The customer did not confirm the payment with their bank.".into(),
-            }),
-            Ok(intent) => charges::outcome(&intent),
-            // Read again on the next pass.
-            Err(_) => None,
-        };
-        if let Some(outcome) = outcome {
-            write(state, session, &pending, &account, Some(outcome), None).await?;
-            recorded += 1;
+        // One session's trouble (Stripe out of reach, an unreadable row) leaves it for the next
+        // pass and does not hold up the others.
+        match settle_if_decided(state, session).await {
+            Ok(true) => recorded += 1,
+            Ok(false) => {}
+            Err(error) => tracing::warn!(
+                merchant_id = session.merchant_id,
+                session_id = session.id,
+                %error,
+                "a parked Stripe cashier payment stays parked"
+            ),
         }
     }
     Ok(recorded)
+}
+
+/// One abandoned parked payment of [`settle_abandoned`]: `true` when it was recorded now.
+async fn settle_if_decided(
+    state: &Platform,
+    session: &CashierSession,
+) -> Result<bool, CashierError> {
+    let Some((pending, parked)) = parked(session) else {
+        return Ok(false);
+    };
+    let account = account_of(state, session, &pending).await?;
+    let stripe = connect(state, &account)?;
+    let read = match stripe.payment_intent(&parked.id).await {
+        Ok(intent)
+            if matches!(
+                intent.status.as_str(),
+                "requires_action" | "requires_confirmation"
+            ) =>
+        {
+            stripe.cancel_payment_intent(&parked.id).await
+        }
+        read => read,
+    };
+    let outcome = match read {
+        Ok(intent) if intent.status == "canceled" => Some(ChargeOutcome::Declined {
+            reference: intent.id,
+            code: charges::AUTHENTICATION_REQUIRED.into(),
+            reason: "The customer did not confirm the payment with their bank.".into(),
+        }),
+        Ok(intent) => charges::outcome(&intent),
+        // Read again on the next pass.
+        Err(_) => None,
+    };
+    let Some(outcome) = outcome else {
+        return Ok(false);
+    };
+    match write(state, session, &pending, &account, Some(outcome), None).await {
+        Ok(_) => Ok(true),
+        // Recorded meanwhile (the page, Stripe's webhook).
+        Err(CashierError::Conflict(_)) => Ok(false),
+        Err(other) => Err(other),
+    }
 }
 
 /// Refunds `amount` of the Stripe pay-in `payin` (the `number`th refund of it) through

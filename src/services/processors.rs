@@ -314,7 +314,8 @@ pub async fn change(
 }
 
 /// Disconnects the merchant's Stripe account `processor_id`: 404 for the sandbox set (which
-/// stays) and unknown ids, 409 while a payment method it holds is some customer's.
+/// stays) and unknown ids, 409 while a payment method it holds is some customer's or a cashier
+/// payment waits for its answer.
 pub async fn disconnect(
     state: &Platform,
     merchant_id: i64,
@@ -329,8 +330,8 @@ pub async fn disconnect(
         }
         Removal::NotFound => Err(ServiceError::NotFound),
         Removal::InUse => Err(ServiceError::Conflict(
-            "A customer's payment method is held by this Stripe account; it cannot be removed \
-             while it is in use."
+            "A customer's payment method, or a cashier payment waiting for Stripe, is held by \
+             this Stripe account; it cannot be removed while it is in use."
                 .into(),
         )),
     }

@@ -320,7 +320,16 @@ pub async fn delete(
     .bind(processor_id)
     .fetch_optional(&mut **tx)
     .await?;
-    if in_use.is_some() {
+    // A cashier payment parked with its PaymentIntent is settled from this account.
+    let parked: Option<i64> = sqlx::query_scalar(
+        "SELECT id FROM cashier_sessions WHERE merchant_id = $1 AND pending_processor_id = $2 \
+         AND pending_intent IS NOT NULL LIMIT 1",
+    )
+    .bind(merchant_id)
+    .bind(processor_id)
+    .fetch_optional(&mut **tx)
+    .await?;
+    if in_use.is_some() || parked.is_some() {
         return Ok(Removal::InUse);
     }
     for sql in [

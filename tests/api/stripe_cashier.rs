@@ -274,6 +274,11 @@ backend_matrix!(
         })
         .await;
         link.set(Mode::Pass);
+        // The account cannot be removed while the payment waits for its answer.
+        let token = server.token().await;
+        let path = format!("{PROCESSORS}/{processor}");
+        let in_use = server.call(Method::DELETE, &path, Some(&token), None).await;
+        assert_eq!(in_use.status, StatusCode::CONFLICT, "{}", in_use.body);
 
         // The customer never comes back; Stripe tells recur (the event's object is the
         // PaymentIntent as Stripe has it, and recur reads it again anyway).
@@ -295,6 +300,8 @@ backend_matrix!(
         let repeated = event(&server, processor, &id, "payment_intent.succeeded", intent).await;
         assert_eq!(repeated, "repeated");
         assert_eq!(transactions(&server, &order).await.len(), 1);
+        let removed = server.call(Method::DELETE, &path, Some(&token), None).await;
+        assert_eq!(removed.status, StatusCode::NO_CONTENT, "{}", removed.body);
     }
 );
 
