@@ -260,7 +260,7 @@ pub async fn update_processor(
         (status = 401, description = "Missing or invalid bearer token or API key", body = Problem, content_type = "application/problem+json"),
         (status = 403, description = "A read API key cannot remove processors", body = Problem, content_type = "application/problem+json"),
         (status = 404, description = "No such connected processor for this merchant", body = Problem, content_type = "application/problem+json"),
-        (status = 409, description = "A customer's payment method is held by it", body = Problem, content_type = "application/problem+json"),
+        (status = 409, description = "A customer's payment method is held by it, or a cashier payment waits on it", body = Problem, content_type = "application/problem+json"),
     )
 )]
 pub async fn delete_processor(
