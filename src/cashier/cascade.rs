@@ -120,57 +120,14 @@ pub async fn run(
                     .await
             }
         };
-        let at = state.clock.now();
-        let (attempt, status, soft) = match answer {
-            Ok(ChargeOutcome::Approved { reference }) => (
-                attempt(
-                    processor,
-                    reference,
-                    None,
-                    None,
-                    TransactionStatus::Success,
-                    at,
-                ),
-                TransactionStatus::Success,
-                false,
-            ),
-            Ok(ChargeOutcome::Declined {
-                reference,
-                code,
-                reason,
-            }) => {
-                let soft = is_soft_decline(&code);
-                (
-                    attempt(
-                        processor,
-                        reference,
-                        Some(code),
-                        Some(reason),
-                        TransactionStatus::Rejected,
-                        at,
-                    ),
-                    TransactionStatus::Rejected,
-                    soft,
-                )
-            }
-            Err(error) => {
-                tracing::warn!(processor = processor.processor_id, %error, "processor call failed");
-                (
-                    attempt(
-                        processor,
-                        String::new(),
-                        Some("processor_unavailable".into()),
-                        Some("The processor could not be reached.".into()),
-                        TransactionStatus::Failed,
-                        at,
-                    ),
-                    TransactionStatus::Failed,
-                    // The money may have moved before the answer was lost: never ask a second
-                    // processor after an unanswered call.
-                    false,
-                )
-            }
-        };
+        if let Err(error) = &answer {
+            tracing::warn!(processor = processor.processor_id, %error, "processor call failed");
+        }
+        let (attempt, status) = answered(processor, answer.ok(), state.clock.now());
+        // The money may have moved before an answer was lost: never ask a second processor
+        // after an unanswered call; only a soft decline moves on.
+        let soft = status == TransactionStatus::Rejected
+            && attempt.decline_code.as_deref().is_some_and(is_soft_decline);
         attempts.push(attempt);
         if !soft || index + 1 == route.len() {
             return Ok(Cascade {
@@ -184,23 +141,62 @@ pub async fn run(
     anyhow::bail!("a cascade needs at least one processor")
 }
 
-/// One attempt at `processor`, as a transaction records it.
-pub(super) fn attempt(
+impl Cascade {
+    /// A cascade of one attempt at `processor` under `key`: what `answer` stands for, or a
+    /// failure when there was none.
+    pub(super) fn single(
+        processor: PaymentProcessor,
+        answer: Option<ChargeOutcome>,
+        key: String,
+        at: chrono::DateTime<chrono::Utc>,
+    ) -> Self {
+        let (attempt, status) = answered(&processor, answer, at);
+        Cascade {
+            attempts: vec![attempt],
+            status,
+            processor,
+            key,
+        }
+    }
+}
+
+/// The attempt at `processor` that `answer` stands for, with its status: approved, declined
+/// with the processor's code, or (no answer) failed as `processor_unavailable`.
+fn answered(
     processor: &PaymentProcessor,
-    reference: String,
-    decline_code: Option<String>,
-    decline_reason: Option<String>,
-    status: TransactionStatus,
+    answer: Option<ChargeOutcome>,
     at: chrono::DateTime<chrono::Utc>,
-) -> Attempt {
-    Attempt {
+) -> (Attempt, TransactionStatus) {
+    let (reference, code, reason, status) = match answer {
+        Some(ChargeOutcome::Approved { reference }) => {
+            (reference, None, None, TransactionStatus::Success)
+        }
+        Some(ChargeOutcome::Declined {
+            reference,
+            code,
+            reason,
+        }) => (
+            reference,
+            Some(code),
+            Some(reason),
+            TransactionStatus::Rejected,
+        ),
+        None => (
+            String::new(),
+            Some("processor_unavailable".into()),
+            Some("The processor could not be reached.".into()),
+            TransactionStatus::Failed,
+        ),
+    };
+    let attempt = Attempt {
         processor_id: processor.processor_id,
         processor_key: processor.processor_key.clone(),
         processor_name: processor.name.clone(),
         reference,
-        decline_code,
-        decline_reason,
+        decline_code: code,
+        decline_reason: reason,
         status: status.as_str().into(),
         at,
-    }
+    };
+    (attempt, status)
 }

@@ -20,6 +20,7 @@ use crate::store::cashier_transactions::{
 use crate::store::events as recorded;
 use crate::store::processors::{self, PaymentProcessor, ProcessorKind};
 use crate::store::refunds;
+use crate::store::stripe_accounts;
 
 /// A payment or payout the customer asked for on the cashier page.
 #[derive(Debug, Clone)]
@@ -127,7 +128,7 @@ pub async fn retry(
             "only an order whose latest transaction was rejected can be retried".into(),
         )
     })?;
-    if stripe::account(state, merchant_id, original.processor_id)
+    if stripe_accounts::get(pool, merchant_id, original.processor_id)
         .await?
         .is_some()
     {
@@ -219,7 +220,7 @@ pub async fn refund(
         .await?
         .ok_or(CashierError::NotFound)?;
     let payer = Payer::of(&session)?;
-    let cascade = match stripe::account(state, merchant_id, payin.processor_id).await? {
+    let cascade = match stripe_accounts::get(pool, merchant_id, payin.processor_id).await? {
         Some(account) => stripe::refund(state, &account, &payin, amount, count).await?,
         None => {
             let processor = processors::list(pool, merchant_id)
@@ -272,7 +273,7 @@ pub async fn payout(
             "has no successful card payment or payout whose card could receive money",
         ));
     };
-    if stripe::account(state, merchant_id, source.processor_id)
+    if stripe_accounts::get(pool, merchant_id, source.processor_id)
         .await?
         .is_some()
     {

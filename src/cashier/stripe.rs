@@ -12,7 +12,7 @@
 
 use chrono::{DateTime, Utc};
 
-use super::cascade::{attempt, Cascade};
+use super::cascade::Cascade;
 use super::payer::Payer;
 use super::record::{record, Recorded};
 use super::CashierError;
@@ -22,9 +22,7 @@ use crate::processor::stripe::objects::PaymentIntent;
 use crate::processor::stripe::{CashierIntent, Connection, StripeError};
 use crate::processor::ChargeOutcome;
 use crate::store::cashier_sessions::{self, CashierSession, ParkedIntent, PendingPayment};
-use crate::store::cashier_transactions::{
-    self, CardFacts, CashierTransaction, TransactionKind, TransactionStatus,
-};
+use crate::store::cashier_transactions::{self, CardFacts, CashierTransaction, TransactionKind};
 use crate::store::refunds;
 use crate::store::stripe_accounts::{self, Account};
 
@@ -260,7 +258,12 @@ pub async fn refund(
         }
         Err(error) => return Err(unavailable(error)),
     };
-    Ok(one_attempt(state, account, outcome, key))
+    Ok(Cascade::single(
+        account.clone().into_processor(),
+        Some(outcome),
+        key,
+        state.clock.now(),
+    ))
 }
 
 /// Records a refund made in Stripe's dashboard (`refund`, `re_…`, of `amount` minor units) of
@@ -297,7 +300,12 @@ pub async fn record_dashboard_refund(
     let approved = ChargeOutcome::Approved {
         reference: refund.to_owned(),
     };
-    let cascade = one_attempt(state, account, approved, format!("stripe-refund:{refund}"));
+    let cascade = Cascade::single(
+        account.clone().into_processor(),
+        Some(approved),
+        format!("stripe-refund:{refund}"),
+        state.clock.now(),
+    );
     let recorded = Recorded::refund(&session, &payer, &payin, amount);
     match record(state, recorded, cascade).await {
         Ok(_) => Ok(true),
@@ -305,15 +313,6 @@ pub async fn record_dashboard_refund(
         Err(CashierError::Conflict(_)) => Ok(false),
         Err(other) => Err(other),
     }
-}
-
-/// Whether the merchant's processor `processor_id` is a connected Stripe account.
-pub async fn account(
-    state: &Platform,
-    merchant_id: i64,
-    processor_id: i64,
-) -> Result<Option<Account>, CashierError> {
-    Ok(stripe_accounts::get(state.store.pool(), merchant_id, processor_id).await?)
 }
 
 /// What Stripe's answer about the parked PaymentIntent means: recorded once decided.
@@ -369,26 +368,12 @@ async fn write(
     client_ip: Option<String>,
 ) -> Result<CashierTransaction, CashierError> {
     let key = payment_key(state, session, account.processor_id).await?;
-    let cascade = match outcome {
-        Some(outcome) => one_attempt(state, account, outcome, key),
-        None => {
-            let processor = account.clone().into_processor();
-            let failed = attempt(
-                &processor,
-                String::new(),
-                Some("processor_unavailable".into()),
-                Some("The processor could not be reached.".into()),
-                TransactionStatus::Failed,
-                state.clock.now(),
-            );
-            Cascade {
-                attempts: vec![failed],
-                status: TransactionStatus::Failed,
-                processor,
-                key,
-            }
-        }
-    };
+    let cascade = Cascade::single(
+        account.clone().into_processor(),
+        outcome,
+        key,
+        state.clock.now(),
+    );
     let payer = Payer::of(session)?;
     let recorded = Recorded {
         session,
@@ -402,45 +387,6 @@ async fn write(
         retried: false,
     };
     record(state, recorded, cascade).await
-}
-
-/// A cascade of the one attempt `outcome` at `account`, under `key`.
-fn one_attempt(
-    state: &Platform,
-    account: &Account,
-    outcome: ChargeOutcome,
-    key: String,
-) -> Cascade {
-    let processor = account.clone().into_processor();
-    let (reference, code, reason, status) = match outcome {
-        ChargeOutcome::Approved { reference } => {
-            (reference, None, None, TransactionStatus::Success)
-        }
-        ChargeOutcome::Declined {
-            reference,
-            code,
-            reason,
-        } => (
-            reference,
-            Some(code),
-            Some(reason),
-            TransactionStatus::Rejected,
-        ),
-    };
-    let attempted = attempt(
-        &processor,
-        reference,
-        code,
-        reason,
-        status,
-        state.clock.now(),
-    );
-    Cascade {
-        attempts: vec![attempted],
-        status,
-        processor,
-        key,
-    }
 }
 
 /// The key of the session's next pay-in at the account `processor_id`: Stripe's
@@ -482,14 +428,18 @@ async fn account_of(
     session: &CashierSession,
     pending: &PendingPayment,
 ) -> Result<Account, CashierError> {
-    account(state, session.merchant_id, pending.processor_id)
-        .await?
-        .ok_or_else(|| {
-            CashierError::Internal(anyhow::anyhow!(
-                "the Stripe account {} of a parked cashier payment is gone",
-                pending.processor_id
-            ))
-        })
+    stripe_accounts::get(
+        state.store.pool(),
+        session.merchant_id,
+        pending.processor_id,
+    )
+    .await?
+    .ok_or_else(|| {
+        CashierError::Internal(anyhow::anyhow!(
+            "the Stripe account {} of a parked cashier payment is gone",
+            pending.processor_id
+        ))
+    })
 }
 
 fn connect<'a>(state: &'a Platform, account: &Account) -> Result<Connection<'a>, CashierError> {

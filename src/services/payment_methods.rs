@@ -11,7 +11,7 @@ use super::ServiceError;
 use crate::http::input::{required_text, Field};
 use crate::ids;
 use crate::platform::Platform;
-use crate::processor::stripe::objects::PaymentMethod as StripeMethod;
+use crate::processor::stripe::objects::{Card, PaymentMethod as StripeMethod};
 use crate::processor::stripe::{Connection, StripeError};
 use crate::store::customers::{self, Customer};
 use crate::store::payment_methods::{self, NewPaymentMethod, PaymentMethod};
@@ -125,11 +125,7 @@ pub(super) async fn save_card(
             attach(stripe, &method, &stripe_customer).await?;
         }
     }
-    let fingerprint = format!(
-        "stripe:{}:{}",
-        account.processor_id,
-        card.fingerprint.as_deref().unwrap_or(&method.id)
-    );
+    let fingerprint = stripe_fingerprint(account, &method.id, &card);
     let now = state.merchant_now(merchant_id).await?;
     let mut tx = state.store.begin().await?;
     let saved = payment_methods::insert(
@@ -224,6 +220,17 @@ async fn attach(
         .await
         .map_err(|e| refused_on("paymentMethod", e))?;
     Ok(())
+}
+
+/// recur's fingerprint of the card Stripe holds as `method` at `account`:
+/// `stripe:{processorId}:{Stripe's fingerprint}` (Stripe's is per account; the method's id when
+/// Stripe gives none).
+pub(super) fn stripe_fingerprint(account: &Account, method: &str, card: &Card) -> String {
+    format!(
+        "stripe:{}:{}",
+        account.processor_id,
+        card.fingerprint.as_deref().unwrap_or(method)
+    )
 }
 
 /// A Stripe refusal as a 400 on `field` (a card error as a decline), no answer as a 503.

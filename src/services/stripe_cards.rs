@@ -12,7 +12,7 @@ use super::ServiceError;
 use crate::ids;
 use crate::platform::Platform;
 use crate::processor::stripe::objects::{ClientSecret, SetupIntent};
-use crate::processor::stripe::Connection;
+use crate::processor::stripe::{Connection, StripeError};
 use crate::store::customers::Customer;
 use crate::store::payment_methods::PaymentMethod;
 use crate::store::stripe_accounts::{self, Account};
@@ -27,7 +27,7 @@ pub struct CardSetup {
 }
 
 /// The merchant's default card processor when it is a connected Stripe account.
-async fn default_account(
+pub(super) async fn default_account(
     state: &Platform,
     merchant_id: i64,
 ) -> Result<Option<Account>, ServiceError> {
@@ -54,15 +54,24 @@ pub async fn setup(
     let idempotency_key = ids::prefixed("recur-setup-", 24);
     let intent = stripe
         .create_setup_intent(&stripe_customer, &idempotency_key)
-        .await
-        .map_err(|e| refused_on("setupIntent", e))?;
+        .await;
+    card_setup(&account, intent).map(Some)
+}
+
+/// What a card Element needs of the SetupIntent Stripe made (or why there is none) at
+/// `account`: a refusal is a 400 on `setupIntent`, no answer a 503.
+pub(super) fn card_setup(
+    account: &Account,
+    made: Result<SetupIntent, StripeError>,
+) -> Result<CardSetup, ServiceError> {
+    let intent = made.map_err(|e| refused_on("setupIntent", e))?;
     let client_secret = intent.client_secret.ok_or_else(|| {
         ServiceError::Unavailable("Stripe answered a SetupIntent without its client secret".into())
     })?;
-    Ok(Some(CardSetup {
-        publishable_key: account.publishable_key,
+    Ok(CardSetup {
+        publishable_key: account.publishable_key.clone(),
         client_secret,
-    }))
+    })
 }
 
 /// The card the customer saved with the SetupIntent `setup_intent` (its id as the page posted

@@ -175,31 +175,41 @@ async fn refunded(
     let Some(intent) = read_intent(stripe, object["payment_intent"].as_str()).await? else {
         return Ok(());
     };
-    let made_elsewhere: Vec<Refund> = stripe
-        .refunds_of(&intent.id)
-        .await
-        .map_err(unanswered)?
-        .into_iter()
-        .filter(|refund| refund.status == "succeeded" && !refund.metadata.contains_key("refundKey"))
-        .collect();
     if intent.metadata.contains_key("cashierKey") {
+        let made = made_elsewhere(stripe, &intent).await?;
         return cashier_stripe::record_dashboard_refunds(
             state,
             merchant_id,
             processor_id,
             &intent,
-            &made_elsewhere,
+            &made,
         )
         .await;
     }
     let Some(charge) = approved_attempt(state, merchant_id, &intent).await? else {
         return Ok(());
     };
+    let made = made_elsewhere(stripe, &intent).await?;
     let at = state.merchant_now(merchant_id).await?;
-    for refund in made_elsewhere {
+    for refund in made {
         refunds::record_external(state, &charge, &refund.id, refund.amount, at).await?;
     }
     Ok(())
+}
+
+/// The succeeded refunds of `intent`'s payment that recur did not ask for (made in Stripe's
+/// dashboard, without recur's `refundKey`), read from Stripe.
+async fn made_elsewhere(
+    stripe: &Connection<'_>,
+    intent: &PaymentIntent,
+) -> Result<Vec<Refund>, ServiceError> {
+    Ok(stripe
+        .refunds_of(&intent.id)
+        .await
+        .map_err(unanswered)?
+        .into_iter()
+        .filter(|refund| refund.status == "succeeded" && !refund.metadata.contains_key("refundKey"))
+        .collect())
 }
 
 /// `charge.dispute.created`: the disputed payment's invoice is marked `disputed` and the

@@ -290,17 +290,6 @@ pub async fn set_pending(
     id: i64,
     pending: Option<&PendingPayment>,
 ) -> Result<(), sqlx::Error> {
-    let mut tx = store.begin().await?;
-    write_pending(&mut tx, id, pending).await?;
-    tx.commit().await
-}
-
-/// [`set_pending`] inside `tx`.
-pub async fn write_pending(
-    tx: &mut Tx,
-    id: i64,
-    pending: Option<&PendingPayment>,
-) -> Result<(), sqlx::Error> {
     let card = pending
         .map(|p| serde_json::to_string(&p.card))
         .transpose()
@@ -316,7 +305,7 @@ pub async fn write_pending(
     .bind(intent.map(|i| i.id.clone()))
     .bind(intent.map(|i| to_micros(i.since)))
     .bind(id)
-    .execute(&mut **tx)
+    .execute(store.writer())
     .await
     .map(|_| ())
 }

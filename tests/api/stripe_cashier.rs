@@ -100,6 +100,32 @@ async fn paying_with_stripe(
     (answer, form)
 }
 
+/// Pays the order at `url` while `link` holds Stripe's answers to confirmations: the page says
+/// it waits for Stripe (503), nothing is recorded, and Stripe charges the card meanwhile.
+/// Returns the form that was posted.
+async fn paid_while_confirmations_are_held(
+    server: &TestServer,
+    link: &StripeLink,
+    client: &reqwest::Client,
+    url: &str,
+    order: &str,
+) -> Vec<(&'static str, String)> {
+    link.set(Mode::HoldAfter("/confirm "));
+    let (waiting, form) = paying_with_stripe(client, url, "4242424242424242").await;
+    assert_eq!(
+        waiting.status,
+        StatusCode::SERVICE_UNAVAILABLE,
+        "{}",
+        waiting.text
+    );
+    assert!(transactions(server, order).await.is_empty());
+    until("Stripe's payment", Duration::from_secs(20), async || {
+        intents_of(order).await.first().map(|i| i["status"].clone()) == Some("succeeded".into())
+    })
+    .await;
+    form
+}
+
 /// The order's PaymentIntents at Stripe.
 async fn intents_of(order_id: &str) -> Vec<Value> {
     intents_where("orderId", order_id).await
@@ -127,15 +153,8 @@ backend_matrix!(
         let client = visitor();
 
         // Stripe charges the card; its answer to the confirmation never reaches recur.
-        link.set(Mode::HoldAfter("/confirm "));
-        let (waiting, mut form) = paying_with_stripe(&client, &url, "4242424242424242").await;
-        assert_eq!(
-            waiting.status,
-            StatusCode::SERVICE_UNAVAILABLE,
-            "{}",
-            waiting.text
-        );
-        assert!(transactions(&server, &order).await.is_empty());
+        let mut form =
+            paid_while_confirmations_are_held(&server, &link, &client, &url, &order).await;
         // The sandbox's identity-confirmation step cannot take the parked payment over.
         form.retain(|(name, _)| *name != "setupIntent");
         form.push(("action", "confirm".into()));
@@ -151,14 +170,6 @@ backend_matrix!(
         .await;
         assert_eq!(confirm.status, StatusCode::SEE_OTHER, "{}", confirm.text);
         assert!(transactions(&server, &order).await.is_empty());
-        until("Stripe's payment", Duration::from_secs(20), async || {
-            intents_of(&order)
-                .await
-                .first()
-                .map(|i| i["status"].clone())
-                == Some("succeeded".into())
-        })
-        .await;
 
         // The next view of the page reads the parked PaymentIntent: paid, recorded once.
         link.set(Mode::Pass);
@@ -257,22 +268,7 @@ backend_matrix!(
         let (server, link, processor) = behind_link(backend).await;
         let order = format!("hp-stripe-event-{}", uuid::Uuid::new_v4().simple());
         let url = open_order(&server, &order, "https://merchant.example/hooks", json!({})).await;
-        link.set(Mode::HoldAfter("/confirm "));
-        let waiting = pay_with_stripe(&visitor(), &url, "4242424242424242").await;
-        assert_eq!(
-            waiting.status,
-            StatusCode::SERVICE_UNAVAILABLE,
-            "{}",
-            waiting.text
-        );
-        until("Stripe's payment", Duration::from_secs(20), async || {
-            intents_of(&order)
-                .await
-                .first()
-                .map(|i| i["status"].clone())
-                == Some("succeeded".into())
-        })
-        .await;
+        paid_while_confirmations_are_held(&server, &link, &visitor(), &url, &order).await;
         link.set(Mode::Pass);
         // The account cannot be removed while the payment waits for its answer.
         let token = server.token().await;

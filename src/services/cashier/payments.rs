@@ -3,12 +3,15 @@
 //! identity-confirmation step a card may ask for, and the payment (or payout) itself under the
 //! session's claim.
 
+use std::future::Future;
+
 use chrono::Duration;
 use recur_domain::card::CardNumber;
 use recur_domain::money::{parse_amount, Currency};
 
 use super::CashierPayment;
-use crate::cashier::orders;
+use crate::cashier::{orders, CashierError};
+use crate::platform::Platform;
 use crate::services::ServiceError;
 use crate::state::AppState;
 use crate::store::cashier_sessions::{self, CashierSession, PendingPayment};
@@ -16,7 +19,7 @@ use crate::store::cashier_transactions::{CardFacts, CashierTransaction};
 use crate::store::processors::{self, PaymentProcessor, ProcessorKind};
 
 /// How long one payment may hold the session before another request may try again.
-pub(super) const CLAIM: Duration = Duration::minutes(2);
+const CLAIM: Duration = Duration::minutes(2);
 
 /// The session of a valid, unexpired token whose order id matches (open or completed).
 pub async fn session(
@@ -126,12 +129,23 @@ pub async fn pay(
     payment: CashierPayment<'_>,
 ) -> Result<Option<CashierTransaction>, ServiceError> {
     let session = payment.session;
+    under_claim(state, session, orders::pay(state, payment)).await
+}
+
+/// Runs `work` (a payment of `session`'s) under the session's claim: `None` when another
+/// request holds the claim or the session is completed; a failure ends the claim, leaving the
+/// session open.
+pub(super) async fn under_claim<T>(
+    state: &Platform,
+    session: &CashierSession,
+    work: impl Future<Output = Result<T, CashierError>>,
+) -> Result<Option<T>, ServiceError> {
     let now = state.clock.now();
     if !cashier_sessions::claim(&state.store, session.id, now, now + CLAIM).await? {
         return Ok(None);
     }
-    match orders::pay(state, payment).await {
-        Ok(transaction) => Ok(Some(transaction)),
+    match work.await {
+        Ok(done) => Ok(Some(done)),
         Err(error) => {
             let mut tx = state.store.begin().await?;
             cashier_sessions::release(&mut tx, session.id, false).await?;

@@ -9,7 +9,7 @@
 use recur_domain::card::CardBrand;
 use recur_domain::stripe_keys;
 
-use super::payments::CLAIM;
+use super::payments::under_claim;
 pub use crate::cashier::stripe::Step;
 use crate::cashier::stripe::{self, StripePayment};
 use crate::cashier::CashierError;
@@ -17,9 +17,8 @@ use crate::ids;
 use crate::platform::Platform;
 use crate::processor::stripe::objects::{PaymentIntent, Refund};
 use crate::processor::stripe::Connection;
-use crate::services::payment_methods::refused_on;
-use crate::services::stripe_cards::saved_card;
-use crate::services::stripe_cards::CardSetup;
+use crate::services::payment_methods::{refused_on, stripe_fingerprint};
+use crate::services::stripe_cards::{card_setup, default_account, saved_card, CardSetup};
 use crate::services::ServiceError;
 use crate::store::cashier_sessions::{self, CashierSession};
 use crate::store::cashier_transactions::CardFacts;
@@ -36,16 +35,14 @@ pub async fn offered(
     if session.fields.is_payout {
         return Ok(None);
     }
-    let pool = state.store.pool();
-    let Some(processor_id) = stripe_accounts::default_card(pool, session.merchant_id).await? else {
-        return Ok(None);
-    };
-    if session.fields.disabled_psp_ids.contains(&processor_id)
-        || fixed.is_some_and(|id| id != processor_id)
-    {
-        return Ok(None);
-    }
-    Ok(stripe_accounts::get(pool, session.merchant_id, processor_id).await?)
+    let account = default_account(state, session.merchant_id).await?;
+    Ok(account.filter(|account| {
+        !session
+            .fields
+            .disabled_psp_ids
+            .contains(&account.processor_id)
+            && fixed.is_none_or(|id| id == account.processor_id)
+    }))
 }
 
 /// A one-time SetupIntent at `account` for the session's card Element, bound to the session.
@@ -59,15 +56,8 @@ pub async fn setup(
     let idempotency_key = ids::prefixed("recur-setup-", 24);
     let intent = stripe
         .create_one_time_setup_intent(&session.id.to_string(), &idempotency_key)
-        .await
-        .map_err(|e| refused_on("setupIntent", e))?;
-    let client_secret = intent.client_secret.ok_or_else(|| {
-        ServiceError::Unavailable("Stripe answered a SetupIntent without its client secret".into())
-    })?;
-    Ok(CardSetup {
-        publishable_key: account.publishable_key.clone(),
-        client_secret,
-    })
+        .await;
+    card_setup(account, intent)
 }
 
 /// Pays `amount` (minor units) with the card Stripe.js saved with the SetupIntent
@@ -84,10 +74,6 @@ pub async fn pay(
     client_ip: Option<String>,
 ) -> Result<Option<Step>, ServiceError> {
     let card = collected(state, session, account, setup_intent).await?;
-    let now = state.clock.now();
-    if !cashier_sessions::claim(&state.store, session.id, now, now + CLAIM).await? {
-        return Ok(None);
-    }
     let payment = StripePayment {
         session,
         account,
@@ -95,15 +81,7 @@ pub async fn pay(
         amount,
         client_ip,
     };
-    match stripe::pay(state, payment).await {
-        Ok(step) => Ok(Some(step)),
-        Err(error) => {
-            let mut tx = state.store.begin().await?;
-            cashier_sessions::release(&mut tx, session.id, false).await?;
-            tx.commit().await?;
-            Err(error.into())
-        }
-    }
+    under_claim(state, session, stripe::pay(state, payment)).await
 }
 
 /// Where the session's parked Stripe payment stands now, read from Stripe (recorded once Stripe
@@ -210,15 +188,11 @@ async fn collected(
         ));
     };
     Ok(CardFacts {
+        fingerprint: stripe_fingerprint(account, &method.id, &card),
         brand: CardBrand::of_stripe(&card.brand)
             .map_or(card.brand.clone(), |brand| brand.as_str().into()),
         bin: String::new(),
         last4: card.last4,
-        fingerprint: format!(
-            "stripe:{}:{}",
-            account.processor_id,
-            card.fingerprint.as_deref().unwrap_or(&method.id)
-        ),
         bin_type: None,
         issuer: None,
         country: None,
