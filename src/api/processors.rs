@@ -1,7 +1,7 @@
-//! A merchant's payment processors (DESIGN §17): `GET|POST /processors` and
+//! A merchant's payment processors (DESIGN §17, §18): `GET|POST /processors` and
 //! `GET|PATCH|DELETE /processors/{paymentProcessorId}`. The sandbox set is listed beside the
-//! Stripe accounts the merchant connects; no answer ever holds a secret (a secret key shows its
-//! last four). The operations are [`crate::services::processors`].
+//! Stripe accounts and SEPA processors the merchant connects; no answer ever holds a secret (a
+//! secret key shows its last four). The operations are [`crate::services::processors`].
 
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
@@ -14,14 +14,17 @@ use super::extract::{AuthMerchant, JsonBody};
 use super::page::Page;
 use super::problem::{ApiError, Problem};
 use crate::http::input::Field;
-use crate::services::processors::{self, NewStripe, Processor, ProcessorChange};
+use crate::services::processors::{self, NewProcessor, Processor, ProcessorChange};
+use crate::services::sepa::creditors::{NewSepa, SepaChange};
 use crate::state::AppState;
 
-/// Body of a Stripe account's connection.
+/// Body of a processor's connection: a Stripe account (`secretKey`, `publishableKey`,
+/// `webhookSecret`, `default`) or a SEPA processor (`creditorId`, `creditorName`, `iban`,
+/// `bic`, `leadDays`).
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ConnectProcessorRequest {
-    /// `stripe`: the one kind a merchant connects.
+    /// `stripe` or `sepa_debit`.
     #[serde(default)]
     #[schema(required = true, value_type = String, example = "stripe")]
     pub kind: Field<String>,
@@ -29,28 +32,51 @@ pub struct ConnectProcessorRequest {
     #[serde(default)]
     #[schema(required = true, value_type = String, min_length = 1, max_length = 100)]
     pub name: Field<String>,
-    /// The account's secret key: `sk_test_…` for a sandbox merchant, `sk_live_…` for a live
-    /// one. Checked with Stripe before anything is stored; stored sealed, never answered.
+    /// Stripe: the account's secret key, `sk_test_…` for a sandbox merchant, `sk_live_…` for
+    /// a live one. Checked with Stripe before anything is stored; stored sealed, never
+    /// answered.
     #[serde(default)]
-    #[schema(required = true, value_type = String, example = "sk_test_…")]
+    #[schema(value_type = Option<String>, example = "sk_test_…")]
     pub secret_key: Field<String>,
-    /// The publishable key of the same mode (`pk_test_…` or `pk_live_…`).
+    /// Stripe: the publishable key of the same mode (`pk_test_…` or `pk_live_…`).
     #[serde(default)]
-    #[schema(required = true, value_type = String, example = "pk_test_…")]
+    #[schema(value_type = Option<String>, example = "pk_test_…")]
     pub publishable_key: Field<String>,
-    /// The signing secret (`whsec_…`) of the webhook endpoint added in Stripe's dashboard for
-    /// this processor's `webhookUrl`. Stored sealed, never answered.
+    /// Stripe: the signing secret (`whsec_…`) of the webhook endpoint added in Stripe's
+    /// dashboard for this processor's `webhookUrl`. Stored sealed, never answered.
     #[serde(default)]
-    #[schema(required = true, value_type = String, example = "whsec_…")]
+    #[schema(value_type = Option<String>, example = "whsec_…")]
     pub webhook_secret: Field<String>,
-    /// `true` makes it the default card processor at once.
+    /// Stripe: `true` makes it the default card processor at once.
     #[serde(default)]
     #[schema(value_type = Option<bool>)]
     pub default: Field<bool>,
+    /// SEPA: the SEPA creditor identifier (ISO 7064 mod 97-10 check digits).
+    #[serde(default)]
+    #[schema(value_type = Option<String>, example = "DE98ZZZ09999999999")]
+    pub creditor_id: Field<String>,
+    /// SEPA: the creditor name on mandates and collection files (≤ 70 characters); `name`
+    /// when absent.
+    #[serde(default)]
+    #[schema(value_type = Option<String>, max_length = 70)]
+    pub creditor_name: Field<String>,
+    /// SEPA: the collection account's IBAN (country length and mod 97 checked).
+    #[serde(default)]
+    #[schema(value_type = Option<String>, example = "DE89370400440532013000")]
+    pub iban: Field<String>,
+    /// SEPA: the collection account's BIC (8 or 11 characters).
+    #[serde(default)]
+    #[schema(value_type = Option<String>, example = "COBADEFFXXX")]
+    pub bic: Field<String>,
+    /// SEPA: days between a debit's pre-notification and its collection, 1–14 (default 5).
+    #[serde(default)]
+    #[schema(value_type = Option<i64>, minimum = 1, maximum = 14)]
+    pub lead_days: Field<i64>,
 }
 
 /// Body of a processor's change: each field given replaces the stored one. A sandbox card
-/// gateway takes `default` only.
+/// gateway takes `default` only; a Stripe account `name`, its keys and `default`; a SEPA
+/// processor `name`, `creditorName`, `iban`, `bic` and `leadDays` (its `creditorId` stays).
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct UpdateProcessorRequest {
@@ -75,6 +101,26 @@ pub struct UpdateProcessorRequest {
     #[serde(default)]
     #[schema(value_type = Option<bool>)]
     pub default: Field<bool>,
+    /// Refused: mandates name the creditor identifier they were signed for.
+    #[serde(default)]
+    #[schema(value_type = Option<String>)]
+    pub creditor_id: Field<String>,
+    /// A new creditor name.
+    #[serde(default)]
+    #[schema(value_type = Option<String>, max_length = 70)]
+    pub creditor_name: Field<String>,
+    /// A new collection IBAN.
+    #[serde(default)]
+    #[schema(value_type = Option<String>)]
+    pub iban: Field<String>,
+    /// A new BIC; `null` removes it.
+    #[serde(default)]
+    #[schema(value_type = Option<String>)]
+    pub bic: Field<String>,
+    /// New lead days, 1–14.
+    #[serde(default)]
+    #[schema(value_type = Option<i64>, minimum = 1, maximum = 14)]
+    pub lead_days: Field<i64>,
 }
 
 /// A processor, without any secret.
@@ -85,15 +131,37 @@ pub struct ProcessorRecord {
     pub payment_processor_id: i64,
     /// Its name.
     pub name: String,
-    /// `sandbox-card`, `sandbox-alternative` or `stripe`.
+    /// `sandbox-card`, `sandbox-alternative`, `stripe` or `sepa_debit`.
     #[schema(example = "stripe")]
     pub kind: String,
     /// Whether it takes new cards on the checkout, portal and pay-now pages.
     pub default: bool,
     /// When it was connected (UTC); `null` for the sandbox set.
     pub created_at: Option<String>,
-    /// A Stripe account's public details; `null` for the sandbox set.
+    /// A Stripe account's public details; `null` for other kinds.
     pub stripe: Option<StripeRecord>,
+    /// A SEPA processor's creditor; `null` for other kinds.
+    pub sepa_debit: Option<SepaDebitRecord>,
+}
+
+/// A SEPA processor's creditor: what its mandates and collection files name.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SepaDebitRecord {
+    /// The SEPA creditor identifier.
+    #[schema(example = "DE98ZZZ09999999999")]
+    pub creditor_id: String,
+    /// The creditor name.
+    pub creditor_name: String,
+    /// The collection account's IBAN.
+    pub iban: String,
+    /// The collection account's BIC, when given.
+    pub bic: Option<String>,
+    /// Days between a debit's pre-notification and its collection.
+    pub lead_days: i64,
+    /// `EUR`: SEPA Direct Debit collects euros only.
+    #[schema(example = "EUR")]
+    pub currency: String,
 }
 
 /// What is shown of a connected Stripe account.
@@ -126,6 +194,14 @@ impl From<Processor> for ProcessorRecord {
                 publishable_key: stripe.publishable_key,
                 webhook_url: stripe.webhook_url,
             }),
+            sepa_debit: processor.sepa.map(|creditor| SepaDebitRecord {
+                creditor_id: creditor.creditor_id,
+                creditor_name: creditor.creditor_name,
+                iban: creditor.iban,
+                bic: creditor.bic,
+                lead_days: creditor.lead_days,
+                currency: "EUR".into(),
+            }),
         }
     }
 }
@@ -156,8 +232,8 @@ pub async fn list_processors(
     Ok(Json(Page::new(data, None)))
 }
 
-/// Connects a Stripe account. recur checks the secret key with one Stripe call
-/// (`GET /v1/balance`) before it stores anything.
+/// Connects a Stripe account or a SEPA processor. For Stripe, recur checks the secret key with
+/// one Stripe call (`GET /v1/balance`) before it stores anything.
 #[utoipa::path(
     post,
     path = "/api/subscriptions/v1/processors",
@@ -169,7 +245,7 @@ pub async fn list_processors(
         (status = 400, description = "Validation failed: every failing field is listed (a key of the other mode or kind; a secret key Stripe refuses)", body = Problem, content_type = "application/problem+json"),
         (status = 401, description = "Missing or invalid bearer token or API key", body = Problem, content_type = "application/problem+json"),
         (status = 403, description = "A read API key cannot connect processors", body = Problem, content_type = "application/problem+json"),
-        (status = 409, description = "The merchant already connected 10 Stripe accounts", body = Problem, content_type = "application/problem+json"),
+        (status = 409, description = "The merchant already connected 10 processors of this kind", body = Problem, content_type = "application/problem+json"),
         (status = 503, description = "Stripe did not answer the key check; nothing was stored", body = Problem, content_type = "application/problem+json"),
     )
 )]
@@ -178,13 +254,20 @@ pub async fn connect_processor(
     auth: AuthMerchant,
     JsonBody(body): JsonBody<ConnectProcessorRequest>,
 ) -> Result<(StatusCode, Json<ProcessorRecord>), ApiError> {
-    let new = NewStripe {
+    let new = NewProcessor {
         kind: body.kind,
         name: body.name,
         secret_key: body.secret_key,
         publishable_key: body.publishable_key,
         webhook_secret: body.webhook_secret,
         default: body.default,
+        sepa: NewSepa {
+            creditor_id: body.creditor_id,
+            creditor_name: body.creditor_name,
+            iban: body.iban,
+            bic: body.bic,
+            lead_days: body.lead_days,
+        },
     };
     let processor = processors::connect(&state, auth.merchant_id, new).await?;
     Ok((StatusCode::CREATED, Json(processor.into())))
@@ -212,8 +295,8 @@ pub async fn get_processor(
     Ok(Json(processor.into()))
 }
 
-/// Changes a processor: a Stripe account's name and keys, or which card processor is the
-/// default.
+/// Changes a processor: a Stripe account's name and keys, a SEPA processor's name and
+/// creditor details, or which card processor is the default.
 #[utoipa::path(
     patch,
     path = "/api/subscriptions/v1/processors/{paymentProcessorId}",
@@ -242,13 +325,20 @@ pub async fn update_processor(
         publishable_key: body.publishable_key,
         webhook_secret: body.webhook_secret,
         default: body.default,
+        sepa: SepaChange {
+            creditor_id: body.creditor_id,
+            creditor_name: body.creditor_name,
+            iban: body.iban,
+            bic: body.bic,
+            lead_days: body.lead_days,
+        },
     };
     let processor =
         processors::change(&state, auth.merchant_id, processor_id(&id)?, change).await?;
     Ok(Json(processor.into()))
 }
 
-/// Disconnects a Stripe account; the sandbox set stays.
+/// Disconnects a Stripe account or a SEPA processor; the sandbox set stays.
 #[utoipa::path(
     delete,
     path = "/api/subscriptions/v1/processors/{paymentProcessorId}",
@@ -260,7 +350,7 @@ pub async fn update_processor(
         (status = 401, description = "Missing or invalid bearer token or API key", body = Problem, content_type = "application/problem+json"),
         (status = 403, description = "A read API key cannot remove processors", body = Problem, content_type = "application/problem+json"),
         (status = 404, description = "No such connected processor for this merchant", body = Problem, content_type = "application/problem+json"),
-        (status = 409, description = "A customer's payment method is held by it, or a cashier payment waits on it", body = Problem, content_type = "application/problem+json"),
+        (status = 409, description = "A customer's payment method (card or mandate) is held by it, or a cashier payment waits on it", body = Problem, content_type = "application/problem+json"),
     )
 )]
 pub async fn delete_processor(

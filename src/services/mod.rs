@@ -22,6 +22,7 @@ pub mod memberships;
 pub mod payment_methods;
 pub mod processors;
 pub mod sandbox;
+pub mod sepa;
 pub mod sessions;
 pub mod settings;
 pub mod stripe_cards;

@@ -1,6 +1,6 @@
-//! A merchant's payment processors (DESIGN §17), for the API (`/processors`) and the
-//! dashboard's Processors page alike: the sandbox set every merchant has, and the Stripe
-//! accounts it connects. Connecting checks the secret key with Stripe (one `GET /v1/balance`);
+//! A merchant's payment processors (DESIGN §17, §18), for the API (`/processors`) and the
+//! dashboard's Processors page alike: the sandbox set every merchant has, the Stripe
+//! accounts it connects, and its SEPA processors ([`super::sepa::creditors`]). Connecting checks the secret key with Stripe (one `GET /v1/balance`);
 //! a sandbox merchant takes test keys only, a live one live keys only. The secret key and the
 //! webhook signing secret are sealed at rest and never answered: a key shows its last four.
 
@@ -8,12 +8,14 @@ use chrono::{DateTime, Utc};
 use recur_domain::stripe_keys::{self, KeyMode};
 use recur_domain::validation::{self as rules, FieldErrors};
 
+use super::sepa::creditors::{self, NewSepa, SepaChange};
 use super::ServiceError;
-use crate::http::input::{optional_text, required_text, Field};
+use crate::http::input::{optional_text, refuse_given, required_text, Field};
 use crate::platform::Platform;
 use crate::processor::stripe::{Form, StripeError};
 use crate::store::merchants::{self, Mode};
 use crate::store::processors::{self, ProcessorKind};
+use crate::store::sepa_accounts::{self, Creditor};
 use crate::store::stripe_accounts::{self, Account, Changes, NewAccount, Removal};
 
 /// Longest processor `name`.
@@ -28,6 +30,8 @@ pub enum Kind {
     SandboxAlternative,
     /// A connected Stripe account.
     Stripe,
+    /// A SEPA processor: direct debits from customers' bank accounts under mandates.
+    SepaDebit,
 }
 
 impl Kind {
@@ -37,6 +41,7 @@ impl Kind {
             Kind::SandboxCard => "sandbox-card",
             Kind::SandboxAlternative => "sandbox-alternative",
             Kind::Stripe => "stripe",
+            Kind::SepaDebit => "sepa_debit",
         }
     }
 }
@@ -48,7 +53,7 @@ pub struct Processor {
     pub processor_id: i64,
     /// Its name.
     pub name: String,
-    /// Sandbox card, sandbox alternative or Stripe.
+    /// Sandbox card, sandbox alternative, Stripe or SEPA.
     pub kind: Kind,
     /// Whether it takes new cards on the hosted pages (the first sandbox card gateway stands
     /// for the sandbox set).
@@ -57,6 +62,8 @@ pub struct Processor {
     pub created_at: Option<DateTime<Utc>>,
     /// A Stripe account's public details.
     pub stripe: Option<StripeDetails>,
+    /// A SEPA processor's creditor.
+    pub sepa: Option<Creditor>,
 }
 
 /// What is shown of a connected Stripe account: never a secret.
@@ -72,10 +79,10 @@ pub struct StripeDetails {
     pub webhook_url: String,
 }
 
-/// A Stripe account to connect, as given.
+/// A processor to connect, as given: a Stripe account or a SEPA processor.
 #[derive(Debug, Default)]
-pub struct NewStripe {
-    /// `"stripe"`, the only kind a merchant connects.
+pub struct NewProcessor {
+    /// `"stripe"` or `"sepa_debit"`.
     pub kind: Field<String>,
     /// The name shown in the cashier, events and the dashboard, at most 100 characters.
     pub name: Field<String>,
@@ -87,12 +94,14 @@ pub struct NewStripe {
     pub webhook_secret: Field<String>,
     /// `true` makes it the default card processor at once.
     pub default: Field<bool>,
+    /// A SEPA processor's creditor.
+    pub sepa: NewSepa,
 }
 
 /// A change of a processor: each field given replaces the stored one.
 #[derive(Debug, Default)]
 pub struct ProcessorChange {
-    /// A new name (Stripe accounts only).
+    /// A new name (connected processors only).
     pub name: Field<String>,
     /// A new secret key, checked with Stripe as on connect.
     pub secret_key: Field<String>,
@@ -102,6 +111,8 @@ pub struct ProcessorChange {
     pub webhook_secret: Field<String>,
     /// `true` makes it the default card processor (any card processor of the merchant).
     pub default: Field<bool>,
+    /// A SEPA processor's creditor changes.
+    pub sepa: SepaChange,
 }
 
 /// The merchant's processors: the sandbox set in cascade order, then its Stripe accounts.
@@ -122,6 +133,7 @@ pub async fn list(state: &Platform, merchant_id: i64) -> Result<Vec<Processor>, 
             default: default.is_none() && kind == Kind::SandboxCard && first_card,
             created_at: None,
             stripe: None,
+            sepa: None,
         });
         first_card &= kind != Kind::SandboxCard;
     }
@@ -130,6 +142,8 @@ pub async fn list(state: &Platform, merchant_id: i64) -> Result<Vec<Processor>, 
             .into_iter()
             .map(|account| connected(state, account, default)),
     );
+    let sepa = sepa_accounts::list(state.store.pool(), merchant_id).await?;
+    listed.extend(sepa.into_iter().map(sepa_processor));
     Ok(listed)
 }
 
@@ -146,23 +160,50 @@ pub async fn get(
         .ok_or(ServiceError::NotFound)
 }
 
-/// Checks `new`, asks Stripe whether its secret key is good, and connects the account.
-/// Every failing field is listed; a key Stripe refuses is a 400 on `secretKey`; Stripe out of
-/// reach is a 503 with nothing stored.
+/// Checks `new` and connects it: a SEPA processor ([`creditors::connect`]), or a Stripe
+/// account once Stripe said its secret key is good. Every failing field is listed; a key
+/// Stripe refuses is a 400 on `secretKey`; Stripe out of reach is a 503 with nothing stored.
 pub async fn connect(
     state: &Platform,
     merchant_id: i64,
-    new: NewStripe,
+    new: NewProcessor,
 ) -> Result<Processor, ServiceError> {
-    let mode = key_mode(state, merchant_id).await?;
     let mut errors = FieldErrors::new();
     let kind = required_text(new.kind, "kind", &mut errors, |v| match v {
-        "stripe" => Ok(v.to_owned()),
-        _ => Err("must be stripe".into()),
+        "stripe" | "sepa_debit" => Ok(v.to_owned()),
+        _ => Err("must be stripe or sepa_debit".into()),
     });
     let name = required_text(new.name, "name", &mut errors, |v| {
         rules::bounded_text(v, MAX_NAME_CHARS)
     });
+    if kind.as_deref() == Some("sepa_debit") {
+        refuse_given(
+            &[
+                ("secretKey", new.secret_key.is_given()),
+                ("publishableKey", new.publishable_key.is_given()),
+                ("webhookSecret", new.webhook_secret.is_given()),
+            ],
+            "a sepa_debit processor has no such setting",
+            &mut errors,
+        );
+        if new.default.is_given() {
+            errors.add("default", "only a card processor can be the default");
+        }
+        let account = creditors::connect(state, merchant_id, name, new.sepa, errors).await?;
+        return Ok(sepa_processor(account));
+    }
+    refuse_given(
+        &[
+            ("creditorId", new.sepa.creditor_id.is_given()),
+            ("creditorName", new.sepa.creditor_name.is_given()),
+            ("iban", new.sepa.iban.is_given()),
+            ("bic", new.sepa.bic.is_given()),
+            ("leadDays", new.sepa.lead_days.is_given()),
+        ],
+        "a stripe processor has no such setting",
+        &mut errors,
+    );
+    let mode = key_mode(state, merchant_id).await?;
     let secret_key = required_text(new.secret_key, "secretKey", &mut errors, |v| {
         stripe_keys::secret_key(v, mode)
     });
@@ -216,7 +257,8 @@ pub async fn connect(
 }
 
 /// Applies `change` to the merchant's processor `processor_id`. A sandbox card gateway takes
-/// `default` only; a Stripe account every field, a new secret key checked with Stripe first.
+/// `default` only; a Stripe account its name, keys and `default`, a new secret key checked
+/// with Stripe first; a SEPA processor its name and creditor details.
 pub async fn change(
     state: &Platform,
     merchant_id: i64,
@@ -235,21 +277,53 @@ pub async fn change(
     let mode = key_mode(state, merchant_id).await?;
     let mut errors = FieldErrors::new();
     let stripe = current.kind == Kind::Stripe;
+    let sepa = current.kind == Kind::SepaDebit;
+    let no_such_setting = format!("a {} processor has no such setting", current.kind.as_str());
+    if !stripe && !sepa {
+        refuse_given(
+            &[("name", change.name.is_given())],
+            &no_such_setting,
+            &mut errors,
+        );
+    }
     if !stripe {
-        for (field, path) in [
-            (&change.name, "name"),
-            (&change.secret_key, "secretKey"),
-            (&change.publishable_key, "publishableKey"),
-            (&change.webhook_secret, "webhookSecret"),
-        ] {
-            if field.is_given() {
-                errors.add(path, "a sandbox processor has no such setting");
-            }
-        }
+        refuse_given(
+            &[
+                ("secretKey", change.secret_key.is_given()),
+                ("publishableKey", change.publishable_key.is_given()),
+                ("webhookSecret", change.webhook_secret.is_given()),
+            ],
+            &no_such_setting,
+            &mut errors,
+        );
+    }
+    if !sepa {
+        refuse_given(
+            &[
+                ("creditorId", change.sepa.creditor_id.is_given()),
+                ("creditorName", change.sepa.creditor_name.is_given()),
+                ("iban", change.sepa.iban.is_given()),
+                ("bic", change.sepa.bic.is_given()),
+                ("leadDays", change.sepa.lead_days.is_given()),
+            ],
+            &no_such_setting,
+            &mut errors,
+        );
     }
     let name = optional_text(change.name, "name", &mut errors, |v| {
         rules::bounded_text(v, MAX_NAME_CHARS)
     });
+    if sepa {
+        let changes = creditors::changes(change.sepa, name, &mut errors);
+        if change.default.is_given() {
+            errors.add("default", "only a card processor can be the default");
+        }
+        if !errors.is_empty() {
+            return Err(ServiceError::Validation(errors));
+        }
+        let account = creditors::change(state, merchant_id, processor_id, &changes).await?;
+        return Ok(sepa_processor(account));
+    }
     let secret_key = optional_text(change.secret_key, "secretKey", &mut errors, |v| {
         stripe_keys::secret_key(v, mode)
     });
@@ -313,14 +387,20 @@ pub async fn change(
     get(state, merchant_id, processor_id).await
 }
 
-/// Disconnects the merchant's Stripe account `processor_id`: 404 for the sandbox set (which
-/// stays) and unknown ids, 409 while a payment method it holds is some customer's or a cashier
-/// payment waits for its answer.
+/// Disconnects the merchant's connected processor `processor_id`: 404 for the sandbox set
+/// (which stays) and unknown ids; 409 while a payment method it holds is some customer's, or
+/// (Stripe) a cashier payment waits for its answer.
 pub async fn disconnect(
     state: &Platform,
     merchant_id: i64,
     processor_id: i64,
 ) -> Result<(), ServiceError> {
+    if sepa_accounts::get(state.store.pool(), merchant_id, processor_id)
+        .await?
+        .is_some()
+    {
+        return creditors::remove(state, merchant_id, processor_id).await;
+    }
     let mut tx = state.store.begin().await?;
     match stripe_accounts::delete(&mut tx, merchant_id, processor_id).await? {
         Removal::Removed => {
@@ -350,7 +430,21 @@ fn connected(state: &Platform, account: Account, default: Option<i64>) -> Proces
             secret_key_last4: account.secret_key_last4,
             publishable_key: account.publishable_key,
         }),
+        sepa: None,
         name: account.name,
+    }
+}
+
+/// A SEPA processor as listed.
+fn sepa_processor(account: sepa_accounts::Account) -> Processor {
+    Processor {
+        processor_id: account.processor_id,
+        name: account.name,
+        kind: Kind::SepaDebit,
+        default: false,
+        created_at: Some(account.created_at),
+        stripe: None,
+        sepa: Some(account.creditor),
     }
 }
 

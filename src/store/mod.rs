@@ -35,6 +35,7 @@ pub mod processors;
 pub mod products;
 pub mod refunds;
 pub mod sandbox;
+pub mod sepa_accounts;
 pub mod stripe_accounts;
 pub mod stripe_customers;
 pub mod stripe_events;
@@ -349,6 +350,22 @@ pub async fn lock_merchant(
             .await?;
     }
     Ok(())
+}
+
+/// Runs `attempt` again (up to five more times) while it fails on a unique constraint: for an
+/// insert that picks its key under a lock a concurrent one may pick too.
+pub async fn retry_unique<T, F, Fut>(mut attempt: F) -> Result<T, sqlx::Error>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Result<T, sqlx::Error>>,
+{
+    let mut attempts = 0;
+    loop {
+        match attempt().await {
+            Err(error) if is_unique_violation(&error) && attempts < 5 => attempts += 1,
+            answer => return answer,
+        }
+    }
 }
 
 /// Whether `error` is a unique-constraint violation.

@@ -1,6 +1,11 @@
 //! The `payment_processors` table: processor instances offered in a merchant's cashier.
 
-use super::Tx;
+use chrono::{DateTime, Utc};
+
+use super::{to_micros, Backend, Tx};
+
+/// The first id a connected processor gets; the sandbox set holds 101–202.
+pub const FIRST_CONNECTED_ID: i64 = 301;
 
 /// Card gateway or alternative payment method.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -102,4 +107,90 @@ pub async fn first_card<'c, E: sqlx::Executor<'c, Database = sqlx::Any>>(
         .await?
         .into_iter()
         .find(|p| p.kind == ProcessorKind::Card))
+}
+
+/// Where a connected processor's payments go.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Connector {
+    /// A Stripe account (DESIGN §17).
+    Stripe,
+    /// SEPA Direct Debit collection files for the merchant's bank (DESIGN §18).
+    Sepa,
+}
+
+impl Connector {
+    /// The stored name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Connector::Stripe => "stripe",
+            Connector::Sepa => "sepa",
+        }
+    }
+
+    /// The stored `kind` of its processors: a Stripe account takes cards, a SEPA processor
+    /// debits bank accounts under mandates.
+    fn kind(self) -> &'static str {
+        match self {
+            Connector::Stripe => "card",
+            Connector::Sepa => "debit",
+        }
+    }
+}
+
+/// A connected processor's row to add to the merchant's set.
+#[derive(Debug)]
+pub struct Connected<'a> {
+    /// Stripe or SEPA.
+    pub connector: Connector,
+    /// Its name.
+    pub name: &'a str,
+    /// How many of this connector a merchant may hold.
+    pub max_held: i64,
+}
+
+/// Adds `connected` to the merchant's set under the next processor id no connected processor
+/// of any merchant holds (Stripe's webhooks name an account by it), after the merchant's other
+/// processors in cascade order; `None` when the merchant holds `max_held` of its connector
+/// already. Two merchants connecting at once may pick one id: the unique index refuses the
+/// second, which is to try again ([`super::retry_unique`]).
+pub async fn insert_connected(
+    tx: &mut Tx,
+    backend: Backend,
+    merchant_id: i64,
+    connected: &Connected<'_>,
+    now: DateTime<Utc>,
+) -> Result<Option<i64>, sqlx::Error> {
+    super::lock_merchant(tx, backend, merchant_id).await?;
+    let (held, last_position): (i64, Option<i64>) = sqlx::query_as(
+        "SELECT COUNT(*) FILTER (WHERE connector = $2), MAX(position) \
+         FROM payment_processors WHERE merchant_id = $1",
+    )
+    .bind(merchant_id)
+    .bind(connected.connector.as_str())
+    .fetch_one(&mut **tx)
+    .await?;
+    if held >= connected.max_held {
+        return Ok(None);
+    }
+    let last_id: Option<i64> = sqlx::query_scalar(
+        "SELECT MAX(processor_id) FROM payment_processors WHERE connector <> 'sandbox'",
+    )
+    .fetch_one(&mut **tx)
+    .await?;
+    let processor_id = last_id.map_or(FIRST_CONNECTED_ID, |id| (id + 1).max(FIRST_CONNECTED_ID));
+    sqlx::query(
+        "INSERT INTO payment_processors (merchant_id, processor_id, processor_key, name, kind, \
+         position, connector, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
+    )
+    .bind(merchant_id)
+    .bind(processor_id)
+    .bind(uuid::Uuid::new_v4().hyphenated().to_string())
+    .bind(connected.name)
+    .bind(connected.connector.kind())
+    .bind(last_position.unwrap_or(0) + 1)
+    .bind(connected.connector.as_str())
+    .bind(to_micros(now))
+    .execute(&mut **tx)
+    .await?;
+    Ok(Some(processor_id))
 }

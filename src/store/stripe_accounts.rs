@@ -5,11 +5,8 @@
 use chrono::{DateTime, Utc};
 use sqlx::{Any, Executor, Row};
 
-use super::processors::{PaymentProcessor, ProcessorKind};
-use super::{from_micros, to_micros, Store, Tx};
-
-/// The first id a connected processor gets; the sandbox set holds 101–202.
-pub const FIRST_CONNECTED_ID: i64 = 301;
+use super::processors::{self, Connected, Connector, PaymentProcessor, ProcessorKind};
+use super::{from_micros, Store, Tx};
 
 /// At most this many Stripe accounts per merchant.
 pub const MAX_PER_MERCHANT: i64 = 10;
@@ -100,24 +97,15 @@ fn decode(row: &sqlx::any::AnyRow) -> Result<Account, sqlx::Error> {
     })
 }
 
-/// Connects `new` for the merchant under the next processor id no connected account of any
-/// merchant holds (Stripe's webhooks name an account by it), after the merchant's other
-/// processors in cascade order; `None` when the merchant holds [`MAX_PER_MERCHANT`] already.
-/// Two merchants connecting at once may pick one id: the unique index refuses the second,
-/// which picks again.
+/// Connects `new` for the merchant ([`processors::insert_connected`]); `None` when the merchant
+/// holds [`MAX_PER_MERCHANT`] already.
 pub async fn insert(
     store: &Store,
     merchant_id: i64,
     new: &NewAccount,
     now: DateTime<Utc>,
 ) -> Result<Option<Account>, sqlx::Error> {
-    let mut attempts = 0;
-    loop {
-        match try_insert(store, merchant_id, new, now).await {
-            Err(error) if super::is_unique_violation(&error) && attempts < 5 => attempts += 1,
-            answer => return answer,
-        }
-    }
+    super::retry_unique(|| try_insert(store, merchant_id, new, now)).await
 }
 
 async fn try_insert(
@@ -127,35 +115,17 @@ async fn try_insert(
     now: DateTime<Utc>,
 ) -> Result<Option<Account>, sqlx::Error> {
     let mut tx = store.begin().await?;
-    super::lock_merchant(&mut tx, store.backend(), merchant_id).await?;
-    let (held, last_position): (i64, Option<i64>) = sqlx::query_as(
-        "SELECT COUNT(*) FILTER (WHERE connector = 'stripe'), MAX(position) \
-         FROM payment_processors WHERE merchant_id = $1",
-    )
-    .bind(merchant_id)
-    .fetch_one(&mut *tx)
-    .await?;
-    if held >= MAX_PER_MERCHANT {
+    let connected = Connected {
+        connector: Connector::Stripe,
+        name: &new.name,
+        max_held: MAX_PER_MERCHANT,
+    };
+    let Some(processor_id) =
+        processors::insert_connected(&mut tx, store.backend(), merchant_id, &connected, now)
+            .await?
+    else {
         return Ok(None);
-    }
-    let last_id: Option<i64> = sqlx::query_scalar(
-        "SELECT MAX(processor_id) FROM payment_processors WHERE connector <> 'sandbox'",
-    )
-    .fetch_one(&mut *tx)
-    .await?;
-    let processor_id = last_id.map_or(FIRST_CONNECTED_ID, |id| (id + 1).max(FIRST_CONNECTED_ID));
-    sqlx::query(
-        "INSERT INTO payment_processors (merchant_id, processor_id, processor_key, name, kind, \
-         position, connector, created_at) VALUES ($1, $2, $3, $4, 'card', $5, 'stripe', $6)",
-    )
-    .bind(merchant_id)
-    .bind(processor_id)
-    .bind(uuid::Uuid::new_v4().hyphenated().to_string())
-    .bind(&new.name)
-    .bind(last_position.unwrap_or(0) + 1)
-    .bind(to_micros(now))
-    .execute(&mut *tx)
-    .await?;
+    };
     sqlx::query(
         "INSERT INTO stripe_accounts (merchant_id, processor_id, secret_key_sealed, \
          secret_key_last4, live, publishable_key, webhook_secret_sealed) \

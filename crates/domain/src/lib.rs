@@ -19,6 +19,7 @@ pub mod numbering;
 pub mod price;
 pub mod proration;
 pub mod schedule;
+pub mod sepa;
 pub mod settings;
 pub mod signature;
 pub mod status;

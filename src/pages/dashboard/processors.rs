@@ -25,7 +25,7 @@ use crate::http::input::Field;
 use crate::pages::failure::PageError;
 use crate::pages::form::{PageForm, TokenForm};
 use crate::pages::{notice, session};
-use crate::services::processors::{self, Kind, NewStripe, Processor, ProcessorChange};
+use crate::services::processors::{self, Kind, NewProcessor, Processor, ProcessorChange};
 use crate::services::ServiceError;
 use crate::state::AppState;
 
@@ -71,8 +71,8 @@ impl std::fmt::Debug for ConnectForm {
 
 impl ConnectForm {
     /// The connection it asks for, each field as the API's body would give it.
-    fn new_stripe(&self) -> NewStripe {
-        NewStripe {
+    fn new_stripe(&self) -> NewProcessor {
+        NewProcessor {
             kind: Field::Present("stripe".to_string()),
             name: fields::text(&self.name),
             secret_key: fields::text(&self.secret_key),
@@ -83,6 +83,7 @@ impl ConnectForm {
                 "true" => Field::Present(true),
                 _ => Field::Invalid("must be true or not given".to_string()),
             },
+            sepa: Default::default(),
         }
     }
 
@@ -167,6 +168,7 @@ fn processor_view(t: &BTreeMap<String, String>, p: Processor, first_card: Option
         Kind::SandboxCard => "dash_processor_kind_sandbox_card",
         Kind::SandboxAlternative => "dash_processor_kind_sandbox_alternative",
         Kind::Stripe => "dash_processor_kind_stripe",
+        Kind::SepaDebit => "dash_processor_kind_sepa_debit",
     };
     let stands_for_sandbox = first_card == Some(p.processor_id);
     context! {
@@ -184,6 +186,13 @@ fn processor_view(t: &BTreeMap<String, String>, p: Processor, first_card: Option
             last4 => s.secret_key_last4,
             publishable_key => s.publishable_key,
             webhook_url => s.webhook_url,
+        }),
+        sepa => p.sepa.map(|c| context! {
+            creditor_id => c.creditor_id,
+            creditor_name => c.creditor_name,
+            iban => c.iban,
+            bic => c.bic,
+            lead_days => c.lead_days,
         }),
     }
 }

@@ -1,0 +1,3 @@
+//! SEPA Direct Debit from the merchant's own bank account (DESIGN §18).
+
+pub mod creditors;
