@@ -7,5 +7,6 @@
 pub mod account;
 pub mod creditor;
 pub mod mandate;
+pub mod pain008;
 pub mod target2;
 pub mod text;
