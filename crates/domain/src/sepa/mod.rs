@@ -8,5 +8,6 @@ pub mod account;
 pub mod creditor;
 pub mod mandate;
 pub mod pain008;
+pub mod returns;
 pub mod target2;
 pub mod text;
