@@ -164,7 +164,7 @@ impl fmt::Display for RenderError {
             RenderError::NoDebits => f.write_str("a collection file needs at least one debit"),
             RenderError::InvalidId { field } => write!(
                 f,
-                "{field} must be 1 to 35 characters of the SEPA set (message ids at most 30), without a leading or trailing '/' or space and without '//'"
+                "{field} must be 1 to 35 letters, digits or / - ? : ( ) . , ' + (message ids at most 30), not starting or ending with '/' and without '//'"
             ),
             RenderError::DuplicateEndToEndId(id) => {
                 write!(f, "the end-to-end id {id} is used by more than one debit")
