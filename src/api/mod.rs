@@ -34,6 +34,7 @@ pub mod processors;
 pub mod products;
 pub mod read_only_keys;
 pub mod sandbox;
+pub mod sepa;
 pub mod sessions;
 pub mod stripe_webhooks;
 pub mod tax_rates;
@@ -143,6 +144,15 @@ pub fn router(state: AppState, pages: Router<AppState>) -> Router {
         .route(
             "/coupons",
             post(coupons::create_coupon).get(coupons::list_coupons),
+        )
+        .route(
+            "/sepa/batches",
+            post(sepa::create_batch).get(sepa::list_batches),
+        )
+        .route("/sepa/batches/{batch_id}", get(sepa::get_batch))
+        .route(
+            "/sepa/batches/{batch_id}/pain.008",
+            get(sepa::batch_document),
         )
         .route(
             "/coupons/{coupon_id}",

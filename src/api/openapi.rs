@@ -16,7 +16,7 @@ use super::problem::ApiError;
 use super::{
     api_keys, auth, cashier_orders, cashier_sessions, coupons, customers, endpoint_deliveries,
     events, health, invoices, lists, membership_pauses, membership_update, memberships,
-    merchant_settings, payment_methods, prices, processors, products, sandbox, sessions,
+    merchant_settings, payment_methods, prices, processors, products, sandbox, sepa, sessions,
     stripe_webhooks, tax_rates, webhook_endpoints,
 };
 use crate::state::AppState;
@@ -71,6 +71,10 @@ use crate::state::AppState;
         prices::list_prices,
         prices::get_price,
         prices::update_price,
+        sepa::create_batch,
+        sepa::list_batches,
+        sepa::get_batch,
+        sepa::batch_document,
         coupons::create_coupon,
         coupons::list_coupons,
         coupons::get_coupon,
@@ -111,7 +115,8 @@ use crate::state::AppState;
         (name = "taxes", description = "Tax rates: exclusive or inclusive, archivable, fixed once used"),
         (name = "catalog", description = "Products, their prices and coupons: archivable, their terms fixed once created"),
         (name = "webhook-endpoints", description = "Registered webhook destinations: filters, secrets and rotation, attempt log, test events"),
-        (name = "processors", description = "Payment processors: the sandbox set and connected Stripe accounts, the default card processor"),
+        (name = "processors", description = "Payment processors: the sandbox set, connected Stripe accounts and SEPA processors, the default card processor"),
+        (name = "sepa", description = "SEPA Direct Debit collection files (pain.008) of the merchant's own bank account"),
         (name = "sandbox", description = "Test cards and test clocks for sandbox merchants"),
         (name = "cashier", description = "Cashier sessions for single orders"),
         (name = "operations", description = "Probes for operators"),
@@ -188,7 +193,7 @@ struct ResponseLinks;
 impl ResponseLinks {
     /// (creating path, the key in its answer and the path parameter that takes it, the
     /// operations that take it).
-    const FOLLOW: [(&'static str, &'static str, &'static [&'static str]); 7] = [
+    const FOLLOW: [(&'static str, &'static str, &'static [&'static str]); 8] = [
         (
             "/api/subscriptions/v1/customer",
             "customerKey",
@@ -218,6 +223,11 @@ impl ResponseLinks {
             "/api/subscriptions/v1/coupons",
             "couponId",
             &["get_coupon", "update_coupon"],
+        ),
+        (
+            "/api/subscriptions/v1/sepa/batches",
+            "batchId",
+            &["get_batch", "batch_document"],
         ),
         (
             "/api/subscriptions/v1/api-keys",

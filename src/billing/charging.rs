@@ -7,11 +7,12 @@ use std::collections::{HashMap, HashSet};
 use chrono::{DateTime, Utc};
 use recur_domain::membership::{FirstInvoice, InvoiceChange, RecurringAttempt, Settlement};
 
-use super::followups::{self, Followups, Reporting};
+use super::charge_context::{distinct, Context};
+use super::followups::{self, Followups};
 use super::notify;
+use super::sepa_debits::{self, Scheduling};
 use super::stripe_charging::Answer;
 use super::{credit_notes, proration, BillingError};
-use crate::delivery::compose::Sender;
 use crate::events::subscription::{Movement, TransactionFacts};
 use crate::events::{self};
 use crate::platform::Platform;
@@ -19,14 +20,10 @@ use crate::processor::stripe::charges::Authentication;
 use crate::processor::{ChargeOutcome, ChargeRequest};
 use crate::store::charges::{self, Charge, ChargeKind, ChargeStatus, Completion};
 use crate::store::coupons;
-use crate::store::customers::{self, Customer};
-use crate::store::invoices::{self, Invoice, RECENT_INVOICES};
+use crate::store::invoices::{self, Invoice};
 use crate::store::memberships::{self, Membership};
 use crate::store::outbox::{self};
-use crate::store::payment_methods::{self, PaymentMethod};
-use crate::store::processors::{self, PaymentProcessor};
-use crate::store::stripe_accounts;
-use crate::store::Tx;
+use crate::store::payment_methods::{self, MethodType, PaymentMethod};
 
 /// How a charge attempt ended.
 #[derive(Debug)]
@@ -37,6 +34,9 @@ pub enum Settled {
     Declined(Charge),
     /// Another process recorded the answer first; nothing was done here.
     AlreadyRecorded,
+    /// A SEPA debit: pre-notified for its collection date and `Pending` until a collection
+    /// file takes it; the membership stands as if paid (DESIGN §18).
+    Scheduled(Charge),
 }
 
 /// Where an attempt asked of the processor stands afterwards.
@@ -49,6 +49,8 @@ pub enum Asked {
     /// The customer, on a hosted page, is to authenticate the payment with Stripe.js; the
     /// attempt stays `Pending` with its PaymentIntent.
     Authenticate(Authentication),
+    /// A SEPA debit, scheduled: `Pending` until a collection file takes it.
+    Scheduled,
 }
 
 /// Asks the processor to run a `Pending` attempt (again: the idempotency key makes a repeat
@@ -72,6 +74,7 @@ pub async fn execute(
         Asked::Authenticate(authentication) => {
             Err(BillingError::AuthenticationRequired(authentication))
         }
+        Asked::Scheduled => Ok(Settled::Scheduled(charge.clone())),
     }
 }
 
@@ -80,7 +83,8 @@ pub async fn execute(
 ///
 /// Attempts whose card a connected Stripe account holds are asked of Stripe
 /// ([`stripe_charging`](super::stripe_charging)); the answered ones are recorded with the
-/// others, the rest stay `Pending` ([`Asked::Unanswered`], [`Asked::Authenticate`]).
+/// others, the rest stay `Pending` ([`Asked::Unanswered`], [`Asked::Authenticate`]). Attempts
+/// of SEPA mandates become debits ([`sepa_debits::schedule`]): `Pending` until collected.
 pub async fn execute_many(
     state: &Platform,
     charges: Vec<Charge>,
@@ -112,8 +116,12 @@ async fn ask_and_record(
     };
     let mut through_stripe = Vec::new();
     let mut in_sandbox = Vec::new();
+    let mut by_mandate = Vec::new();
     for charge in &charges {
-        if card_of(charge)?.processor_id.is_some() {
+        let card = card_of(charge)?;
+        if card.method_type == MethodType::SepaDebit {
+            by_mandate.push(charge);
+        } else if card.processor_id.is_some() {
             through_stripe.push(charge);
         } else {
             in_sandbox.push(charge);
@@ -156,6 +164,19 @@ async fn ask_and_record(
         .zip(sandbox_outcomes)
         .collect();
     let mut waiting: HashMap<i64, Asked> = HashMap::new();
+    if !by_mandate.is_empty() {
+        let scheduled = sepa_debits::schedule(state, &by_mandate, &cards, at).await?;
+        for (charge, scheduling) in by_mandate.iter().zip(scheduled) {
+            match scheduling {
+                Scheduling::Scheduled => {
+                    waiting.insert(charge.id, Asked::Scheduled);
+                }
+                Scheduling::Refused(outcome) => {
+                    outcomes.insert(charge.id, outcome);
+                }
+            }
+        }
+    }
     for (charge, answer) in through_stripe.iter().zip(stripe_outcomes) {
         match answer {
             Answer::Settled(outcome) => {
@@ -222,6 +243,21 @@ pub async fn record(
         .await?
         .pop()
         .ok_or_else(|| BillingError::Internal(anyhow::anyhow!("an answer went unrecorded")))
+}
+
+/// [`record`] for many answers: one transaction for all of them (SEPA debits collected on
+/// their batch's date).
+pub async fn record_many(
+    state: &Platform,
+    answered: Vec<(Charge, ChargeOutcome)>,
+    at: DateTime<Utc>,
+) -> Result<Vec<Settled>, BillingError> {
+    let ids: Vec<(i64, i64)> = answered
+        .iter()
+        .map(|(c, _)| (c.merchant_id, c.payment_method_id))
+        .collect();
+    let cards = payment_methods::get_many(state.store.pool(), &ids).await?;
+    finish(state, &answered, &cards, at).await
 }
 
 /// Records the processor's answers and their consequences in one transaction.
@@ -291,7 +327,18 @@ async fn finish(
         let invoice = open_invoices
             .get(&charge.invoice_id)
             .ok_or(BillingError::NotFound)?;
-        let (settlement, mut due) = settle(m, charge, invoice, at)?;
+        let by_mandate = cards
+            .get(&charge.payment_method_id)
+            .is_some_and(|card| card.method_type == MethodType::SepaDebit);
+        let approved = charge.status == ChargeStatus::Success;
+        let (settlement, mut due) = if by_mandate && approved {
+            // The membership stood as paid since the debit was scheduled: the collection pays
+            // the invoice, with its receipt.
+            let collected = Settlement::receipt_only(charge.amount);
+            (collected, Followups::after(&collected))
+        } else {
+            settle(m, charge, invoice, approved, at)?
+        };
         // A plan change applied by its charge: what it owes back is credited now.
         if settlement.terms_changed {
             if let Some(owed) = proration::owed_back(charge)? {
@@ -372,14 +419,15 @@ async fn finish(
         .collect())
 }
 
-/// The domain's rule for an answered attempt of this kind, and what follows.
-fn settle(
+/// The domain's rule for an answered (or, a SEPA debit, scheduled) attempt of this kind,
+/// `approved` or not, and what follows.
+pub(super) fn settle(
     m: &mut Membership,
     charge: &Charge,
     invoice: &Invoice,
+    approved: bool,
     at: DateTime<Utc>,
 ) -> Result<(Settlement, Followups), BillingError> {
-    let approved = charge.status == ChargeStatus::Success;
     let last_change = m.updated_at;
     let amount = charge.amount;
     let settlement = match charge.kind {
@@ -405,108 +453,6 @@ fn settle(
         ChargeKind::Proration => return proration::proration_settled(m, charge, approved),
     };
     Ok((settlement, Followups::after(&settlement)))
-}
-
-/// The distinct pairs of `pairs`, in first-seen order.
-fn distinct(pairs: impl Iterator<Item = (i64, i64)>) -> Vec<(i64, i64)> {
-    let mut seen = HashSet::new();
-    pairs.filter(|pair| seen.insert(*pair)).collect()
-}
-
-/// What the outbox rows of a batch are built from, loaded once for the whole batch after its
-/// changes were written.
-struct Context {
-    invoices: HashMap<i64, Invoice>,
-    customers: HashMap<i64, Customer>,
-    recent: HashMap<i64, Vec<Invoice>>,
-    senders: HashMap<i64, Sender>,
-    processors: HashMap<i64, PaymentProcessor>,
-    /// The connected Stripe accounts holding the attempts' cards, by merchant and processor id.
-    connected: HashMap<(i64, i64), PaymentProcessor>,
-}
-
-impl Context {
-    async fn load(
-        tx: &mut Tx,
-        charges: &[&Charge],
-        memberships: &HashMap<i64, Membership>,
-        invoice_ids: &[(i64, i64)],
-        cards: &HashMap<i64, PaymentMethod>,
-    ) -> Result<Self, BillingError> {
-        let owners = distinct(memberships.values().map(|m| (m.merchant_id, m.customer_id)));
-        let membership_ids: Vec<i64> = memberships.keys().copied().collect();
-        let mut senders = HashMap::new();
-        let mut card_processors = HashMap::new();
-        for merchant_id in charges
-            .iter()
-            .map(|c| c.merchant_id)
-            .collect::<HashSet<_>>()
-        {
-            let sender = Sender::load(&mut **tx, merchant_id)
-                .await?
-                .ok_or(BillingError::NotFound)?;
-            senders.insert(merchant_id, sender);
-            if let Some(processor) = processors::first_card(&mut **tx, merchant_id).await? {
-                card_processors.insert(merchant_id, processor);
-            }
-        }
-        let mut connected = HashMap::new();
-        for charge in charges {
-            let Some(processor_id) = cards
-                .get(&charge.payment_method_id)
-                .and_then(|card| card.processor_id)
-            else {
-                continue;
-            };
-            let key = (charge.merchant_id, processor_id);
-            if connected.contains_key(&key) {
-                continue;
-            }
-            if let Some(account) =
-                stripe_accounts::get(&mut **tx, charge.merchant_id, processor_id).await?
-            {
-                connected.insert(key, account.into_processor());
-            }
-        }
-        Ok(Self {
-            invoices: invoices::get_many(&mut **tx, invoice_ids).await?,
-            customers: customers::by_ids(&mut **tx, &owners).await?,
-            recent: invoices::recent_many(&mut **tx, &membership_ids, RECENT_INVOICES).await?,
-            senders,
-            processors: card_processors,
-            connected,
-        })
-    }
-
-    fn invoice(&self, id: i64) -> Result<&Invoice, BillingError> {
-        self.invoices.get(&id).ok_or(BillingError::NotFound)
-    }
-
-    /// The processor a charge of `card` went through: its connected Stripe account, or the
-    /// merchant's first sandbox card gateway.
-    fn card_processor(&self, merchant_id: i64, card: &PaymentMethod) -> Option<&PaymentProcessor> {
-        match card.processor_id {
-            Some(processor_id) => self.connected.get(&(merchant_id, processor_id)),
-            None => self.processors.get(&merchant_id),
-        }
-    }
-
-    fn reporting<'a>(
-        &'a self,
-        m: &'a Membership,
-        invoice: Option<&'a Invoice>,
-    ) -> Result<Reporting<'a>, BillingError> {
-        Ok(Reporting {
-            membership: m,
-            customer: self
-                .customers
-                .get(&m.customer_id)
-                .ok_or(BillingError::NotFound)?,
-            invoice,
-            recent: self.recent.get(&m.id).map_or(&[], Vec::as_slice),
-            sender: self.senders.get(&m.merchant_id),
-        })
-    }
 }
 
 /// Completes attempts left `Pending` at or before `before` (by a crash, or a processor that did

@@ -15,7 +15,7 @@ use crate::platform::Platform;
 use crate::store::checkout_sessions::{self, CheckoutSession, NewSession, SessionKind};
 use crate::store::invoices;
 use crate::store::memberships::Membership;
-use crate::store::payment_methods::{self, NewPaymentMethod, PaymentMethod};
+use crate::store::payment_methods::{self, MethodType, NewPaymentMethod, PaymentMethod};
 use crate::store::Tx;
 
 /// How long a checkout link works.
@@ -235,6 +235,7 @@ pub async fn save_card(
             attached,
             processor_id: None,
             expiry: None,
+            method_type: MethodType::Card,
         },
         at,
     )

@@ -73,11 +73,13 @@ pub const RENEWAL_BATCH: u32 = 250;
 
 /// One pass of the background worker: attempts left `Pending` longer than
 /// `RECUR_BILLING_RECOVERY_SECONDS` (a crash between the processor's answer and the commit
-/// leaves them so) first, then up to `batch` due actions. Returns how many actions ran.
+/// leaves them so) first, and SEPA debits whose collection date has come, then up to `batch`
+/// due actions. Returns how many actions ran.
 pub async fn tick(state: &Platform, batch: u32) -> Result<u32, BillingError> {
     let now = state.clock.now();
     charging::recover_pending(state, None, abandoned_before(state, now), now).await?;
     refunds::recover_pending(state, None, abandoned_before(state, now), now).await?;
+    super::sepa_debits::collect_due(state, None, now).await?;
     // Renewals of Active memberships, the bulk of the work, go in batches; everything else
     // (dunning retries, expiries, completions) one by one.
     let mut actions = 0;

@@ -6,7 +6,7 @@ use recur_domain::membership::{EmailKind, Settlement};
 use serde_json::{Map, Value};
 
 use super::{checkout, BillingError};
-use crate::delivery::compose::{self, About, Sender};
+use crate::delivery::compose::{self, About, DebitNotice, Sender};
 use crate::delivery::credits::Credited;
 use crate::events::{self, Event};
 use crate::platform::Platform;
@@ -31,6 +31,8 @@ pub struct Followups {
     /// The trial ends in three days: `SUBSCRIPTION_TRIAL_WILL_END` and its e-mail, which names
     /// the first charge (this amount, minor units).
     pub trial_will_end: Option<i64>,
+    /// The SEPA debit an [`EmailKind::DebitNotice`] e-mail pre-notifies.
+    pub debit: Option<DebitNotice>,
 }
 
 impl Followups {
@@ -111,6 +113,7 @@ impl Followups {
             email: more.email.or(self.email),
             credits,
             trial_will_end: more.trial_will_end.or(self.trial_will_end),
+            debit: more.debit.or(self.debit),
         }
     }
 
@@ -160,13 +163,15 @@ impl Followups {
                 EmailKind::Receipt
                 | EmailKind::Canceled
                 | EmailKind::CreditNote
-                | EmailKind::TrialWillEnd => None,
+                | EmailKind::TrialWillEnd
+                | EmailKind::DebitNotice => None,
             };
             let about = About {
                 invoice: reporting.invoice,
                 pay_link,
                 credits: &self.credits,
                 first_charge: self.trial_will_end,
+                debit: self.debit.as_ref(),
             };
             emails.push(compose::email(
                 state,

@@ -274,7 +274,7 @@ async fn pay(
             code: done.decline_code.unwrap_or_default(),
             reason: done.decline_reason.unwrap_or_default(),
         }),
-        Settled::Approved(_) | Settled::AlreadyRecorded => {
+        Settled::Approved(_) | Settled::Scheduled(_) | Settled::AlreadyRecorded => {
             memberships::get(state.store.pool(), merchant_id, key)
                 .await?
                 .ok_or(BillingError::NotFound)

@@ -11,6 +11,7 @@
 //! period is never charged twice. See `docs/billing.md`.
 
 pub mod actions;
+mod charge_context;
 pub mod charging;
 pub mod checkout;
 pub mod coupons;
@@ -28,6 +29,7 @@ pub mod recurring;
 pub mod refunds;
 pub mod renewals;
 pub mod scope;
+pub mod sepa_debits;
 pub mod stripe_charging;
 pub mod taxation;
 pub mod test_clock;

@@ -324,7 +324,7 @@ pub async fn apply(
             code: done.decline_code.unwrap_or_default(),
             reason: done.decline_reason.unwrap_or_default(),
         }),
-        Settled::Approved(_) | Settled::AlreadyRecorded => {
+        Settled::Approved(_) | Settled::Scheduled(_) | Settled::AlreadyRecorded => {
             let m = memberships::get(state.store.pool(), merchant_id, &key)
                 .await?
                 .ok_or(BillingError::NotFound)?;

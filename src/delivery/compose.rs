@@ -68,6 +68,25 @@ pub struct About<'a> {
     /// What the first charge after a trial will be (a [`EmailKind::TrialWillEnd`] e-mail), in
     /// minor units.
     pub first_charge: Option<i64>,
+    /// The debit an [`EmailKind::DebitNotice`] e-mail pre-notifies.
+    pub debit: Option<&'a DebitNotice>,
+}
+
+/// What a SEPA debit's pre-notification tells the customer (DESIGN §18).
+#[derive(Debug, Clone)]
+pub struct DebitNotice {
+    /// The amount, minor units.
+    pub amount: i64,
+    /// The collection date.
+    pub collection_date: chrono::NaiveDate,
+    /// The mandate's reference.
+    pub mandate_reference: String,
+    /// The debited account's last four characters.
+    pub iban_last4: String,
+    /// The creditor's name.
+    pub creditor_name: String,
+    /// The creditor identifier.
+    pub creditor_id: String,
 }
 
 /// Renders a customer e-mail from `sender` about `m` and what `about` names.
@@ -84,6 +103,7 @@ pub fn email(
         pay_link,
         credits,
         first_charge,
+        debit,
     } = about;
     let currency = m.currency();
     let money = |minor: i64| display_amount(minor, currency, "en");
@@ -126,6 +146,27 @@ pub fn email(
                     m.subscription_name
                 ),
                 "Total",
+            )
+        }
+        EmailKind::DebitNotice => {
+            let debit =
+                debit.ok_or_else(|| anyhow::anyhow!("a debit notice without its debit"))?;
+            let on = debit.collection_date.format("%Y-%m-%d");
+            let amount = money(debit.amount);
+            (
+                format!("{} will collect {amount} by direct debit on {on}", sender.name),
+                "Direct debit notice".to_string(),
+                format!(
+                    "{creditor} will collect {amount} for {} by SEPA Direct Debit from your account \
+                     ending in {last4} on {on}, under mandate {reference} (creditor identifier \
+                     {creditor_id}).",
+                    m.subscription_name,
+                    creditor = debit.creditor_name,
+                    last4 = debit.iban_last4,
+                    reference = debit.mandate_reference,
+                    creditor_id = debit.creditor_id,
+                ),
+                "To be collected",
             )
         }
         EmailKind::CreditNote => {

@@ -93,7 +93,7 @@ pub async fn authenticated(
             code: done.decline_code.unwrap_or_default(),
             reason: done.decline_reason.unwrap_or_default(),
         }),
-        Settled::Approved(_) | Settled::AlreadyRecorded => Ok(()),
+        Settled::Approved(_) | Settled::Scheduled(_) | Settled::AlreadyRecorded => Ok(()),
     }
 }
 

@@ -1,20 +1,23 @@
-//! A customer's payment method (DESIGN §17): the one renewals and proration charge. A merchant
-//! that collected a card with its own Stripe.js hands recur the PaymentMethod (`pm_…`); recur
-//! reads it from the merchant's connected Stripe account, attaches it to the customer's Stripe
-//! Customer (made on first need) and makes it the customer's method. Card numbers never reach
-//! recur on this route.
+//! A customer's payment method (DESIGN §17, §18): the one renewals and proration charge. A
+//! merchant that collected a card with its own Stripe.js hands recur the PaymentMethod
+//! (`pm_…`); recur reads it from the merchant's connected Stripe account, attaches it to the
+//! customer's Stripe Customer (made on first need) and makes it the customer's method. Card
+//! numbers never reach recur on this route. A SEPA mandate is recorded by
+//! [`super::sepa::mandates`].
 
 use recur_domain::stripe_keys;
 use recur_domain::validation::FieldErrors;
 
+use super::sepa::mandates::{self, MandateInput};
 use super::ServiceError;
-use crate::http::input::{required_text, Field};
+use crate::http::input::{refuse_given, required_text, Field};
 use crate::ids;
 use crate::platform::Platform;
 use crate::processor::stripe::objects::{Card, PaymentMethod as StripeMethod};
 use crate::processor::stripe::{Connection, StripeError};
 use crate::store::customers::{self, Customer};
-use crate::store::payment_methods::{self, NewPaymentMethod, PaymentMethod};
+use crate::store::payment_methods::{self, MethodType, NewPaymentMethod, PaymentMethod};
+use crate::store::sepa_mandates::Mandate;
 use crate::store::stripe_accounts::{self, Account};
 use crate::store::stripe_customers;
 
@@ -27,14 +30,100 @@ pub struct StripeMethodInput {
     pub payment_method: Field<String>,
 }
 
+/// A payment method to attach, as given: a card at Stripe, or a SEPA mandate.
+#[derive(Debug, Default)]
+pub struct AttachInput {
+    /// `card` (the default) or `sepa_debit`.
+    pub kind: Field<String>,
+    /// A card's PaymentMethod at Stripe.
+    pub stripe: StripeMethodInput,
+    /// A mandate's details.
+    pub mandate: MandateInput,
+}
+
+/// A customer's payment method, with its mandate when it is one.
+#[derive(Debug, Clone)]
+pub struct Saved {
+    /// The payment method.
+    pub method: PaymentMethod,
+    /// Its mandate (`sepa_debit`).
+    pub mandate: Option<Mandate>,
+}
+
 /// The customer's current payment method, `None` when it has none.
 pub async fn current(
     state: &Platform,
     merchant_id: i64,
     customer_key: &str,
-) -> Result<Option<PaymentMethod>, ServiceError> {
+) -> Result<Option<Saved>, ServiceError> {
     let customer = customer(state, merchant_id, customer_key).await?;
-    Ok(payment_methods::current(state.store.pool(), merchant_id, customer.id).await?)
+    let Some(method) =
+        payment_methods::current(state.store.pool(), merchant_id, customer.id).await?
+    else {
+        return Ok(None);
+    };
+    let mandate = match method.method_type {
+        MethodType::SepaDebit => mandates::of_method(state, merchant_id, &method).await?,
+        MethodType::Card => None,
+    };
+    Ok(Some(Saved { method, mandate }))
+}
+
+/// Attaches what `input` names to the customer and makes it the customer's payment method: a
+/// card at Stripe ([`attach_stripe`]) or a SEPA mandate ([`mandates::record`]). Fields of the
+/// other type are refused.
+pub async fn attach_method(
+    state: &Platform,
+    merchant_id: i64,
+    customer_key: &str,
+    input: AttachInput,
+) -> Result<Saved, ServiceError> {
+    let mut errors = FieldErrors::new();
+    let kind = match input.kind {
+        Field::Absent => Some("card".to_owned()),
+        other => required_text(other, "type", &mut errors, |v| match v {
+            "card" | "sepa_debit" => Ok(v.to_owned()),
+            _ => Err("must be card or sepa_debit".into()),
+        }),
+    };
+    let sepa = kind.as_deref() == Some("sepa_debit");
+    let mandate = &input.mandate;
+    if sepa {
+        refuse_given(
+            &[("paymentMethod", input.stripe.payment_method.is_given())],
+            "a sepa_debit payment method has no such field",
+            &mut errors,
+        );
+    } else {
+        refuse_given(
+            &[
+                ("iban", mandate.iban.is_given()),
+                ("accountHolder", mandate.account_holder.is_given()),
+                ("bic", mandate.bic.is_given()),
+                ("mandateReference", mandate.mandate_reference.is_given()),
+                ("signedAt", mandate.signed_at.is_given()),
+            ],
+            "a card payment method has no such field",
+            &mut errors,
+        );
+    }
+    if sepa {
+        let customer = customer(state, merchant_id, customer_key).await?;
+        let (method, mandate) =
+            mandates::record(state, merchant_id, &customer, input.mandate, None, errors).await?;
+        return Ok(Saved {
+            method,
+            mandate: Some(mandate),
+        });
+    }
+    if !errors.is_empty() {
+        return Err(ServiceError::Validation(errors));
+    }
+    let method = attach_stripe(state, merchant_id, customer_key, input.stripe).await?;
+    Ok(Saved {
+        method,
+        mandate: None,
+    })
 }
 
 /// Attaches the PaymentMethod `input` names to the customer, through the merchant's Stripe
@@ -142,6 +231,7 @@ pub(super) async fn save_card(
             attached,
             processor_id: Some(account.processor_id),
             expiry: Some((card.exp_month, card.exp_year)),
+            method_type: MethodType::Card,
         },
         now,
     )

@@ -342,7 +342,8 @@ pub async fn by_idempotency_key<'c, E: Executor<'c, Database = Any>>(
 
 /// Pending attempts written at or before `before`, oldest first: of one merchant, or of all.
 /// An attempt awaiting its customer's authentication (it has a processor reference while
-/// `Pending`) counts only once written at or before `awaiting_before`.
+/// `Pending`) counts only once written at or before `awaiting_before`; a SEPA debit (it waits
+/// for its collection file) never does.
 pub async fn pending<'c, E: Executor<'c, Database = Any>>(
     executor: E,
     merchant_id: Option<i64>,
@@ -352,7 +353,9 @@ pub async fn pending<'c, E: Executor<'c, Database = Any>>(
     let sql = format!(
         "SELECT {COLUMNS} FROM charges WHERE status = 'Pending' AND created_at <= $1 \
          AND ($2 = 0 OR merchant_id = $2) \
-         AND (processor_reference IS NULL OR created_at <= $3) ORDER BY id LIMIT 100"
+         AND (processor_reference IS NULL OR created_at <= $3) \
+         AND NOT EXISTS (SELECT 1 FROM sepa_debits d WHERE d.charge_id = charges.id) \
+         ORDER BY id LIMIT 100"
     );
     let rows = sqlx::query(&sql)
         .bind(to_micros(before))
@@ -434,4 +437,15 @@ pub async fn in_flight(tx: &mut Tx, membership_id: i64) -> Result<bool, sqlx::Er
     .fetch_optional(&mut **tx)
     .await?;
     Ok(found.is_some())
+}
+
+/// The attempts with these `(merchant id, id)` pairs, in id order.
+pub async fn get_many<'c, E: Executor<'c, Database = Any>>(
+    executor: E,
+    ids: &[(i64, i64)],
+) -> Result<Vec<Charge>, sqlx::Error> {
+    let rows = super::rows_by_ids(executor, "charges", &QUALIFIED_COLUMNS, ids).await?;
+    let mut charges = rows.iter().map(decode).collect::<Result<Vec<_>, _>>()?;
+    charges.sort_by_key(|c| c.id);
+    Ok(charges)
 }

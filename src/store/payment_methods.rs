@@ -9,7 +9,26 @@ use sqlx::{Any, Executor, Row};
 
 use super::{from_micros, to_micros, Tx};
 
-/// A saved card.
+/// What a payment method is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MethodType {
+    /// A card (its details here).
+    Card,
+    /// A SEPA Direct Debit mandate (its details in `sepa_mandates`).
+    SepaDebit,
+}
+
+impl MethodType {
+    /// The stored and answered name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            MethodType::Card => "card",
+            MethodType::SepaDebit => "sepa_debit",
+        }
+    }
+}
+
+/// A saved card or mandate.
 #[derive(Debug, Clone)]
 pub struct PaymentMethod {
     /// Internal id.
@@ -37,6 +56,8 @@ pub struct PaymentMethod {
     pub processor_id: Option<i64>,
     /// Expiry month and year, when the processor told them.
     pub expiry: Option<(i64, i64)>,
+    /// Card or mandate.
+    pub method_type: MethodType,
 }
 
 impl PaymentMethod {
@@ -71,11 +92,13 @@ pub struct NewPaymentMethod<'a> {
     pub processor_id: Option<i64>,
     /// Expiry month and year, when the processor told them.
     pub expiry: Option<(i64, i64)>,
+    /// Card or mandate.
+    pub method_type: MethodType,
 }
 
 const COLUMNS: &str =
     "id, payment_method_key, customer_id, processor_token, brand, bin, last4, fingerprint, \
-    created_at, attached_at, processor_id, exp_month, exp_year";
+    created_at, attached_at, processor_id, exp_month, exp_year, method_type";
 
 fn decode(row: &AnyRow) -> Result<PaymentMethod, sqlx::Error> {
     Ok(PaymentMethod {
@@ -95,6 +118,10 @@ fn decode(row: &AnyRow) -> Result<PaymentMethod, sqlx::Error> {
         expiry: row
             .try_get::<Option<i64>, _>("exp_month")?
             .zip(row.try_get::<Option<i64>, _>("exp_year")?),
+        method_type: match &row.try_get::<String, _>("method_type")?[..] {
+            "sepa_debit" => MethodType::SepaDebit,
+            _ => MethodType::Card,
+        },
     })
 }
 
@@ -108,8 +135,8 @@ pub async fn insert(
     let sql = format!(
         "INSERT INTO payment_methods (merchant_id, customer_id, payment_method_key, \
          processor_token, brand, bin, last4, fingerprint, created_at, attached_at, processor_id, \
-         exp_month, exp_year) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) RETURNING {COLUMNS}"
+         exp_month, exp_year, method_type) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14) RETURNING {COLUMNS}"
     );
     let row = sqlx::query(&sql)
         .bind(new.merchant_id)
@@ -125,6 +152,7 @@ pub async fn insert(
         .bind(new.processor_id)
         .bind(new.expiry.map(|(month, _)| month))
         .bind(new.expiry.map(|(_, year)| year))
+        .bind(new.method_type.as_str())
         .fetch_one(&mut **tx)
         .await?;
     decode(&row)

@@ -5,7 +5,7 @@
 use chrono::{DateTime, Utc};
 use sqlx::{Any, Executor, Row};
 
-use super::processors::{self, Connected, Connector};
+use super::processors::{self, Connected, Connector, PaymentProcessor, ProcessorKind};
 use super::{from_micros, Store, Tx};
 
 /// At most this many SEPA processors per merchant.
@@ -31,12 +31,26 @@ pub struct Creditor {
 pub struct Account {
     /// Its `PaymentProcessorId` (301 and up).
     pub processor_id: i64,
+    /// Its `PaymentProcessorKey` (UUID).
+    pub processor_key: String,
     /// Its name.
     pub name: String,
     /// Whom it collects for, into which account.
     pub creditor: Creditor,
     /// When it was connected.
     pub created_at: DateTime<Utc>,
+}
+
+impl Account {
+    /// The processor as events and notifications name it (an alternative method: no card).
+    pub fn into_processor(self) -> PaymentProcessor {
+        PaymentProcessor {
+            processor_id: self.processor_id,
+            processor_key: self.processor_key,
+            name: self.name,
+            kind: ProcessorKind::Alternative,
+        }
+    }
 }
 
 /// A change of a SEPA processor; `None` keeps what is stored.
@@ -54,7 +68,8 @@ pub struct Changes {
     pub lead_days: Option<i64>,
 }
 
-const COLUMNS: &str = "p.processor_id, p.name, p.created_at, s.creditor_id, s.creditor_name, \
+const COLUMNS: &str =
+    "p.processor_id, p.processor_key, p.name, p.created_at, s.creditor_id, s.creditor_name, \
                        s.iban, s.bic, s.lead_days";
 
 const FROM: &str = "FROM payment_processors p JOIN sepa_accounts s \
@@ -63,6 +78,7 @@ const FROM: &str = "FROM payment_processors p JOIN sepa_accounts s \
 fn decode(row: &sqlx::any::AnyRow) -> Result<Account, sqlx::Error> {
     Ok(Account {
         processor_id: row.try_get("processor_id")?,
+        processor_key: row.try_get("processor_key")?,
         name: row.try_get("name")?,
         created_at: from_micros(row.try_get("created_at")?),
         creditor: Creditor {

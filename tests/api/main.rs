@@ -64,6 +64,7 @@ mod refunds;
 mod renewals;
 mod scheduled_changes;
 mod secrets;
+mod sepa_debits;
 mod sepa_processors;
 mod settings;
 mod soak;

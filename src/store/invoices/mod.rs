@@ -494,6 +494,18 @@ pub async fn mark_paid_many(
     Ok(())
 }
 
+/// Fixes the period invoice `id` bills while it stays Open (a first invoice whose SEPA debit
+/// was scheduled: the membership's first period starts then).
+pub async fn set_period(tx: &mut Tx, id: i64, period: Period) -> Result<(), sqlx::Error> {
+    sqlx::query("UPDATE invoices SET period_start = $2, period_end = $3 WHERE id = $1")
+        .bind(id)
+        .bind(to_micros(period.start))
+        .bind(to_micros(period.end))
+        .execute(&mut **tx)
+        .await?;
+    Ok(())
+}
+
 /// Gives each `(invoice id, number)` its number in one statement, unless it has one already;
 /// returns how many were numbered.
 pub async fn set_numbers(tx: &mut Tx, numbers: &[(i64, String)]) -> Result<u64, sqlx::Error> {

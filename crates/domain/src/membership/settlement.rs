@@ -22,6 +22,8 @@ pub enum EmailKind {
     CreditNote,
     /// The trial ends in three days; the first charge follows then.
     TrialWillEnd,
+    /// A SEPA debit's pre-notification: amount, collection date, mandate and creditor.
+    DebitNotice,
 }
 
 impl EmailKind {
@@ -33,6 +35,7 @@ impl EmailKind {
             EmailKind::Canceled => "canceled",
             EmailKind::CreditNote => "credit_note",
             EmailKind::TrialWillEnd => "trial_will_end",
+            EmailKind::DebitNotice => "debit_notice",
         }
     }
 }
@@ -90,8 +93,9 @@ impl Settlement {
         }
     }
 
-    /// The invoice paid with `amount` and a receipt due; the membership left as it is.
-    fn receipt_only(amount: i64) -> Self {
+    /// The invoice paid with `amount` and a receipt due; the membership left as it is (a
+    /// SEPA debit collected: the membership stood as paid since it was scheduled).
+    pub fn receipt_only(amount: i64) -> Self {
         Settlement {
             invoice: Some(InvoiceChange::paid(amount)),
             email: Some(EmailKind::Receipt),

@@ -1,6 +1,8 @@
-//! Mandate references (the `MndtId` of a collection file): 1–35 characters of the SEPA
-//! identifier set (letters, digits and `/ - ? : ( ) . , ' +`, no space), not starting or ending
-//! with `/` and without `//`, as the EPC's implementation guidelines require of identifiers.
+//! Mandate references (the `MndtId` of a collection file) and account holders. A reference is
+//! a SEPA identifier ([`text::is_sepa_id`]): 1–35 characters of letters, digits and
+//! `/ - ? : ( ) . , ' +`, no space, not starting or ending with `/` and without `//`.
+
+use super::text;
 
 /// Longest mandate reference.
 pub const MAX_CHARS: usize = 35;
@@ -15,21 +17,14 @@ pub fn mandate_reference(input: &str) -> Result<String, String> {
     if reference.is_empty() || reference.chars().count() > MAX_CHARS {
         return Err(format!("must be 1 to {MAX_CHARS} characters"));
     }
-    if !reference.chars().all(is_identifier_char) {
+    if !text::is_sepa_id(reference) {
         return Err(
-            "may hold only letters A-Z, digits and / - ? : ( ) . , ' + (no spaces or accents)"
+            "may hold only letters A-Z, digits and / - ? : ( ) . , ' + (no spaces or accents), \
+             and must not start or end with / nor contain //"
                 .into(),
         );
     }
-    if reference.starts_with('/') || reference.ends_with('/') || reference.contains("//") {
-        return Err("must not start or end with / nor contain //".into());
-    }
     Ok(reference.to_owned())
-}
-
-/// Whether `c` belongs to the SEPA identifier set.
-pub fn is_identifier_char(c: char) -> bool {
-    c.is_ascii_alphanumeric() || "/-?:().,'+".contains(c)
 }
 
 /// `input` as the account holder of a mandate: 1–70 characters once trimmed, no control
@@ -89,9 +84,7 @@ mod tests {
         #[test]
         fn accepted_references_are_in_the_set(input in "\\PC{0,40}") {
             if let Ok(reference) = mandate_reference(&input) {
-                prop_assert!(reference.chars().all(is_identifier_char));
-                prop_assert!((1..=MAX_CHARS).contains(&reference.chars().count()));
-                prop_assert!(!reference.contains("//"));
+                prop_assert!(text::is_sepa_id(&reference));
             }
         }
     }
