@@ -42,7 +42,8 @@ CREATE TABLE sepa_batches (
 CREATE INDEX sepa_batches_by_merchant ON sepa_batches (merchant_id, id);
 
 -- A charge of a mandate is a debit: pre-notified for its collection date, Pending until a
--- collection file takes it (one batch only), paid on the batch's collection date.
+-- collection file takes it (one batch only), paid on the batch's collection date, and reversed
+-- when the bank returns it (the ISO reason code kept).
 CREATE TABLE sepa_debits (
     charge_id           BIGINT PRIMARY KEY REFERENCES charges (id),
     merchant_id         BIGINT NOT NULL,
@@ -53,7 +54,9 @@ CREATE TABLE sepa_debits (
     notified_at         BIGINT NOT NULL,
     batch_id            BIGINT REFERENCES sepa_batches (id),
     sequence            TEXT CHECK (sequence IN ('FRST', 'RCUR')),
-    collected_at        BIGINT
+    collected_at        BIGINT,
+    returned_at         BIGINT,
+    return_code         TEXT
 );
 CREATE UNIQUE INDEX sepa_debits_end_to_end ON sepa_debits (end_to_end_id);
 CREATE INDEX sepa_debits_unbatched ON sepa_debits (merchant_id, processor_id, collection_date)

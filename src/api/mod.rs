@@ -150,6 +150,7 @@ pub fn router(state: AppState, pages: Router<AppState>) -> Router {
             post(sepa::create_batch).get(sepa::list_batches),
         )
         .route("/sepa/batches/{batch_id}", get(sepa::get_batch))
+        .route("/sepa/returns", post(sepa::apply_returns))
         .route(
             "/sepa/batches/{batch_id}/pain.008",
             get(sepa::batch_document),

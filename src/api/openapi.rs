@@ -75,6 +75,7 @@ use crate::state::AppState;
         sepa::list_batches,
         sepa::get_batch,
         sepa::batch_document,
+        sepa::apply_returns,
         coupons::create_coupon,
         coupons::list_coupons,
         coupons::get_coupon,

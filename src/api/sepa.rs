@@ -1,5 +1,5 @@
-//! SEPA Direct Debit collection files (DESIGN §18): `POST|GET /sepa/batches` and
-//! `GET /sepa/batches/{batchId}/pain.008`. The operations are [`crate::services::sepa`].
+//! SEPA Direct Debit collection files and returns (DESIGN §18): `POST|GET /sepa/batches`,
+//! `GET /sepa/batches/{batchId}[/pain.008]` and `POST /sepa/returns`. The operations are [`crate::services::sepa`].
 
 use axum::extract::{Path, State};
 use axum::http::{header, StatusCode};
@@ -14,8 +14,11 @@ use super::problem::{ApiError, Problem};
 use crate::http::input::Field;
 use crate::http::pagination::{ListQuery, PageParams};
 use crate::services::sepa::batches::{self, NewBatch};
+use crate::services::sepa::returns::{self as return_files};
 use crate::state::AppState;
 use crate::store::sepa_batches::Batch;
+use axum::body::Bytes;
+use recur_domain::sepa::returns::FileKind;
 use recur_domain::time::format_utc;
 use rust_decimal::Decimal;
 
@@ -179,4 +182,55 @@ pub async fn batch_document(
         document,
     )
         .into_response())
+}
+
+/// What a return file changed.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ReturnsRecord {
+    /// `pain.002` or `camt.054`.
+    #[schema(example = "camt.054")]
+    pub file: String,
+    /// Debits this file reversed.
+    pub matched: usize,
+    /// Debits it names whose return was applied before (the same file again changes nothing).
+    pub already_applied: usize,
+    /// `EndToEndId`s that name no debit of the merchant.
+    pub unknown: Vec<String>,
+}
+
+/// Applies a bank's return file: a `pain.002` status report (rejected transactions) or a
+/// `camt.054` debit notification (returned entries), as the XML body. Each debit it names is
+/// reversed once: its invoice Open again, `TRANSACTION_DATA_UPDATE` Rejected with the ISO
+/// reason code, the membership PastDue with dunning; `AC01`, `AC04`, `AC06`, `MD01` and `MD07`
+/// also revoke the mandate. A file that cannot be read changes nothing.
+#[utoipa::path(
+    post,
+    path = "/api/subscriptions/v1/sepa/returns",
+    tag = "sepa",
+    request_body(content = String, content_type = "application/xml", description = "The pain.002 or camt.054 document"),
+    security(("bearer" = [])),
+    responses(
+        (status = 200, description = "Applied", body = ReturnsRecord),
+        (status = 400, description = "Not a readable pain.002 or camt.054 document (malformed, a DTD, another message, a return without its end-to-end id, a whole file rejected without its transactions); nothing was applied", body = Problem, content_type = "application/problem+json"),
+        (status = 401, description = "Missing or invalid bearer token or API key", body = Problem, content_type = "application/problem+json"),
+        (status = 403, description = "A read API key cannot apply return files", body = Problem, content_type = "application/problem+json"),
+    )
+)]
+pub async fn apply_returns(
+    State(state): State<AppState>,
+    auth: AuthMerchant,
+    body: Bytes,
+) -> Result<Json<ReturnsRecord>, ApiError> {
+    let applied = return_files::apply(&state, auth.merchant_id, &body).await?;
+    Ok(Json(ReturnsRecord {
+        file: match applied.kind {
+            FileKind::StatusReport => "pain.002",
+            FileKind::DebitNotification => "camt.054",
+        }
+        .into(),
+        matched: applied.matched,
+        already_applied: applied.already_applied,
+        unknown: applied.unknown,
+    }))
 }

@@ -30,6 +30,7 @@ pub mod refunds;
 pub mod renewals;
 pub mod scope;
 pub mod sepa_debits;
+pub mod sepa_returns;
 pub mod stripe_charging;
 pub mod taxation;
 pub mod test_clock;

@@ -449,3 +449,29 @@ pub async fn get_many<'c, E: Executor<'c, Database = Any>>(
     charges.sort_by_key(|c| c.id);
     Ok(charges)
 }
+
+/// Turns the merchant's attempt `id`, `Pending` or `Success`, into `Rejected` with this
+/// decline (a SEPA debit the bank returned); the attempt as changed, `None` when it was
+/// neither.
+pub async fn reverse(
+    tx: &mut Tx,
+    merchant_id: i64,
+    id: i64,
+    decline: (&str, &str),
+    now: DateTime<Utc>,
+) -> Result<Option<Charge>, sqlx::Error> {
+    let sql = format!(
+        "UPDATE charges SET status = 'Rejected', decline_code = $3, decline_reason = $4, \
+         completed_at = $5 WHERE merchant_id = $1 AND id = $2 \
+         AND status IN ('Pending', 'Success') RETURNING {COLUMNS}"
+    );
+    let row = sqlx::query(&sql)
+        .bind(merchant_id)
+        .bind(id)
+        .bind(decline.0)
+        .bind(decline.1)
+        .bind(to_micros(now))
+        .fetch_optional(&mut **tx)
+        .await?;
+    row.as_ref().map(decode).transpose()
+}

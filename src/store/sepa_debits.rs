@@ -89,8 +89,8 @@ pub async fn collection_date<'c, E: Executor<'c, Database = Any>>(
 
 /// Takes every debit of the merchant's SEPA processor that is due by `by`, still `Pending` and
 /// in no batch, into batch `batch_id`; returns them in charge order with their sequence type
-/// (`FRST` for a mandate none of whose debits was taken into an earlier batch, for its first
-/// debit here).
+/// (`FRST` for a mandate none of whose debits was taken into an earlier batch, or whose only
+/// earlier ones were returned `FRST` debits, for its first debit here).
 pub async fn take_for_batch(
     tx: &mut Tx,
     merchant_id: i64,
@@ -117,7 +117,8 @@ pub async fn take_for_batch(
         "SELECT d.charge_id, d.payment_method_id, d.end_to_end_id, c.amount, \
          COALESCE(i.number, i.invoice_key) AS invoice_number, \
          EXISTS (SELECT 1 FROM sepa_debits e WHERE e.payment_method_id = d.payment_method_id \
-                 AND e.batch_id IS NOT NULL AND e.batch_id <> d.batch_id) AS collected_before \
+                 AND e.batch_id IS NOT NULL AND e.batch_id <> d.batch_id \
+                 AND (e.returned_at IS NULL OR e.sequence = 'RCUR')) AS collected_before \
          FROM sepa_debits d JOIN charges c ON c.id = d.charge_id \
          JOIN invoices i ON i.id = c.invoice_id \
          WHERE d.merchant_id = $1 AND d.batch_id = $2 ORDER BY d.charge_id",
@@ -188,7 +189,7 @@ pub async fn due_for_collection<'c, E: Executor<'c, Database = Any>>(
     let rows: Vec<(i64, i64, String)> = sqlx::query_as(
         "SELECT d.merchant_id, d.charge_id, d.end_to_end_id FROM sepa_debits d \
          JOIN sepa_batches b ON b.id = d.batch_id \
-         WHERE d.batch_id IS NOT NULL AND d.collected_at IS NULL \
+         WHERE d.batch_id IS NOT NULL AND d.collected_at IS NULL AND d.returned_at IS NULL \
          AND ($1 = 0 OR d.merchant_id = $1) AND b.collection_date <= $2 \
          ORDER BY d.charge_id LIMIT $3",
     )
@@ -227,4 +228,68 @@ pub async fn mark_collected(
     }
     query.execute(&mut **tx).await?;
     Ok(())
+}
+
+/// A debit named in a bank's return file.
+#[derive(Debug, Clone)]
+pub struct Named {
+    /// Its `EndToEndId`.
+    pub end_to_end_id: String,
+    /// The charge it collects.
+    pub charge_id: i64,
+    /// The mandate's payment method.
+    pub payment_method_id: i64,
+    /// Whether a return of it was applied already.
+    pub returned: bool,
+}
+
+/// The merchant's debits with these `EndToEndId`s (unknown ones are left out).
+pub async fn by_end_to_end_ids<'c, E: Executor<'c, Database = Any>>(
+    executor: E,
+    merchant_id: i64,
+    ids: &[String],
+) -> Result<Vec<Named>, sqlx::Error> {
+    if ids.is_empty() {
+        return Ok(Vec::new());
+    }
+    let sql = format!(
+        "SELECT end_to_end_id, charge_id, payment_method_id, returned_at FROM sepa_debits \
+         WHERE merchant_id = $1 AND end_to_end_id IN ({})",
+        super::params::placeholders(ids.len(), 1, 2)
+    );
+    let mut query = sqlx::query(&sql).bind(merchant_id);
+    for id in ids {
+        query = query.bind(id);
+    }
+    let rows = query.fetch_all(executor).await?;
+    rows.iter()
+        .map(|row| {
+            Ok(Named {
+                end_to_end_id: row.try_get("end_to_end_id")?,
+                charge_id: row.try_get("charge_id")?,
+                payment_method_id: row.try_get("payment_method_id")?,
+                returned: row.try_get::<Option<i64>, _>("returned_at")?.is_some(),
+            })
+        })
+        .collect()
+}
+
+/// Notes the debit of charge `charge_id` returned with `code` at `at`; `false` when a return
+/// of it was applied already (by a concurrent request).
+pub async fn mark_returned(
+    tx: &mut Tx,
+    charge_id: i64,
+    code: &str,
+    at: DateTime<Utc>,
+) -> Result<bool, sqlx::Error> {
+    let done = sqlx::query(
+        "UPDATE sepa_debits SET returned_at = $2, return_code = $3 \
+         WHERE charge_id = $1 AND returned_at IS NULL",
+    )
+    .bind(charge_id)
+    .bind(to_micros(at))
+    .bind(code)
+    .execute(&mut **tx)
+    .await?;
+    Ok(done.rows_affected() == 1)
 }

@@ -190,3 +190,23 @@ pub async fn get_many<'c, E: Executor<'c, Database = Any>>(
         .map(|row| decode(row).map(|m| (m.payment_method_id, m)))
         .collect()
 }
+
+/// Revokes the merchant's mandate `payment_method_id` at `at` (a bank returned a debit for a
+/// reason that ends it); a revoked one stays as it was.
+pub async fn revoke(
+    tx: &mut Tx,
+    merchant_id: i64,
+    payment_method_id: i64,
+    at: DateTime<Utc>,
+) -> Result<(), sqlx::Error> {
+    sqlx::query(
+        "UPDATE sepa_mandates SET revoked_at = $3 \
+         WHERE merchant_id = $1 AND payment_method_id = $2 AND revoked_at IS NULL",
+    )
+    .bind(merchant_id)
+    .bind(payment_method_id)
+    .bind(to_micros(at))
+    .execute(&mut **tx)
+    .await?;
+    Ok(())
+}

@@ -66,6 +66,7 @@ mod scheduled_changes;
 mod secrets;
 mod sepa_debits;
 mod sepa_processors;
+mod sepa_returns;
 mod settings;
 mod soak;
 mod source_address;

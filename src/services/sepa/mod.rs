@@ -3,3 +3,4 @@
 pub mod batches;
 pub mod creditors;
 pub mod mandates;
+pub mod returns;

@@ -506,6 +506,18 @@ pub async fn set_period(tx: &mut Tx, id: i64, period: Period) -> Result<(), sqlx
     Ok(())
 }
 
+/// Opens invoice `id` again after the payment that paid it was reversed (a returned SEPA
+/// debit): Open, nothing paid.
+pub async fn reopen(tx: &mut Tx, id: i64) -> Result<(), sqlx::Error> {
+    sqlx::query(
+        "UPDATE invoices SET status = 'Open', amount_paid = 0, paid_at = NULL          WHERE id = $1 AND status = 'Paid'",
+    )
+    .bind(id)
+    .execute(&mut **tx)
+    .await?;
+    Ok(())
+}
+
 /// Gives each `(invoice id, number)` its number in one statement, unless it has one already;
 /// returns how many were numbered.
 pub async fn set_numbers(tx: &mut Tx, numbers: &[(i64, String)]) -> Result<u64, sqlx::Error> {

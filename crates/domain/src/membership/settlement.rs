@@ -248,6 +248,18 @@ impl MembershipState {
         }
     }
 
+    /// A SEPA debit the bank returned (DESIGN §18): the membership stood as paid since the
+    /// debit was made, and the money is not there. In good standing it fails as a declined
+    /// renewal does (PastDue, dunning, the payment-failed e-mail with its pay-now link);
+    /// already PastDue, as a declined retry. Canceled or completed memberships stay as they are.
+    pub fn debit_returned(&mut self, at: DateTime<Utc>, last_change: DateTime<Utc>) -> Settlement {
+        let attempt = match self.status {
+            MembershipStatus::PastDue | MembershipStatus::Unpaid => RecurringAttempt::Retry,
+            _ => RecurringAttempt::Renewal,
+        };
+        self.recurring_settled(attempt, 0, false, at, last_change)
+    }
+
     /// The answer to a proration charge of `amount` that was to apply `terms` (`None` when the
     /// membership changed since the charge was written). Approved: paid and the terms applied;
     /// should the membership have moved on all the same, the money taken becomes credit rather
