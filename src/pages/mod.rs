@@ -53,6 +53,7 @@ pub fn router(state: &AppState) -> Router<AppState> {
         .route("/checkout/{token}", get(checkout::show).post(checkout::pay))
         .route("/checkout/{token}/saved", post(checkout::pay_saved))
         .route("/checkout/{token}/stripe", post(checkout::pay_with_stripe))
+        .route("/checkout/{token}/sepa", post(checkout::pay_by_mandate))
         .route(
             "/checkout/{token}/authenticated",
             post(checkout::authenticated),

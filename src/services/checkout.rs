@@ -1,17 +1,21 @@
 //! The hosted checkout's operations (DESIGN §6, §15): what a checkout collects now, the
 //! promotion code a customer applies or takes back before paying, saving the card they enter,
-//! and paying. The pages render; every rule and write is the billing engine's, reached here.
+//! and paying (by card, or by a SEPA mandate signed on the page). The pages render; every rule and write is the billing engine's, reached here.
 
 use chrono::{DateTime, Utc};
 use recur_domain::card::CardNumber;
 use recur_domain::coupon::Refusal;
 use recur_domain::tax::Taxation;
+use recur_domain::validation::FieldErrors;
 
+use super::sepa::mandates::{self, Consent, MandateInput};
 use super::ServiceError;
 use crate::billing::charging::{self, Settled};
 use crate::billing::{checkout, coupons, lifecycle, taxation};
+use crate::http::input::Field;
 use crate::state::AppState;
 use crate::store::charges::{self, PagePayment};
+use crate::store::customers::Customer;
 use crate::store::memberships::{self, Membership};
 use crate::store::payment_methods::PaymentMethod;
 
@@ -107,4 +111,50 @@ pub async fn pay(
     page: PagePayment,
 ) -> Result<Membership, ServiceError> {
     Ok(lifecycle::pay_checkout(state, merchant_id, key, card, page).await?)
+}
+
+/// A mandate signed on the hosted checkout, as typed.
+#[derive(Debug, Default)]
+pub struct SignedMandate {
+    /// The account holder.
+    pub account_holder: Field<String>,
+    /// The IBAN.
+    pub iban: Field<String>,
+    /// Whether the customer ticked the mandate's consent.
+    pub consent: bool,
+}
+
+/// Pays what the checkout of the membership `key` collects by SEPA Direct Debit (DESIGN §18):
+/// the mandate `signed` (with the consent's client address and user agent) is recorded for
+/// the merchant's SEPA processor as the customer's payment method, and the first payment or
+/// pay-now is debited with it: the membership stands as paid and the customer is
+/// pre-notified. Refused fields (`accountHolder`, `iban`, `consent`) are listed together,
+/// nothing stored.
+pub async fn pay_by_mandate(
+    state: &AppState,
+    merchant_id: i64,
+    key: &str,
+    customer: &Customer,
+    signed: SignedMandate,
+    consent: Consent,
+    page: PagePayment,
+) -> Result<Membership, ServiceError> {
+    let creditor = mandates::checkout_creditor(state, merchant_id)
+        .await?
+        .ok_or_else(|| {
+            ServiceError::Conflict("the merchant collects no SEPA Direct Debit".into())
+        })?;
+    let mut errors = FieldErrors::new();
+    if !signed.consent {
+        errors.add("consent", "the mandate must be accepted");
+    }
+    let input = MandateInput {
+        payment_processor_id: Field::Present(creditor.processor_id),
+        iban: signed.iban,
+        account_holder: signed.account_holder,
+        ..MandateInput::default()
+    };
+    let (method, _) =
+        mandates::record(state, merchant_id, customer, input, Some(consent), errors).await?;
+    pay(state, merchant_id, key, method.id, page).await
 }

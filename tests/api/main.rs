@@ -64,6 +64,7 @@ mod refunds;
 mod renewals;
 mod scheduled_changes;
 mod secrets;
+mod sepa_checkout;
 mod sepa_debits;
 mod sepa_processors;
 mod sepa_returns;

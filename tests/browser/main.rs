@@ -14,5 +14,6 @@ mod cashier;
 mod checkout;
 mod dashboard;
 mod portal_switch;
+mod sepa_checkout;
 mod stripe_cashier;
 mod stripe_checkout;

@@ -6,10 +6,13 @@
 //! promotion code, a form of its own. Paying twice (double click, reload, two tabs) never charges
 //! twice: the payment runs under the membership's lock, and a membership with nothing left to pay
 //! shows the confirmation instead of charging. A merchant whose default card processor is a
-//! Stripe account gets Stripe's card Element instead of recur's card fields ([`stripe`]).
+//! Stripe account gets Stripe's card Element instead of recur's card fields ([`stripe`]); one
+//! with a SEPA processor offers euro memberships a SEPA Direct Debit mandate too ([`sepa`]).
 
+mod sepa;
 mod stripe;
 
+pub use sepa::pay_by_mandate;
 pub use stripe::{authenticated, pay_with_stripe};
 
 use std::collections::BTreeMap;
@@ -357,15 +360,20 @@ async fn charge(
 ) -> Result<Response, PageError> {
     let merchant_id = checkout.page.merchant.id;
     let key = &checkout.membership.membership_key;
-    let page = PagePayment {
+    let page = page_payment(checkout, &client);
+    let paid = checkout::pay(state, merchant_id, key, method_id, page).await;
+    answer_payment(state, t, checkout, due, paid.map(|_| ())).await
+}
+
+/// Where the customer of `checkout` pays in person, from `client`.
+fn page_payment(checkout: &Checkout, client: &ClientAddress) -> PagePayment {
+    PagePayment {
         session_id: ids::named_uuid(&format!(
             "checkout-session:{}",
             checkout.page.session.session_key
         )),
         client_ip: client.to_string(),
-    };
-    let paid = checkout::pay(state, merchant_id, key, method_id, page).await;
-    answer_payment(state, t, checkout, due, paid.map(|_| ())).await
+    }
 }
 
 /// The page that follows a payment's result: the merchant's return link (or the confirmation)
@@ -477,6 +485,7 @@ async fn form_page(
             )
         });
     let uses_stripe = stripe.is_some();
+    let mandate = sepa::offer(state, t, checkout).await?;
     page(
         state,
         StatusCode::OK,
@@ -495,6 +504,7 @@ async fn form_page(
             expiry => form.expiry,
             sandbox => checkout.page.merchant.mode == Mode::Sandbox,
             stripe => stripe,
+            sepa => mandate,
         },
         Some(&checkout.page.brand),
         Framing::Deny,

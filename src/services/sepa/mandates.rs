@@ -157,3 +157,14 @@ pub async fn of_method(
 ) -> Result<Option<Mandate>, ServiceError> {
     Ok(sepa_mandates::get(state.store.pool(), merchant_id, method.id).await?)
 }
+
+/// The SEPA processor the hosted checkout offers mandates for: the merchant's first one.
+pub async fn checkout_creditor(
+    state: &Platform,
+    merchant_id: i64,
+) -> Result<Option<sepa_accounts::Account>, ServiceError> {
+    Ok(sepa_accounts::list(state.store.pool(), merchant_id)
+        .await?
+        .into_iter()
+        .next())
+}
