@@ -5,8 +5,9 @@
 use std::collections::{HashMap, HashSet};
 
 use chrono::{DateTime, Utc};
-use recur_domain::membership::{FirstInvoice, InvoiceChange, RecurringAttempt, Settlement};
+use recur_domain::membership::{InvoiceChange, Settlement};
 
+use super::attempt_rules::settle;
 use super::charge_context::{distinct, Context};
 use super::followups::{self, Followups};
 use super::notify;
@@ -18,9 +19,9 @@ use crate::events::{self};
 use crate::platform::Platform;
 use crate::processor::stripe::charges::Authentication;
 use crate::processor::{ChargeOutcome, ChargeRequest};
-use crate::store::charges::{self, Charge, ChargeKind, ChargeStatus, Completion};
+use crate::store::charges::{self, Charge, ChargeStatus, Completion};
 use crate::store::coupons;
-use crate::store::invoices::{self, Invoice};
+use crate::store::invoices;
 use crate::store::memberships::{self, Membership};
 use crate::store::outbox::{self};
 use crate::store::payment_methods::{self, MethodType, PaymentMethod};
@@ -417,42 +418,6 @@ async fn finish(
             None => Settled::AlreadyRecorded,
         })
         .collect())
-}
-
-/// The domain's rule for an answered (or, a SEPA debit, scheduled) attempt of this kind,
-/// `approved` or not, and what follows.
-pub(super) fn settle(
-    m: &mut Membership,
-    charge: &Charge,
-    invoice: &Invoice,
-    approved: bool,
-    at: DateTime<Utc>,
-) -> Result<(Settlement, Followups), BillingError> {
-    let last_change = m.updated_at;
-    let amount = charge.amount;
-    let settlement = match charge.kind {
-        ChargeKind::First => {
-            let first = FirstInvoice {
-                amount_due: invoice.amount_due,
-                credit_applied: invoice.credit_applied,
-                discount: invoice.discount,
-            };
-            m.state.first_payment_settled(first, approved, at)
-        }
-        ChargeKind::Renewal => {
-            let attempt = RecurringAttempt::Renewal;
-            m.state
-                .recurring_settled(attempt, amount, approved, at, last_change)
-        }
-        ChargeKind::Retry => {
-            let attempt = RecurringAttempt::Retry;
-            m.state
-                .recurring_settled(attempt, amount, approved, at, last_change)
-        }
-        ChargeKind::PayNow => m.state.pay_now_settled(invoice.amount_due, approved, at),
-        ChargeKind::Proration => return proration::proration_settled(m, charge, approved),
-    };
-    Ok((settlement, Followups::after(&settlement)))
 }
 
 /// Completes attempts left `Pending` at or before `before` (by a crash, or a processor that did

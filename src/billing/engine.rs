@@ -79,7 +79,7 @@ pub async fn tick(state: &Platform, batch: u32) -> Result<u32, BillingError> {
     let now = state.clock.now();
     charging::recover_pending(state, None, abandoned_before(state, now), now).await?;
     refunds::recover_pending(state, None, abandoned_before(state, now), now).await?;
-    super::sepa_debits::collect_due(state, None, now).await?;
+    super::sepa_collection::collect_due(state, None, now).await?;
     // Renewals of Active memberships, the bulk of the work, go in batches; everything else
     // (dunning retries, expiries, completions) one by one.
     let mut actions = 0;

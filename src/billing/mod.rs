@@ -11,6 +11,7 @@
 //! period is never charged twice. See `docs/billing.md`.
 
 pub mod actions;
+mod attempt_rules;
 mod charge_context;
 pub mod charging;
 pub mod checkout;
@@ -29,6 +30,7 @@ pub mod recurring;
 pub mod refunds;
 pub mod renewals;
 pub mod scope;
+pub mod sepa_collection;
 pub mod sepa_debits;
 pub mod sepa_returns;
 pub mod stripe_charging;

@@ -3,7 +3,7 @@
 //! `Pending` until a collection file takes it ([`crate::services::sepa::batches`]). The
 //! membership stands as if paid from then on (a first payment makes it Active; a renewal, a
 //! retry or a plan change takes effect), while the invoice stays Open until the batch's
-//! collection date, when [`collect_due`] records the payment (invoice Paid,
+//! collection date, when [`super::sepa_collection`] records the payment (invoice Paid,
 //! `TRANSACTION_DATA_UPDATE` Success, receipt).
 //!
 //! The pre-notification goes out when the debit is made, so the collection date is the first
@@ -15,15 +15,15 @@ use chrono::{DateTime, Utc};
 use recur_domain::membership::{EmailKind, InvoiceChange};
 use recur_domain::sepa::target2;
 
+use super::attempt_rules::settle;
 use super::charge_context::{distinct, Context};
-use super::charging::{self, settle};
 use super::{credit_notes, followups, proration, BillingError};
 use crate::delivery::compose::DebitNotice;
 use crate::events;
 use crate::ids;
 use crate::platform::Platform;
 use crate::processor::ChargeOutcome;
-use crate::store::charges::{self, Charge, ChargeStatus};
+use crate::store::charges::Charge;
 use crate::store::invoices;
 use crate::store::memberships::{self, Membership};
 use crate::store::outbox;
@@ -31,9 +31,6 @@ use crate::store::payment_methods::PaymentMethod;
 use crate::store::sepa_accounts::{self, Account};
 use crate::store::sepa_debits::{self, NewDebit};
 use crate::store::sepa_mandates::{self, Mandate};
-
-/// How many collected debits one pass records together.
-const COLLECTION_BATCH: i64 = 250;
 
 /// What became of a charge of a mandate.
 #[derive(Debug)]
@@ -230,48 +227,4 @@ async fn write(
     tx.commit().await?;
     tracing::info!(debits = fresh.len(), "SEPA debits scheduled");
     Ok(())
-}
-
-/// Records as paid the debits whose collection file's date has come by `at` (on the
-/// merchant's clock): of one merchant, or of all. Returns how many were recorded here.
-pub async fn collect_due(
-    state: &Platform,
-    merchant_id: Option<i64>,
-    at: DateTime<Utc>,
-) -> Result<usize, BillingError> {
-    let pool = state.store.pool();
-    let mut recorded = 0;
-    loop {
-        let due =
-            sepa_debits::due_for_collection(pool, merchant_id, at.date_naive(), COLLECTION_BATCH)
-                .await?;
-        if due.is_empty() {
-            return Ok(recorded);
-        }
-        let ids: Vec<(i64, i64)> = due.iter().map(|d| (d.merchant_id, d.charge_id)).collect();
-        let references: HashMap<i64, String> = due
-            .iter()
-            .map(|d| (d.charge_id, d.end_to_end_id.clone()))
-            .collect();
-        let answered: Vec<(Charge, ChargeOutcome)> = charges::get_many(pool, &ids)
-            .await?
-            .into_iter()
-            .filter(|c| c.status == ChargeStatus::Pending)
-            .map(|c| {
-                let reference = references.get(&c.id).cloned().unwrap_or_default();
-                (c, ChargeOutcome::Approved { reference })
-            })
-            .collect();
-        recorded += answered.len();
-        if !answered.is_empty() {
-            charging::record_many(state, answered, at).await?;
-        }
-        let mut tx = state.store.begin().await?;
-        let charge_ids: Vec<i64> = due.iter().map(|d| d.charge_id).collect();
-        sepa_debits::mark_collected(&mut tx, &charge_ids, at).await?;
-        tx.commit().await?;
-        if due.len() < usize::try_from(COLLECTION_BATCH).unwrap_or(usize::MAX) {
-            return Ok(recorded);
-        }
-    }
 }

@@ -112,7 +112,7 @@ async fn lease_run(
     for _ in 0..MAX_BLOCKED_ROUNDS {
         charging::recover_pending(state, Some(merchant_id), until, until).await?;
         refunds::recover_pending(state, Some(merchant_id), until, until).await?;
-        super::sepa_debits::collect_due(state, Some(merchant_id), until).await?;
+        super::sepa_collection::collect_due(state, Some(merchant_id), until).await?;
         crate::cashier::stripe::settle_abandoned(state, Some(merchant_id), until)
             .await
             .map_err(|e| BillingError::Internal(e.into()))?;

@@ -386,3 +386,74 @@ backend_matrix!(
         assert_eq!(ids.len(), debits, "every due debit in a file");
     }
 );
+
+backend_matrix!(
+    a_batch_racing_the_renewals_takes_each_debit_once,
+    |backend| async move {
+        let server = TestServer::start(backend).await;
+        let token = server.token().await;
+        server.advance(&token, "2027-03-01T10:00:00Z").await;
+        let processor = sepa::connect(&server, &token, 1).await;
+        let members = 8;
+        for n in 0..members {
+            let customer = server
+                .create_customer(&token, &format!("renew{n}@example.com"))
+                .await;
+            sepa::mandate(&server, &token, &customer, processor, &format!("RENEW-{n}")).await;
+            let created = server
+                .create_membership(
+                    &token,
+                    server.membership_body(&customer, &format!("renew-{n}")),
+                )
+                .await;
+            let paid = server
+                .pay(&token, created["membershipKey"].as_str().unwrap())
+                .await;
+            assert_eq!(paid.status, StatusCode::OK, "{}", paid.body);
+        }
+        let first = batch(
+            &server,
+            &token,
+            json!({"paymentProcessorId": processor, "collectionDate": "2027-03-02"}),
+        )
+        .await;
+        assert_eq!(first.body["count"], members, "{}", first.body);
+        server.advance(&token, "2027-03-02T10:00:00Z").await;
+
+        // The renewals of 1 April run while collection files for 2 April are being made.
+        let body = json!({"paymentProcessorId": processor, "collectionDate": "2027-04-02"});
+        let advance = server.call(
+            Method::POST,
+            "/api/subscriptions/v1/test-clock/advance",
+            Some(&token),
+            Some(json!({"to": "2027-04-01T11:00:00Z"})),
+        );
+        let (advanced, a, b) = tokio::join!(
+            advance,
+            batch(&server, &token, body.clone()),
+            batch(&server, &token, body.clone()),
+        );
+        assert_eq!(advanced.status, StatusCode::OK, "{}", advanced.body);
+        let last = batch(&server, &token, body.clone()).await;
+        let mut ids = Vec::new();
+        for reply in [a, b, last] {
+            match reply.status {
+                StatusCode::CREATED => {
+                    let xml =
+                        sepa::document(&server, &token, reply.body["batchId"].as_str().unwrap())
+                            .await;
+                    assert_valid_pain008(&xml);
+                    assert!(texts(&xml, "SeqTp").iter().all(|s| s == "RCUR"), "{xml}");
+                    ids.extend(texts(&xml, "EndToEndId"));
+                }
+                StatusCode::CONFLICT => {}
+                other => panic!("{other}: {}", reply.body),
+            }
+        }
+        let all = ids.len();
+        ids.sort();
+        ids.dedup();
+        assert_eq!(all, ids.len(), "a debit in two files");
+        assert_eq!(ids.len(), members, "every renewal debit in a file");
+    }
+);
