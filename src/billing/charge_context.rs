@@ -3,13 +3,19 @@
 
 use std::collections::{HashMap, HashSet};
 
-use super::followups::Reporting;
-use super::BillingError;
+use chrono::{DateTime, Utc};
+
+use super::followups::{Followups, Reporting};
+use super::{notify, BillingError};
 use crate::delivery::compose::Sender;
+use crate::events::subscription::{Movement, TransactionFacts};
+use crate::events::{self};
+use crate::platform::Platform;
 use crate::store::charges::Charge;
 use crate::store::customers::{self, Customer};
 use crate::store::invoices::{self, Invoice, RECENT_INVOICES};
 use crate::store::memberships::Membership;
+use crate::store::outbox;
 use crate::store::payment_methods::PaymentMethod;
 use crate::store::processors::{self, PaymentProcessor};
 use crate::store::Tx;
@@ -32,6 +38,8 @@ pub(super) struct Context {
     /// The connected processors (Stripe accounts, SEPA processors) holding the attempts'
     /// payment methods, by merchant and processor id.
     connected: HashMap<(i64, i64), PaymentProcessor>,
+    /// The attempts' payment methods, by id.
+    cards: HashMap<i64, PaymentMethod>,
 }
 
 impl Context {
@@ -88,7 +96,53 @@ impl Context {
             senders,
             processors: card_processors,
             connected,
+            cards: cards.clone(),
         })
+    }
+
+    /// Records in `tx` the outbox rows of `settled` (each attempt with what follows from it,
+    /// its membership in `memberships` as saved): a `TRANSACTION_DATA_UPDATE` of each attempt
+    /// when `report_transactions`, then the events and the e-mail its followups call for.
+    pub(super) async fn record_outbox(
+        &self,
+        tx: &mut Tx,
+        state: &Platform,
+        settled: Vec<(&Charge, Followups)>,
+        memberships: &HashMap<i64, Membership>,
+        report_transactions: bool,
+        at: DateTime<Utc>,
+    ) -> Result<(), BillingError> {
+        let mut events = Vec::new();
+        let mut emails = Vec::new();
+        for (charge, due) in settled {
+            let m = memberships
+                .get(&charge.membership_id)
+                .ok_or(BillingError::NotFound)?;
+            let invoice = self.invoice(charge.invoice_id)?;
+            let reporting = self.reporting(m, Some(invoice))?;
+            if report_transactions {
+                let card = self
+                    .cards
+                    .get(&charge.payment_method_id)
+                    .ok_or(BillingError::NotFound)?;
+                let facts = TransactionFacts {
+                    membership: m,
+                    customer: reporting.customer,
+                    movement: Movement::Charge(charge),
+                    invoice,
+                    payment_method: card,
+                    recent: reporting.recent,
+                    processor: self.card_processor(m.merchant_id, card),
+                };
+                events.push(notify::transaction(state, facts).await?);
+            }
+            let (more, email) = due.outbox_rows(tx, state, reporting, at).await?;
+            events.extend(more);
+            emails.extend(email);
+        }
+        events::record(tx, events, at).await?;
+        outbox::insert_emails(tx, &emails, at, state.clock.now()).await?;
+        Ok(())
     }
 
     pub(super) fn invoice(&self, id: i64) -> Result<&Invoice, BillingError> {

@@ -10,12 +10,9 @@ use recur_domain::membership::{InvoiceChange, Settlement};
 use super::attempt_rules::settle;
 use super::charge_context::{distinct, Context};
 use super::followups::{self, Followups};
-use super::notify;
 use super::sepa_debits::{self, Scheduling};
 use super::stripe_charging::Answer;
 use super::{credit_notes, proration, BillingError};
-use crate::events::subscription::{Movement, TransactionFacts};
-use crate::events::{self};
 use crate::platform::Platform;
 use crate::processor::stripe::charges::Authentication;
 use crate::processor::{ChargeOutcome, ChargeRequest};
@@ -23,7 +20,6 @@ use crate::store::charges::{self, Charge, ChargeStatus, Completion};
 use crate::store::coupons;
 use crate::store::invoices;
 use crate::store::memberships::{self, Membership};
-use crate::store::outbox::{self};
 use crate::store::payment_methods::{self, MethodType, PaymentMethod};
 
 /// How a charge attempt ended.
@@ -379,36 +375,10 @@ async fn finish(
     payment_methods::attach_many(&mut tx, &approved_cards, at).await?;
 
     let context = Context::load(&mut tx, &done_in_order, &memberships, &invoice_ids, cards).await?;
-    let mut events = Vec::new();
-    let mut emails = Vec::new();
-    for (charge, due) in done_in_order.iter().zip(followups) {
-        let m = &memberships[&charge.membership_id];
-        let invoice = context.invoice(charge.invoice_id)?;
-        let reporting = context.reporting(m, Some(invoice))?;
-        let card = cards
-            .get(&charge.payment_method_id)
-            .ok_or(BillingError::NotFound)?;
-        events.push(
-            notify::transaction(
-                state,
-                TransactionFacts {
-                    membership: m,
-                    customer: reporting.customer,
-                    movement: Movement::Charge(charge),
-                    invoice,
-                    payment_method: card,
-                    recent: reporting.recent,
-                    processor: context.card_processor(m.merchant_id, card),
-                },
-            )
-            .await?,
-        );
-        let (more, email) = due.outbox_rows(&mut tx, state, reporting, at).await?;
-        events.extend(more);
-        emails.extend(email);
-    }
-    events::record(&mut tx, events, at).await?;
-    outbox::insert_emails(&mut tx, &emails, at, state.clock.now()).await?;
+    let settled = done_in_order.iter().copied().zip(followups).collect();
+    context
+        .record_outbox(&mut tx, state, settled, &memberships, true, at)
+        .await?;
     tx.commit().await?;
     Ok(answered
         .iter()

@@ -19,14 +19,12 @@ use super::attempt_rules::settle;
 use super::charge_context::{distinct, Context};
 use super::{credit_notes, followups, proration, BillingError};
 use crate::delivery::compose::DebitNotice;
-use crate::events;
 use crate::ids;
 use crate::platform::Platform;
 use crate::processor::ChargeOutcome;
 use crate::store::charges::Charge;
 use crate::store::invoices;
 use crate::store::memberships::{self, Membership};
-use crate::store::outbox;
 use crate::store::payment_methods::PaymentMethod;
 use crate::store::sepa_accounts::{self, Account};
 use crate::store::sepa_debits::{self, NewDebit};
@@ -212,18 +210,10 @@ async fn write(
     followups::save_many(&mut tx, &mut to_save, at).await?;
     let scheduled: Vec<&Charge> = fresh.iter().map(|(p, _)| p.charge).collect();
     let context = Context::load(&mut tx, &scheduled, &memberships, &invoice_ids, cards).await?;
-    let mut events = Vec::new();
-    let mut emails = Vec::new();
-    for (charge, due) in scheduled.iter().zip(due_list) {
-        let m = &memberships[&charge.membership_id];
-        let invoice = context.invoice(charge.invoice_id)?;
-        let reporting = context.reporting(m, Some(invoice))?;
-        let (more, email) = due.outbox_rows(&mut tx, state, reporting, at).await?;
-        events.extend(more);
-        emails.extend(email);
-    }
-    events::record(&mut tx, events, at).await?;
-    outbox::insert_emails(&mut tx, &emails, at, state.clock.now()).await?;
+    let settled = scheduled.iter().copied().zip(due_list).collect();
+    context
+        .record_outbox(&mut tx, state, settled, &memberships, false, at)
+        .await?;
     tx.commit().await?;
     tracing::info!(debits = fresh.len(), "SEPA debits scheduled");
     Ok(())

@@ -10,14 +10,12 @@ use chrono::{DateTime, Utc};
 
 use super::charge_context::{distinct, Context};
 use super::followups::{self, Followups};
-use super::{notify, BillingError};
-use crate::events::subscription::{Movement, TransactionFacts};
-use crate::events::{self};
+use super::BillingError;
 use crate::platform::Platform;
 use crate::store::charges::{self, Charge};
 use crate::store::memberships::{self, Membership};
 use crate::store::sepa_debits::{self, Named};
-use crate::store::{invoices, outbox, payment_methods, sepa_mandates};
+use crate::store::{invoices, payment_methods, sepa_mandates};
 
 /// Reason codes after which the mandate takes no more debits: the account is wrong, closed or
 /// blocked, there is no mandate, or the debtor died.
@@ -76,36 +74,10 @@ pub async fn reverse(
     let method_ids = distinct(charges.iter().map(|c| (merchant_id, c.payment_method_id)));
     let methods = payment_methods::get_many(&mut *tx, &method_ids).await?;
     let context = Context::load(&mut tx, &charges, &memberships, &invoice_ids, &methods).await?;
-    let mut events = Vec::new();
-    let mut emails = Vec::new();
-    for (charge, due) in charges.iter().zip(due_list) {
-        let m = &memberships[&charge.membership_id];
-        let invoice = context.invoice(charge.invoice_id)?;
-        let reporting = context.reporting(m, Some(invoice))?;
-        let method = methods
-            .get(&charge.payment_method_id)
-            .ok_or(BillingError::NotFound)?;
-        events.push(
-            notify::transaction(
-                state,
-                TransactionFacts {
-                    membership: m,
-                    customer: reporting.customer,
-                    movement: Movement::Charge(charge),
-                    invoice,
-                    payment_method: method,
-                    recent: reporting.recent,
-                    processor: context.card_processor(merchant_id, method),
-                },
-            )
-            .await?,
-        );
-        let (more, email) = due.outbox_rows(&mut tx, state, reporting, at).await?;
-        events.extend(more);
-        emails.extend(email);
-    }
-    events::record(&mut tx, events, at).await?;
-    outbox::insert_emails(&mut tx, &emails, at, state.clock.now()).await?;
+    let settled = charges.iter().copied().zip(due_list).collect();
+    context
+        .record_outbox(&mut tx, state, settled, &memberships, true, at)
+        .await?;
     tx.commit().await?;
     tracing::info!(merchant_id, debits = reversed.len(), "SEPA debits returned");
     Ok(reversed.len())
