@@ -14,9 +14,9 @@ use crate::http::input::{optional_text, refuse_given, required_text, Field};
 use crate::platform::Platform;
 use crate::processor::stripe::{Form, StripeError};
 use crate::store::merchants::{self, Mode};
-use crate::store::processors::{self, ProcessorKind};
+use crate::store::processors::{self, ProcessorKind, Removal};
 use crate::store::sepa_accounts::{self, Creditor};
-use crate::store::stripe_accounts::{self, Account, Changes, NewAccount, Removal};
+use crate::store::stripe_accounts::{self, Account, Changes, NewAccount};
 
 /// Longest processor `name`.
 const MAX_NAME_CHARS: usize = 100;

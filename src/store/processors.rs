@@ -194,3 +194,33 @@ pub async fn insert_connected(
     .await?;
     Ok(Some(processor_id))
 }
+
+/// Whether a connected processor could be removed.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Removal {
+    /// It was removed.
+    Removed,
+    /// The merchant has no such processor.
+    NotFound,
+    /// A payment method it holds (a card, a mandate) is still some customer's, or a payment
+    /// waits on it.
+    InUse,
+}
+
+/// Whether a payment method the merchant's processor `processor_id` holds is still some
+/// customer's.
+pub async fn holds_payment_methods(
+    tx: &mut Tx,
+    merchant_id: i64,
+    processor_id: i64,
+) -> Result<bool, sqlx::Error> {
+    let in_use: Option<i64> = sqlx::query_scalar(
+        "SELECT id FROM payment_methods WHERE merchant_id = $1 AND processor_id = $2 \
+         AND detached_at IS NULL LIMIT 1",
+    )
+    .bind(merchant_id)
+    .bind(processor_id)
+    .fetch_optional(&mut **tx)
+    .await?;
+    Ok(in_use.is_some())
+}

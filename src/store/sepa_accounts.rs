@@ -5,7 +5,7 @@
 use chrono::{DateTime, Utc};
 use sqlx::{Any, Executor, Row};
 
-use super::processors::{self, Connected, Connector, PaymentProcessor, ProcessorKind};
+use super::processors::{self, Connected, Connector, PaymentProcessor, ProcessorKind, Removal};
 use super::{from_micros, Store, Tx};
 
 /// At most this many SEPA processors per merchant.
@@ -213,17 +213,6 @@ pub async fn update(
     get(&mut **tx, merchant_id, processor_id).await
 }
 
-/// Whether a SEPA processor could be removed.
-#[derive(Debug, PartialEq, Eq)]
-pub enum Removal {
-    /// It was removed.
-    Removed,
-    /// The merchant has no such processor.
-    NotFound,
-    /// A mandate it holds is still some customer's.
-    InUse,
-}
-
 /// Removes the merchant's SEPA processor `processor_id` unless a mandate it holds is still a
 /// customer's. Its `payment_processors` row stays behind, listed nowhere, so that its id
 /// (which events carry) is never given to another processor.
@@ -235,15 +224,8 @@ pub async fn delete(
     if get(&mut **tx, merchant_id, processor_id).await?.is_none() {
         return Ok(Removal::NotFound);
     }
-    let in_use: Option<i64> = sqlx::query_scalar(
-        "SELECT id FROM payment_methods WHERE merchant_id = $1 AND processor_id = $2 \
-         AND detached_at IS NULL LIMIT 1",
-    )
-    .bind(merchant_id)
-    .bind(processor_id)
-    .fetch_optional(&mut **tx)
-    .await?;
-    if in_use.is_some() {
+    let in_use = processors::holds_payment_methods(tx, merchant_id, processor_id).await?;
+    if in_use {
         return Ok(Removal::InUse);
     }
     sqlx::query("DELETE FROM sepa_accounts WHERE merchant_id = $1 AND processor_id = $2")

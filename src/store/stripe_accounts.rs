@@ -5,7 +5,7 @@
 use chrono::{DateTime, Utc};
 use sqlx::{Any, Executor, Row};
 
-use super::processors::{self, Connected, Connector, PaymentProcessor, ProcessorKind};
+use super::processors::{self, Connected, Connector, PaymentProcessor, ProcessorKind, Removal};
 use super::{from_micros, Store, Tx};
 
 /// At most this many Stripe accounts per merchant.
@@ -259,17 +259,6 @@ pub async fn update(
     get(&mut **tx, merchant_id, processor_id).await
 }
 
-/// Why an account could not be disconnected.
-#[derive(Debug, PartialEq, Eq)]
-pub enum Removal {
-    /// It was removed.
-    Removed,
-    /// The merchant has no such account.
-    NotFound,
-    /// A payment method it holds is still some customer's.
-    InUse,
-}
-
 /// Disconnects the merchant's account `processor_id` unless a payment method it holds is still
 /// attached; a default pointing at it falls back to the sandbox gateways. Its keys go; its
 /// `payment_processors` row stays behind, listed nowhere, so that its id (which events and
@@ -282,14 +271,7 @@ pub async fn delete(
     if get(&mut **tx, merchant_id, processor_id).await?.is_none() {
         return Ok(Removal::NotFound);
     }
-    let in_use: Option<i64> = sqlx::query_scalar(
-        "SELECT id FROM payment_methods WHERE merchant_id = $1 AND processor_id = $2 \
-         AND detached_at IS NULL LIMIT 1",
-    )
-    .bind(merchant_id)
-    .bind(processor_id)
-    .fetch_optional(&mut **tx)
-    .await?;
+    let in_use = processors::holds_payment_methods(tx, merchant_id, processor_id).await?;
     // A cashier payment parked with its PaymentIntent is settled from this account.
     let parked: Option<i64> = sqlx::query_scalar(
         "SELECT id FROM cashier_sessions WHERE merchant_id = $1 AND pending_processor_id = $2 \
@@ -299,7 +281,7 @@ pub async fn delete(
     .bind(processor_id)
     .fetch_optional(&mut **tx)
     .await?;
-    if in_use.is_some() || parked.is_some() {
+    if in_use || parked.is_some() {
         return Ok(Removal::InUse);
     }
     for sql in [

@@ -341,22 +341,7 @@ backend_matrix!(
         server.advance(&token, "2027-03-01T10:00:00Z").await;
         let processor = sepa::connect(&server, &token, 1).await;
         let debits = 6;
-        for n in 0..debits {
-            let customer = server
-                .create_customer(&token, &format!("race{n}@example.com"))
-                .await;
-            sepa::mandate(&server, &token, &customer, processor, &format!("RACE-{n}")).await;
-            let created = server
-                .create_membership(
-                    &token,
-                    server.membership_body(&customer, &format!("race-{n}")),
-                )
-                .await;
-            let paid = server
-                .pay(&token, created["membershipKey"].as_str().unwrap())
-                .await;
-            assert_eq!(paid.status, StatusCode::OK, "{}", paid.body);
-        }
+        sepa::mandated_members(&server, &token, processor, "race", debits).await;
         let second = server.second_process().await;
         let body = json!({"paymentProcessorId": processor, "collectionDate": "2027-03-02"});
         let (a, b, c) = tokio::join!(
@@ -395,22 +380,7 @@ backend_matrix!(
         server.advance(&token, "2027-03-01T10:00:00Z").await;
         let processor = sepa::connect(&server, &token, 1).await;
         let members = 8;
-        for n in 0..members {
-            let customer = server
-                .create_customer(&token, &format!("renew{n}@example.com"))
-                .await;
-            sepa::mandate(&server, &token, &customer, processor, &format!("RENEW-{n}")).await;
-            let created = server
-                .create_membership(
-                    &token,
-                    server.membership_body(&customer, &format!("renew-{n}")),
-                )
-                .await;
-            let paid = server
-                .pay(&token, created["membershipKey"].as_str().unwrap())
-                .await;
-            assert_eq!(paid.status, StatusCode::OK, "{}", paid.body);
-        }
+        sepa::mandated_members(&server, &token, processor, "renew", members).await;
         let first = batch(
             &server,
             &token,

@@ -8,7 +8,8 @@ use recur_domain::validation::{self as rules, FieldErrors};
 use crate::http::input::{optional_text, required_text, Field};
 use crate::platform::Platform;
 use crate::services::ServiceError;
-use crate::store::sepa_accounts::{self, Account, Changes, Creditor, Removal};
+use crate::store::processors::Removal;
+use crate::store::sepa_accounts::{self, Account, Changes, Creditor};
 
 /// Pre-notification lead when none is given.
 pub const DEFAULT_LEAD_DAYS: i64 = 5;
