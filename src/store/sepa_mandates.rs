@@ -168,6 +168,44 @@ pub async fn get<'c, E: Executor<'c, Database = Any>>(
     row.as_ref().map(decode).transpose()
 }
 
+/// A customer's mandate as listed, with its IBAN's last four.
+#[derive(Debug, Clone)]
+pub struct Listed {
+    /// The mandate.
+    pub mandate: Mandate,
+    /// The debtor IBAN's last four characters.
+    pub iban_last4: String,
+}
+
+/// The mandates of the merchant's customer `customer_id`, newest first, revoked ones too.
+pub async fn of_customer<'c, E: Executor<'c, Database = Any>>(
+    executor: E,
+    merchant_id: i64,
+    customer_id: i64,
+) -> Result<Vec<Listed>, sqlx::Error> {
+    let sql = format!(
+        "SELECT {COLUMNS}, iban_last4 FROM sepa_mandates JOIN \
+         (SELECT id AS method_id, last4 AS iban_last4, created_at AS recorded_at \
+          FROM payment_methods WHERE merchant_id = $1 AND customer_id = $2) AS p \
+         ON p.method_id = sepa_mandates.payment_method_id \
+         WHERE sepa_mandates.merchant_id = $3 ORDER BY recorded_at DESC, method_id DESC"
+    );
+    let rows = sqlx::query(&sql)
+        .bind(merchant_id)
+        .bind(customer_id)
+        .bind(merchant_id)
+        .fetch_all(executor)
+        .await?;
+    rows.iter()
+        .map(|row| {
+            Ok(Listed {
+                mandate: decode(row)?,
+                iban_last4: row.try_get("iban_last4")?,
+            })
+        })
+        .collect()
+}
+
 /// The mandates of these `(merchant id, payment method id)` pairs, by payment method id.
 pub async fn get_many<'c, E: Executor<'c, Database = Any>>(
     executor: E,

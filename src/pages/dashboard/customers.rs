@@ -1,6 +1,7 @@
 //! The dashboard's customers: the search (by e-mail, or a prefix of the e-mail or a name — the
 //! filters and cursors of `GET /customers`, through [`lists::customer_page`]) and a customer's
-//! page with their details ([`customers::customer`]), memberships, invoices and card.
+//! page with their details ([`customers::customer`]), memberships, invoices, card and SEPA
+//! mandates ([`mandates::of_customer`]).
 
 use std::collections::BTreeMap;
 
@@ -20,6 +21,7 @@ use crate::pages::format::{display_date, interval_phrase};
 use crate::pages::invoice_view::shown_number;
 use crate::pages::{notice, session};
 use crate::services::lists::{self, CustomerFilters, InvoiceFilters};
+use crate::services::sepa::mandates::{self, CustomerMandate};
 use crate::services::{customers, ServiceError};
 use crate::state::AppState;
 use crate::store::customers::Customer;
@@ -80,8 +82,9 @@ fn customer_row(c: &Customer, lang: &str) -> Value {
     }
 }
 
-/// `GET /dashboard/customers/{customerKey}?cursor=`: the customer's details, memberships, card
-/// and invoices (newest first, a page at a time). Another merchant's customer is the 404 page.
+/// `GET /dashboard/customers/{customerKey}?cursor=`: the customer's details, memberships, card,
+/// SEPA mandates (newest first) and invoices (newest first, a page at a time). Another
+/// merchant's customer is the 404 page.
 pub async fn show(
     State(state): State<AppState>,
     headers: HeaderMap,
@@ -112,6 +115,8 @@ pub async fn show(
     let pool = state.store.pool();
     let list = memberships::for_customer(pool, merchant_id, customer.id).await?;
     let card = payment_methods::current(pool, merchant_id, customer.id).await?;
+    let current = card.as_ref().map(|c| c.id);
+    let mandates = mandates::of_customer(&state, merchant_id, customer.id).await?;
     let fields = &customer.fields;
     framed(
         &state,
@@ -130,6 +135,7 @@ pub async fn show(
             },
             memberships => list.iter().map(|m| membership_row(t, lang, m)).collect::<Vec<_>>(),
             card => card.map(|c| context! { brand => c.brand, last4 => c.last4 }),
+            mandates => mandates.iter().map(|m| mandate_row(lang, m, current)).collect::<Vec<_>>(),
             invoices => invoice_rows(t, lang, &invoices),
             next_url => next.as_deref().map(|cursor| link(
                 &format!("/dashboard/customers/{customer_key}"),
@@ -137,6 +143,21 @@ pub async fn show(
             )),
         },
     )
+}
+
+/// A mandate as the customer's page lists it; `current` is the customer's current payment
+/// method.
+fn mandate_row(lang: &str, m: &CustomerMandate, current: Option<i64>) -> Value {
+    let mandate = &m.listed.mandate;
+    context! {
+        reference => mandate.mandate_reference,
+        holder => mandate.account_holder,
+        iban_last4 => m.listed.iban_last4,
+        signed => display_date(mandate.signed_at, lang),
+        processor => m.processor_name,
+        revoked => mandate.revoked_at.map(|at| display_date(at, lang)),
+        current => current == Some(mandate.payment_method_id),
+    }
 }
 
 /// A membership as the dashboard lists it: plan, status, amount, period and its page.

@@ -20,6 +20,7 @@ pub mod overview;
 pub mod pauses;
 pub mod processors;
 pub mod sandbox;
+pub mod sepa_processor;
 pub mod settings;
 pub mod staff;
 pub mod webhook_endpoint;
@@ -133,6 +134,7 @@ pub fn routes() -> Router<AppState> {
             "/dashboard/processors",
             get(processors::list).post(processors::connect),
         )
+        .route("/dashboard/processors/sepa", post(sepa_processor::connect))
         .route(
             "/dashboard/processors/{processor_id}/default",
             post(processors::make_default),

@@ -1,7 +1,9 @@
-//! The processors page (DESIGN §17): the merchant's sandbox gateways and connected Stripe
+//! The processors page (DESIGN §17, §18): the merchant's sandbox gateways, connected Stripe
 //! accounts (kind, default or not, a key's last four, live or test, the webhook URL to give
-//! Stripe), the form that connects a Stripe account, and per processor the buttons that make it
-//! the default, rename it or replace its keys, and remove it, through the service of `/processors` ([`processors`]): the same
+//! Stripe) and SEPA processors (creditor and collection account), the form that connects a
+//! Stripe account (a SEPA processor's is [`super::sepa_processor`]), and per processor the
+//! buttons that make it the default, rename it or replace its keys, and remove it, through the
+//! service of `/processors` ([`processors`]): the same
 //! checks (the key's shape and mode, then one call to Stripe), the same limit. A success
 //! redirects back to the page with what was done; a refused field shows the form again with the
 //! reason beside it (400), Stripe out of reach or the limit above it (503, 409). The secret key
@@ -33,7 +35,15 @@ use crate::state::AppState;
 const PAGE: &str = "/dashboard/processors";
 
 /// What a redirect back to the page may say was done (`?done=`).
-const DONE: [&str; 5] = ["connected", "default", "removed", "secret", "changed"];
+const DONE: [&str; 7] = [
+    "connected",
+    "connected_sepa",
+    "default",
+    "removed",
+    "removed_sepa",
+    "secret",
+    "changed",
+];
 
 /// The connection form as posted. `Debug` leaves the two secrets out.
 #[derive(Default, Deserialize)]
@@ -144,21 +154,25 @@ impl std::fmt::Debug for KeysForm {
 }
 
 /// What the page shows besides the list: what was just done, why a post was refused, and the
-/// connection form's values (never its secrets) and errors.
+/// connection forms' values (never a secret) and errors.
 #[derive(Default)]
-struct Shown {
+pub(super) struct Shown {
     /// What was just done.
-    done: Option<String>,
+    pub(super) done: Option<String>,
     /// Why the post was refused, above the list.
-    error: Option<String>,
+    pub(super) error: Option<String>,
     /// The name typed.
-    name: String,
+    pub(super) name: String,
     /// The publishable key typed.
-    publishable_key: String,
+    pub(super) publishable_key: String,
     /// Whether "make default" was ticked.
-    make_default: bool,
+    pub(super) make_default: bool,
     /// Each field's error.
-    errors: BTreeMap<String, String>,
+    pub(super) errors: BTreeMap<String, String>,
+    /// The SEPA form's values, by field name.
+    pub(super) sepa_form: BTreeMap<String, String>,
+    /// The SEPA form's errors, by field name.
+    pub(super) sepa_errors: BTreeMap<String, String>,
 }
 
 /// A processor as the page shows it; `first_card` is the first sandbox card gateway, which
@@ -179,7 +193,7 @@ fn processor_view(t: &BTreeMap<String, String>, p: Processor, first_card: Option
         default => p.default,
         stands_for_sandbox => stands_for_sandbox,
         can_default => !p.default && (p.kind == Kind::Stripe || stands_for_sandbox),
-        removable => p.kind == Kind::Stripe,
+        removable => matches!(p.kind, Kind::Stripe | Kind::SepaDebit),
         created => p.created_at.map(format_utc),
         stripe => p.stripe.map(|s| context! {
             live => s.live,
@@ -198,7 +212,7 @@ fn processor_view(t: &BTreeMap<String, String>, p: Processor, first_card: Option
 }
 
 /// The page with the merchant's processors and `shown`, answered with `status`.
-async fn list_page(
+pub(super) async fn list_page(
     state: &AppState,
     staff: &Staff,
     t: &BTreeMap<String, String>,
@@ -231,12 +245,14 @@ async fn list_page(
                 make_default => shown.make_default,
             },
             errors => shown.errors,
+            sepa_form => shown.sepa_form,
+            sepa_errors => shown.sepa_errors,
         },
     )
 }
 
 /// Back to the page, telling what was `done` (one of [`DONE`]).
-fn done(what: &str) -> Response {
+pub(super) fn done(what: &str) -> Response {
     Redirect::to(&format!("{PAGE}?done={what}")).into_response()
 }
 
@@ -295,6 +311,7 @@ pub async fn connect(
         make_default: form.default.trim() == "true",
         name: form.name,
         publishable_key: form.publishable_key,
+        ..Shown::default()
     };
     list_page(&state, &staff, t, status, shown).await
 }
@@ -413,20 +430,26 @@ async fn apply(
     list_page(state, staff, t, status, shown).await
 }
 
-/// Whether `id` names one of the merchant's Stripe accounts (the sandbox set is not removed).
-async fn holds_account(state: &AppState, merchant_id: i64, id: &str) -> Result<bool, PageError> {
+/// The kind of the merchant's processor `id` when it can be removed: a Stripe account or a
+/// SEPA processor (the sandbox set is not removed).
+async fn removable(
+    state: &AppState,
+    merchant_id: i64,
+    id: &str,
+) -> Result<Option<Kind>, PageError> {
     let Ok(id) = processor_id(id) else {
-        return Ok(false);
+        return Ok(None);
     };
     match processors::get(state, merchant_id, id).await {
-        Ok(processor) => Ok(processor.kind == Kind::Stripe),
-        Err(ServiceError::NotFound) => Ok(false),
+        Ok(p) => Ok(matches!(p.kind, Kind::Stripe | Kind::SepaDebit).then_some(p.kind)),
+        Err(ServiceError::NotFound) => Ok(None),
         Err(other) => Err(other.into()),
     }
 }
 
-/// `GET /dashboard/processors/{paymentProcessorId}/remove`: asks to confirm the removal. A
-/// sandbox processor or another merchant's account is the 404 page.
+/// `GET /dashboard/processors/{paymentProcessorId}/remove`: asks to confirm the removal, in
+/// the words of the processor's kind. A sandbox processor or another merchant's processor is
+/// the 404 page.
 pub async fn confirm_remove(
     State(state): State<AppState>,
     headers: HeaderMap,
@@ -434,23 +457,33 @@ pub async fn confirm_remove(
     Path(id): Path<String>,
 ) -> Result<Response, PageError> {
     let t = session::strings(&state, &headers);
-    if !holds_account(&state, staff.merchant.id, &id).await? {
+    let Some(kind) = removable(&state, staff.merchant.id, &id).await? else {
         return notice::not_found(&state, t);
-    }
+    };
+    let prefix = match kind {
+        Kind::SepaDebit => "dash_sepa_remove",
+        _ => "dash_processor_remove",
+    };
+    let (title, text, button) = (
+        format!("{prefix}_title"),
+        format!("{prefix}_text"),
+        format!("{prefix}_button"),
+    );
     let confirm = Confirm {
         nav: "processors",
-        title: "dash_processor_remove_title",
-        text: "dash_processor_remove_text",
-        button: "dash_processor_remove_button",
+        title: &title,
+        text: &text,
+        button: &button,
         action: format!("{PAGE}/{id}/remove"),
         field: None,
     };
     confirm::page(&state, &staff, t, PAGE, confirm)
 }
 
-/// `POST /dashboard/processors/{paymentProcessorId}/remove`: disconnects the Stripe account and
-/// goes back to the page; refused with the reason (409) while a customer's payment method is
-/// held by it.
+/// `POST /dashboard/processors/{paymentProcessorId}/remove`: disconnects the Stripe account or
+/// SEPA processor and goes back to the page; refused with the reason (409) while a customer's
+/// payment method (a card, a mandate) is held by it. A sandbox processor or another merchant's
+/// processor is the 404 page.
 pub async fn remove(
     State(state): State<AppState>,
     headers: HeaderMap,
@@ -462,11 +495,15 @@ pub async fn remove(
         Err(answer) => return Ok(answer),
     };
     let t = session::strings(&state, &headers);
+    let Some(kind) = removable(&state, staff.merchant.id, &id).await? else {
+        return notice::not_found(&state, t);
+    };
     let result = match processor_id(&id) {
         Ok(id) => processors::disconnect(&state, staff.merchant.id, id).await,
         Err(error) => Err(error),
     };
     match result {
+        Ok(()) if kind == Kind::SepaDebit => Ok(done("removed_sepa")),
         Ok(()) => Ok(done("removed")),
         Err(ServiceError::NotFound) => notice::not_found(&state, t),
         Err(ServiceError::Conflict(why)) => {

@@ -4,6 +4,8 @@
 //! the hosted checkout, where the consent's client address and user agent are kept too. The
 //! debtor's IBAN is sealed at rest; its last four are shown.
 
+use std::collections::HashMap;
+
 use recur_domain::sepa::{account, mandate};
 use recur_domain::validation::FieldErrors;
 
@@ -15,7 +17,7 @@ use crate::services::ServiceError;
 use crate::store::customers::Customer;
 use crate::store::payment_methods::PaymentMethod;
 use crate::store::sepa_accounts;
-use crate::store::sepa_mandates::{self, Mandate, NewMandate};
+use crate::store::sepa_mandates::{self, Listed, Mandate, NewMandate};
 
 /// A mandate to record, as given.
 #[derive(Debug, Default)]
@@ -167,4 +169,42 @@ pub async fn checkout_creditor(
         .await?
         .into_iter()
         .next())
+}
+
+/// A customer's mandate as the dashboard shows it.
+#[derive(Debug, Clone)]
+pub struct CustomerMandate {
+    /// The mandate and its IBAN's last four.
+    pub listed: Listed,
+    /// The name of the SEPA processor it was signed for.
+    pub processor_name: String,
+}
+
+/// The mandates of the merchant's customer `customer_id`, newest first (revoked ones too), each
+/// with its SEPA processor's name.
+pub async fn of_customer(
+    state: &Platform,
+    merchant_id: i64,
+    customer_id: i64,
+) -> Result<Vec<CustomerMandate>, ServiceError> {
+    let pool = state.store.pool();
+    let listed = sepa_mandates::of_customer(pool, merchant_id, customer_id).await?;
+    if listed.is_empty() {
+        return Ok(Vec::new());
+    }
+    let names: HashMap<i64, String> = sepa_accounts::list(pool, merchant_id)
+        .await?
+        .into_iter()
+        .map(|account| (account.processor_id, account.name))
+        .collect();
+    Ok(listed
+        .into_iter()
+        .map(|listed| CustomerMandate {
+            processor_name: names
+                .get(&listed.mandate.processor_id)
+                .cloned()
+                .unwrap_or_else(|| listed.mandate.processor_id.to_string()),
+            listed,
+        })
+        .collect())
 }
