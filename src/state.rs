@@ -274,6 +274,10 @@ fn templates() -> minijinja::Environment<'static> {
             include_str!("../templates/dashboard/sandbox.html"),
         ),
         (
+            "dashboard/sepa.html",
+            include_str!("../templates/dashboard/sepa.html"),
+        ),
+        (
             "email/message.txt",
             include_str!("../templates/email/message.txt"),
         ),

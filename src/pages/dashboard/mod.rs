@@ -20,7 +20,9 @@ pub mod overview;
 pub mod pauses;
 pub mod processors;
 pub mod sandbox;
+pub mod sepa;
 pub mod sepa_processor;
+pub mod sepa_returns;
 pub mod settings;
 pub mod staff;
 pub mod webhook_endpoint;
@@ -28,6 +30,7 @@ pub mod webhooks;
 
 use std::collections::BTreeMap;
 
+use axum::extract::DefaultBodyLimit;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Redirect, Response};
 use axum::routing::{get, post};
@@ -150,6 +153,16 @@ pub fn routes() -> Router<AppState> {
         .route(
             "/dashboard/processors/{processor_id}/remove",
             get(processors::confirm_remove).post(processors::remove),
+        )
+        .route("/dashboard/sepa", get(sepa::show))
+        .route("/dashboard/sepa/batches", post(sepa::create_batch))
+        .route(
+            "/dashboard/sepa/batches/{batch_id}/pain.008",
+            get(sepa::download),
+        )
+        .route(
+            "/dashboard/sepa/returns",
+            post(sepa_returns::upload).layer(DefaultBodyLimit::max(sepa_returns::MAX_UPLOAD_BYTES)),
         )
         .route("/dashboard/customers/{customer_key}", get(customers::show))
         .route(
