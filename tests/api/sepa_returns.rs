@@ -8,7 +8,7 @@ use reqwest::{Method, StatusCode};
 use serde_json::json;
 
 use crate::backend_matrix;
-use crate::fixtures::sepa::{self, assert_valid_pain008, texts};
+use crate::fixtures::sepa::{self, assert_valid_pain008, camt054, texts};
 use crate::harness::{Reply, TestServer};
 
 async fn post_file(server: &TestServer, token: &str, xml: &str) -> Reply {
@@ -21,31 +21,6 @@ async fn post_file(server: &TestServer, token: &str, xml: &str) -> Reply {
             xml.as_bytes().to_vec(),
         )
         .await
-}
-
-/// A camt.054 with a returned debit (`RtrInf`) for each `(end-to-end id, reason)` and one
-/// ordinary incoming credit, which is no return.
-fn camt054(returns: &[(&str, &str)]) -> String {
-    let entries: String = returns
-        .iter()
-        .map(|(id, reason)| {
-            format!(
-                "<Ntry><Amt Ccy=\"EUR\">29.97</Amt><CdtDbtInd>DBIT</CdtDbtInd><RvslInd>true</RvslInd>\
-                 <Sts><Cd>BOOK</Cd></Sts><NtryDtls><TxDtls><Refs><EndToEndId>{id}</EndToEndId></Refs>\
-                 <RtrInf><Rsn><Cd>{reason}</Cd></Rsn></RtrInf></TxDtls></NtryDtls></Ntry>"
-            )
-        })
-        .collect();
-    format!(
-        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\
-         <Document xmlns=\"urn:iso:std:iso:20022:tech:xsd:camt.054.001.08\"><BkToCstmrDbtCdtNtfctn>\
-         <GrpHdr><MsgId>CAMT-1</MsgId><CreDtTm>2027-03-10T08:00:00Z</CreDtTm></GrpHdr>\
-         <Ntfctn><Id>N1</Id><Acct><Id><IBAN>FR1420041010050500013M02606</IBAN></Id></Acct>\
-         {entries}\
-         <Ntry><Amt Ccy=\"EUR\">100.00</Amt><CdtDbtInd>CRDT</CdtDbtInd><Sts><Cd>BOOK</Cd></Sts>\
-         <NtryDtls><TxDtls><Refs><EndToEndId>INCOMING-1</EndToEndId></Refs></TxDtls></NtryDtls></Ntry>\
-         </Ntfctn></BkToCstmrDbtCdtNtfctn></Document>"
-    )
 }
 
 /// A pain.002 accepting `accepted` and rejecting `rejected` with `reason`.

@@ -5,7 +5,8 @@
 //! and scheduled change (and Trialing and Paused in the overview) in [`membership_terms`], pause
 //! and resume in [`pauses`]; the API keys, settings and webhook endpoints pages in
 //! [`api_keys`], [`settings`] and [`webhooks`]; the catalog and the coupons in [`catalog`] and
-//! [`coupons`]; the processors page in [`processors`].
+//! [`coupons`]; the processors page in [`processors`]; SEPA Direct Debit (a SEPA processor,
+//! mandates, collection files and return files) in [`sepa`].
 
 mod actions;
 mod api_keys;
@@ -17,6 +18,7 @@ mod overview;
 mod pages;
 mod pauses;
 mod processors;
+mod sepa;
 mod settings;
 mod webhooks;
 
