@@ -7,6 +7,7 @@
 use chrono::{DateTime, Months, NaiveDateTime, TimeDelta, Utc};
 use serde::{Deserialize, Serialize};
 
+mod debit;
 mod guards;
 mod lifecycle;
 mod pause;
