@@ -27,4 +27,5 @@ pub mod stripe_keys;
 pub mod stripe_signature;
 pub mod tax;
 pub mod time;
+pub mod usage;
 pub mod validation;
