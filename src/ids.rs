@@ -61,6 +61,11 @@ pub fn price_key() -> String {
     prefixed("price_", KEY_RANDOM_CHARS)
 }
 
+/// A new meter key: `mtr_` + 24 random base62 characters.
+pub fn meter_key() -> String {
+    prefixed("mtr_", KEY_RANDOM_CHARS)
+}
+
 /// A new coupon key: `cpn_` + 24 random base62 characters.
 pub fn coupon_key() -> String {
     prefixed("cpn_", KEY_RANDOM_CHARS)

@@ -120,6 +120,7 @@ pub fn create_membership(subject: Subject, keys: Arc<Vec<String>>) -> Call {
                 price_key: None,
                 trial_days: None,
                 discount: None,
+                metered: Vec::new(),
             };
             let at = CreatedAt::new(Utc::now());
             let key = &keys[(n as usize) % keys.len()];

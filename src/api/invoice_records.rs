@@ -22,6 +22,12 @@ pub struct InvoiceLineRecord {
     pub description: String,
     /// Signed decimal string; credit lines are negative.
     pub amount: String,
+    /// A usage line's meter code (DESIGN §19); absent on other lines.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub meter_code: Option<String>,
+    /// A usage line's quantity, a decimal string; absent on other lines.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub quantity: Option<String>,
 }
 
 /// An invoice.
@@ -134,6 +140,8 @@ impl From<&Invoice> for InvoiceRecord {
                 .map(|l| InvoiceLineRecord {
                     description: l.description.clone(),
                     amount: money(l.amount),
+                    meter_code: l.usage.as_ref().map(|u| u.meter_code.clone()),
+                    quantity: l.usage.as_ref().map(|u| u.quantity.normalize().to_string()),
                 })
                 .collect(),
             created_at: format_utc(invoice.created_at),

@@ -118,6 +118,8 @@ pub struct MembershipRecord {
     pub resume_at: Option<String>,
     /// The change of terms the next renewal applies (`"effective": "nextPeriod"`).
     pub pending_update: Option<PendingUpdateRecord>,
+    /// The metered prices (`price_…`) whose usage its renewals bill in arrears.
+    pub metered_price_ids: Vec<String>,
     /// Latest invoices first.
     pub invoices: Vec<MembershipInvoiceRecord>,
 }
@@ -255,6 +257,7 @@ impl MembershipRecord {
             canceled_at: m.state.canceled_at.map(format_utc),
             tax_rate_ids: m.tax_rates.iter().map(|r| r.tax_rate_id.clone()).collect(),
             price_id: m.price_key.clone(),
+            metered_price_ids: m.metered.iter().map(|t| t.price_key.clone()).collect(),
             trial_days: m.state.trial_days,
             trial_end: m.state.trial_end.map(format_utc),
             discount: m

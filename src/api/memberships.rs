@@ -85,6 +85,12 @@ pub struct CreateMembershipRequest {
     #[serde(default)]
     #[schema(value_type = Option<TrialDays>)]
     pub trial_days: Field<i64>,
+    /// Metered prices (`price_…`, each of another meter, in the membership's currency and
+    /// billing cycle, at most 20) whose usage each renewal bills in arrears beside the fixed
+    /// price (DESIGN §19).
+    #[serde(default)]
+    #[schema(value_type = Option<Vec<String>>, max_items = 20)]
+    pub metered_price_ids: Field<Vec<Field<String>>>,
 }
 
 /// `chargeEmitterQueue` item.
@@ -172,6 +178,7 @@ impl From<CreateMembershipRequest> for NewMembershipInput {
             quantity: body.quantity,
             coupon_code: body.coupon_code,
             trial_days: body.trial_days,
+            metered_price_ids: body.metered_price_ids,
         }
     }
 }

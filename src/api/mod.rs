@@ -24,6 +24,7 @@ pub mod membership_update;
 pub mod memberships;
 pub mod merchant_secret;
 pub mod merchant_settings;
+pub mod meters;
 pub mod metrics;
 pub mod openapi;
 pub mod page;
@@ -38,6 +39,7 @@ pub mod sepa;
 pub mod sessions;
 pub mod stripe_webhooks;
 pub mod tax_rates;
+pub mod usage;
 pub mod webhook_endpoints;
 
 use axum::extract::DefaultBodyLimit;
@@ -144,6 +146,22 @@ pub fn router(state: AppState, pages: Router<AppState>) -> Router {
         .route(
             "/coupons",
             post(coupons::create_coupon).get(coupons::list_coupons),
+        )
+        .route(
+            "/meters",
+            post(meters::create_meter).get(meters::list_meters),
+        )
+        .route(
+            "/meters/{meter_id}",
+            get(meters::get_meter).patch(meters::update_meter),
+        )
+        .route(
+            "/usage-events",
+            post(usage::record_events).layer(DefaultBodyLimit::max(usage::MAX_EVENTS_BODY_BYTES)),
+        )
+        .route(
+            "/membership/{membership_key}/usage",
+            get(usage::membership_usage),
         )
         .route(
             "/sepa/batches",

@@ -16,8 +16,8 @@ use super::problem::ApiError;
 use super::{
     api_keys, auth, cashier_orders, cashier_sessions, coupons, customers, endpoint_deliveries,
     events, health, invoices, lists, membership_pauses, membership_update, memberships,
-    merchant_settings, payment_methods, prices, processors, products, sandbox, sepa, sessions,
-    stripe_webhooks, tax_rates, webhook_endpoints,
+    merchant_settings, meters, payment_methods, prices, processors, products, sandbox, sepa,
+    sessions, stripe_webhooks, tax_rates, usage, webhook_endpoints,
 };
 use crate::state::AppState;
 
@@ -71,6 +71,12 @@ use crate::state::AppState;
         prices::list_prices,
         prices::get_price,
         prices::update_price,
+        meters::create_meter,
+        meters::list_meters,
+        meters::get_meter,
+        meters::update_meter,
+        usage::record_events,
+        usage::membership_usage,
         sepa::create_batch,
         sepa::list_batches,
         sepa::get_batch,
@@ -117,6 +123,7 @@ use crate::state::AppState;
         (name = "catalog", description = "Products, their prices and coupons: archivable, their terms fixed once created"),
         (name = "webhook-endpoints", description = "Registered webhook destinations: filters, secrets and rotation, attempt log, test events"),
         (name = "processors", description = "Payment processors: the sandbox set, connected Stripe accounts and SEPA processors, the default card processor"),
+        (name = "usage", description = "Meters and usage events: usage billed in arrears by metered prices"),
         (name = "sepa", description = "SEPA Direct Debit collection files (pain.008) of the merchant's own bank account"),
         (name = "sandbox", description = "Test cards and test clocks for sandbox merchants"),
         (name = "cashier", description = "Cashier sessions for single orders"),
@@ -194,7 +201,7 @@ struct ResponseLinks;
 impl ResponseLinks {
     /// (creating path, the key in its answer and the path parameter that takes it, the
     /// operations that take it).
-    const FOLLOW: [(&'static str, &'static str, &'static [&'static str]); 8] = [
+    const FOLLOW: [(&'static str, &'static str, &'static [&'static str]); 9] = [
         (
             "/api/subscriptions/v1/customer",
             "customerKey",
@@ -208,6 +215,7 @@ impl ResponseLinks {
                 "list_events",
                 "cancel_membership",
                 "pay_membership",
+                "membership_usage",
             ],
         ),
         (
@@ -219,6 +227,11 @@ impl ResponseLinks {
             "/api/subscriptions/v1/prices",
             "priceId",
             &["get_price", "update_price"],
+        ),
+        (
+            "/api/subscriptions/v1/meters",
+            "meterId",
+            &["get_meter", "update_meter"],
         ),
         (
             "/api/subscriptions/v1/coupons",

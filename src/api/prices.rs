@@ -7,6 +7,7 @@ use axum::http::StatusCode;
 use axum::Json;
 use recur_domain::money::{format_amount, Currency};
 use recur_domain::time::format_utc;
+use recur_domain::usage::pricing::{MeteredPricing, Tier, TiersMode};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
@@ -16,6 +17,7 @@ use super::page::Page;
 use super::problem::{ApiError, Problem};
 use crate::http::input::Field;
 use crate::http::pagination::{ListQuery, PageParams};
+use crate::services::catalog::metered::{MeteredInput, TierInput};
 use crate::services::catalog::{self, NewPrice, PriceChange, PriceFilters};
 use crate::state::AppState;
 use crate::store::prices::CatalogPrice;
@@ -33,9 +35,10 @@ pub struct CreatePriceRequest {
     #[schema(required = true, value_type = CurrencyCode)]
     pub currency: Field<String>,
     /// The price of one unit per cycle: a decimal string > 0 with at most the currency's
-    /// decimals, at most 15 digits in minor units.
+    /// decimals, at most 15 digits in minor units. For a metered price: the price per unit of
+    /// usage (or per started package), ≥ 0 with up to 12 decimal places; absent with `tiers`.
     #[serde(default)]
-    #[schema(required = true, value_type = String, example = "9.99", pattern = "^[0-9]+(\\.[0-9]+)?$")]
+    #[schema(value_type = String, example = "9.99", pattern = "^[0-9]+(\\.[0-9]+)?$")]
     pub unit_amount: Field<String>,
     /// Daily, Weekly, Monthly or Annually, in any letter case.
     #[serde(default)]
@@ -45,10 +48,63 @@ pub struct CreatePriceRequest {
     #[serde(default)]
     #[schema(value_type = Option<IntervalCount>)]
     pub interval_count: Field<i64>,
-    /// The free trial a membership made from this price starts with, in days.
+    /// The free trial a membership made from this price starts with, in days (not for a
+    /// metered price).
     #[serde(default)]
     #[schema(value_type = Option<TrialDays>)]
     pub trial_days: Field<i64>,
+    /// A metered price: the active meter (`mtr_…`) whose usage it bills in arrears.
+    #[serde(default)]
+    #[schema(value_type = Option<String>, min_length = 1)]
+    pub meter_id: Field<String>,
+    /// A tiered metered price's tiers, `upTo` ascending, the last `null` (1–100).
+    #[serde(default)]
+    #[schema(value_type = Option<Vec<TierRecord>>)]
+    pub tiers: Field<Vec<Field<TierRequest>>>,
+    /// `graduated` (each tier prices its own units) or `volume` (the tier the quantity falls in
+    /// prices every unit), with `tiers`.
+    #[serde(default)]
+    #[schema(value_type = Option<TiersModeName>)]
+    pub tiers_mode: Field<String>,
+    /// A metered price per started package: the units of one package (1–1,000,000,000).
+    #[serde(default)]
+    #[schema(value_type = Option<i64>, minimum = 1, maximum = 1_000_000_000)]
+    pub package_size: Field<i64>,
+}
+
+/// A tier of a metered price as given.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TierRequest {
+    #[serde(default)]
+    up_to: Field<serde_json::Value>,
+    #[serde(default)]
+    unit_amount: Field<String>,
+    #[serde(default)]
+    flat_amount: Field<String>,
+}
+
+/// How a tiered price reads its tiers.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum TiersModeName {
+    /// Each tier prices the units within it.
+    Graduated,
+    /// The tier the whole quantity falls in prices every unit.
+    Volume,
+}
+
+/// A tier of a metered price.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct TierRecord {
+    /// The last quantity the tier covers, inclusive; null for the last tier.
+    #[schema(value_type = Option<String>)]
+    pub up_to: Option<String>,
+    /// The price per unit within the tier, a decimal string.
+    pub unit_amount: String,
+    /// Added once when the quantity reaches into the tier (graduated) or lies in it (volume).
+    pub flat_amount: String,
 }
 
 /// Body of a price's change: `active` alone, since a price's terms never change.
@@ -77,6 +133,18 @@ pub struct UpdatePriceRequest {
     #[serde(default)]
     #[schema(ignore)]
     trial_days: Field<serde_json::Value>,
+    #[serde(default)]
+    #[schema(ignore)]
+    meter_id: Field<serde_json::Value>,
+    #[serde(default)]
+    #[schema(ignore)]
+    tiers: Field<serde_json::Value>,
+    #[serde(default)]
+    #[schema(ignore)]
+    tiers_mode: Field<serde_json::Value>,
+    #[serde(default)]
+    #[schema(ignore)]
+    package_size: Field<serde_json::Value>,
 }
 
 /// A price.
@@ -89,8 +157,10 @@ pub struct PriceRecord {
     pub product_id: String,
     /// ISO 4217 code, uppercase.
     pub currency: String,
-    /// The price of one unit per cycle, a decimal string.
-    pub unit_amount: String,
+    /// The price of one unit per cycle, a decimal string; for a metered price the price per
+    /// unit of usage or per package (absent for a tiered one).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unit_amount: Option<String>,
     /// Daily, Weekly, Monthly or Annually.
     pub interval_type: String,
     /// Units of intervalType between charges.
@@ -101,24 +171,71 @@ pub struct PriceRecord {
     pub active: bool,
     /// When it was created (UTC, the merchant's time).
     pub created_at: String,
+    /// A metered price's meter (`mtr_…`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub meter_id: Option<String>,
+    /// A tiered metered price's tiers.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tiers: Option<Vec<TierRecord>>,
+    /// A tiered metered price's mode.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tiers_mode: Option<TiersModeName>,
+    /// A package price's units per package.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub package_size: Option<i64>,
 }
 
 impl From<CatalogPrice> for PriceRecord {
     fn from(price: CatalogPrice) -> Self {
-        let unit_amount = Currency::parse(&price.currency).map_or_else(
+        let fixed_amount = Currency::parse(&price.currency).map_or_else(
             |_| price.unit_amount.to_string(),
             |c| format_amount(price.unit_amount, c),
         );
-        PriceRecord {
+        let mut record = PriceRecord {
             price_id: price.price_key,
             product_id: price.product_key,
             currency: price.currency,
-            unit_amount,
+            unit_amount: Some(fixed_amount),
             interval_type: price.cycle.interval_type.as_str().to_string(),
             interval_count: price.cycle.interval_count,
             trial_days: price.trial_days,
             active: price.active,
             created_at: format_utc(price.created_at),
+            meter_id: None,
+            tiers: None,
+            tiers_mode: None,
+            package_size: None,
+        };
+        if let Some(metered) = price.metered {
+            record.meter_id = Some(metered.meter_key);
+            match metered.pricing {
+                MeteredPricing::PerUnit { unit_amount } => {
+                    record.unit_amount = Some(unit_amount.normalize().to_string());
+                }
+                MeteredPricing::Package { size, unit_amount } => {
+                    record.unit_amount = Some(unit_amount.normalize().to_string());
+                    record.package_size = Some(size);
+                }
+                MeteredPricing::Tiered { mode, tiers } => {
+                    record.unit_amount = None;
+                    record.tiers_mode = Some(match mode {
+                        TiersMode::Graduated => TiersModeName::Graduated,
+                        TiersMode::Volume => TiersModeName::Volume,
+                    });
+                    record.tiers = Some(tiers.into_iter().map(TierRecord::from).collect());
+                }
+            }
+        }
+        record
+    }
+}
+
+impl From<Tier> for TierRecord {
+    fn from(tier: Tier) -> Self {
+        TierRecord {
+            up_to: tier.up_to.map(|n| n.normalize().to_string()),
+            unit_amount: tier.unit_amount.normalize().to_string(),
+            flat_amount: tier.flat_amount.normalize().to_string(),
         }
     }
 }
@@ -148,6 +265,23 @@ pub async fn create_price(
         interval_type: body.interval_type,
         interval_count: body.interval_count,
         trial_days: body.trial_days,
+        metered: MeteredInput {
+            meter_id: body.meter_id,
+            tiers: body.tiers.map(|tiers| {
+                tiers
+                    .into_iter()
+                    .map(|tier| {
+                        tier.map(|t| TierInput {
+                            up_to: t.up_to,
+                            unit_amount: t.unit_amount,
+                            flat_amount: t.flat_amount,
+                        })
+                    })
+                    .collect()
+            }),
+            tiers_mode: body.tiers_mode,
+            package_size: body.package_size,
+        },
     };
     let price = catalog::create_price(&state, auth.merchant_id, new).await?;
     Ok((StatusCode::CREATED, Json(price.into())))
@@ -232,6 +366,10 @@ pub async fn update_price(
             ("intervalType", body.interval_type.is_given()),
             ("intervalCount", body.interval_count.is_given()),
             ("trialDays", body.trial_days.is_given()),
+            ("meterId", body.meter_id.is_given()),
+            ("tiers", body.tiers.is_given()),
+            ("tiersMode", body.tiers_mode.is_given()),
+            ("packageSize", body.package_size.is_given()),
         ],
     };
     let price = catalog::update_price(&state, auth.merchant_id, &key, change).await?;

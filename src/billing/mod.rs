@@ -37,6 +37,7 @@ pub mod stripe_charging;
 pub mod taxation;
 pub mod test_clock;
 pub mod update;
+pub mod usage;
 
 use chrono::{DateTime, Utc};
 

@@ -12,7 +12,7 @@ use super::followups::{save, Followups};
 use super::invoicing::{issue, new_invoice};
 use super::lifecycle::{complete, pending_charge};
 use super::update::scheduled_updates;
-use super::{taxation, BillingError};
+use super::{taxation, usage, BillingError};
 use crate::store::charges::Charge;
 use crate::store::invoices::{self, Invoice, InvoiceKind, NewInvoice};
 use crate::store::memberships::Membership;
@@ -38,7 +38,11 @@ pub async fn start_renewal(
     at: DateTime<Utc>,
 ) -> Result<(Option<Charge>, Followups, Option<Invoice>), BillingError> {
     let taxation = taxation::of(&mut **tx, m).await?;
-    let Some((period, plan)) = m.state.next_renewal(&m.subscription_name, &taxation) else {
+    let used = usage::bill_period(tx, m).await?;
+    let renewal = m
+        .state
+        .renewal_with_usage(&m.subscription_name, &taxation, used);
+    let Some((period, plan)) = renewal else {
         return Ok((None, complete(tx, m, at).await?, None));
     };
     let before = m.clone();

@@ -13,7 +13,7 @@ use chrono::{DateTime, Utc};
 use super::actions::act;
 use super::scope::Scope;
 use super::{charging, numbering, BillingError};
-use super::{followups, lifecycle, recurring, taxation};
+use super::{followups, lifecycle, recurring, taxation, usage};
 use crate::platform::Platform;
 use crate::store::charges::{self, ChargeKind, NewCharge};
 use crate::store::invoices::{self, Invoice, NewInvoice};
@@ -55,12 +55,16 @@ pub async fn renew_due(
         .collect();
     let cards = payment_methods::current_many(&mut *tx, &owners).await?;
     let parties = taxation::parties_of(&mut *tx, &claimed).await?;
+    let claimed_refs: Vec<&Membership> = claimed.iter().collect();
+    let mut used = usage::bill_periods(&mut tx, &claimed_refs).await?;
     let mut attempts = Vec::new();
     let mut plain = Vec::new();
     for mut m in claimed {
+        let lines = used.remove(&m.id).unwrap_or_default();
+        let taxation = taxation::with_parties(&m, &parties);
         match (
             m.state
-                .next_renewal(&m.subscription_name, &taxation::with_parties(&m, &parties)),
+                .renewal_with_usage(&m.subscription_name, &taxation, lines),
             cards.get(&m.customer_id),
         ) {
             // A renewal that applies a scheduled change reports it: one by one.

@@ -19,6 +19,7 @@ pub mod invoices;
 pub mod keys;
 pub mod lists;
 pub mod memberships;
+pub mod meters;
 pub mod payment_methods;
 pub mod processors;
 pub mod sandbox;
@@ -28,6 +29,7 @@ pub mod settings;
 pub mod stripe_cards;
 pub mod stripe_webhooks;
 pub mod tax_rates;
+pub mod usage;
 
 use recur_domain::validation::FieldErrors;
 

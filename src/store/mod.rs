@@ -25,6 +25,7 @@ pub mod keyset;
 pub mod memberships;
 pub mod merchant_settings;
 pub mod merchants;
+pub mod meters;
 pub mod outbox;
 pub mod overview;
 pub mod params;
@@ -46,6 +47,7 @@ pub mod tax_parties;
 pub mod tax_rates;
 pub mod test_clocks;
 pub mod transaction_ids;
+pub mod usage;
 pub mod webhook_endpoints;
 
 pub use params::{for_backend, placeholders};

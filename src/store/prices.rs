@@ -4,6 +4,8 @@
 
 use chrono::{DateTime, Utc};
 use recur_domain::calendar::{BillingCycle, IntervalType};
+use recur_domain::usage::meter::Aggregation;
+use recur_domain::usage::pricing::MeteredPricing;
 use sqlx::any::AnyRow;
 use sqlx::{Any, Executor, Row};
 
@@ -40,6 +42,29 @@ pub struct CatalogPrice {
     pub active: bool,
     /// Creation time (the merchant's).
     pub created_at: DateTime<Utc>,
+    /// For a metered price: its meter and pricing (`unit_amount` is then 0).
+    pub metered: Option<MeteredPrice>,
+}
+
+/// What a metered price bills: its meter's usage, priced.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MeteredPrice {
+    /// The meter's internal id.
+    pub meter_id: i64,
+    /// `mtr_…`.
+    pub meter_key: String,
+    /// The meter's code.
+    pub meter_code: String,
+    /// The meter's name.
+    pub meter_name: String,
+    /// The meter's aggregation.
+    pub aggregation: Aggregation,
+    /// The meter's property.
+    pub property: Option<String>,
+    /// Whether the meter is active.
+    pub meter_active: bool,
+    /// How a quantity is priced.
+    pub pricing: MeteredPricing,
 }
 
 /// The terms of a new price.
@@ -55,6 +80,8 @@ pub struct NewPrice {
     pub cycle: BillingCycle,
     /// The free trial, if any.
     pub trial_days: Option<u32>,
+    /// For a metered price: the meter's internal id and the pricing (`unit_amount` 0).
+    pub metered: Option<(i64, MeteredPricing)>,
 }
 
 /// What a list of prices keeps (all of the merchant's when empty).
@@ -70,11 +97,16 @@ pub struct Filter {
 /// A price's columns and its product's, read from `prices r JOIN products p`.
 const COLUMNS: &str = "r.id, r.merchant_id, r.price_key, r.product_id, \
      p.product_key, p.name AS product_name, p.active AS product_active, r.currency, \
-     r.unit_amount, r.interval_type, r.interval_count, r.trial_days, r.active, r.created_at";
+     r.unit_amount, r.interval_type, r.interval_count, r.trial_days, r.active, r.created_at, \
+     r.meter_id, r.metered, t.meter_key, t.code AS meter_code, t.name AS meter_name, \
+     t.aggregation AS meter_aggregation, t.property AS meter_property, \
+     t.active AS meter_active";
 
-/// The join every read goes through: a price with its product, of the same merchant.
+/// The join every read goes through: a price with its product and its meter (a metered
+/// price's), of the same merchant.
 const FROM: &str = "FROM prices r JOIN products p ON p.id = r.product_id \
-     AND p.merchant_id = r.merchant_id";
+     AND p.merchant_id = r.merchant_id LEFT JOIN meters t ON t.id = r.meter_id \
+     AND t.merchant_id = r.merchant_id";
 
 /// The most prices [`active_of_product`] returns.
 pub const MAX_ACTIVE_OF_PRODUCT: i64 = 100;
@@ -105,11 +137,35 @@ fn decode(row: &AnyRow) -> Result<CatalogPrice, sqlx::Error> {
         trial_days,
         active: row.try_get::<i64, _>("active")? == 1,
         created_at: from_micros(row.try_get("created_at")?),
+        metered: decode_metered(row)?,
     })
 }
 
+/// A metered price's meter and pricing; `None` for a fixed price.
+fn decode_metered(row: &AnyRow) -> Result<Option<MeteredPrice>, sqlx::Error> {
+    let invalid = |e: String| sqlx::Error::Decode(e.into());
+    let (Some(meter_id), Some(pricing)) = (
+        row.try_get::<Option<i64>, _>("meter_id")?,
+        row.try_get::<Option<String>, _>("metered")?,
+    ) else {
+        return Ok(None);
+    };
+    let aggregation: String = row.try_get("meter_aggregation")?;
+    Ok(Some(MeteredPrice {
+        meter_id,
+        meter_key: row.try_get("meter_key")?,
+        meter_code: row.try_get("meter_code")?,
+        meter_name: row.try_get("meter_name")?,
+        aggregation: Aggregation::parse(&aggregation).map_err(invalid)?,
+        property: row.try_get("meter_property")?,
+        meter_active: row.try_get::<i64, _>("meter_active")? == 1,
+        pricing: serde_json::from_str(&pricing).map_err(|e| invalid(e.to_string()))?,
+    }))
+}
+
 /// Stores a new active price of `product` (a product of `merchant_id`, read with
-/// [`super::products::locked`] in the same transaction).
+/// [`super::products::locked`] in the same transaction; a metered price's meter too), and reads
+/// it back with its product and meter.
 pub async fn insert(
     tx: &mut Tx,
     merchant_id: i64,
@@ -117,10 +173,16 @@ pub async fn insert(
     new: &NewPrice,
     now: DateTime<Utc>,
 ) -> Result<CatalogPrice, sqlx::Error> {
-    let id: i64 = sqlx::query_scalar(
+    let metered = new
+        .metered
+        .as_ref()
+        .map(|(_, pricing)| serde_json::to_string(pricing))
+        .transpose()
+        .map_err(|e| sqlx::Error::Encode(Box::new(e)))?;
+    sqlx::query(
         "INSERT INTO prices (merchant_id, product_id, price_key, currency, unit_amount, \
-         interval_type, interval_count, trial_days, active, created_at) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 1, $9) RETURNING id",
+         interval_type, interval_count, trial_days, active, created_at, meter_id, metered) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 1, $9, $10, $11)",
     )
     .bind(merchant_id)
     .bind(product.id)
@@ -131,23 +193,13 @@ pub async fn insert(
     .bind(i64::from(new.cycle.interval_count))
     .bind(new.trial_days.map(i64::from))
     .bind(to_micros(now))
-    .fetch_one(&mut **tx)
+    .bind(new.metered.as_ref().map(|(meter_id, _)| *meter_id))
+    .bind(metered)
+    .execute(&mut **tx)
     .await?;
-    Ok(CatalogPrice {
-        id,
-        merchant_id,
-        price_key: new.price_key.clone(),
-        product_id: product.id,
-        product_key: product.product_key.clone(),
-        product_name: product.name.clone(),
-        product_active: product.active,
-        currency: new.currency.clone(),
-        unit_amount: new.unit_amount,
-        cycle: new.cycle,
-        trial_days: new.trial_days,
-        active: true,
-        created_at: from_micros(to_micros(now)),
-    })
+    by_key(&mut **tx, merchant_id, &new.price_key)
+        .await?
+        .ok_or_else(|| sqlx::Error::RowNotFound)
 }
 
 /// The merchant's price with this key, with its product.
@@ -166,8 +218,8 @@ pub async fn by_key<'c, E: Executor<'c, Database = Any>>(
 }
 
 /// The active prices of the merchant's product `product_id`, oldest first, at most
-/// [`MAX_ACTIVE_OF_PRODUCT`] (read off index `prices_by_product`): what a customer may switch
-/// to.
+/// [`MAX_ACTIVE_OF_PRODUCT`] (read off index `prices_by_product`), metered prices left out:
+/// what a customer may switch to.
 pub async fn active_of_product<'c, E: Executor<'c, Database = Any>>(
     executor: E,
     merchant_id: i64,
@@ -175,7 +227,7 @@ pub async fn active_of_product<'c, E: Executor<'c, Database = Any>>(
 ) -> Result<Vec<CatalogPrice>, sqlx::Error> {
     let sql = format!(
         "SELECT {COLUMNS} {FROM} WHERE r.merchant_id = $1 AND r.product_id = $2 \
-         AND r.active = 1 ORDER BY r.id LIMIT $3"
+         AND r.active = 1 AND r.meter_id IS NULL ORDER BY r.id LIMIT $3"
     );
     let rows = sqlx::query(&sql)
         .bind(merchant_id)
@@ -207,6 +259,7 @@ pub async fn newest_of_products<'c, E: Executor<'c, Database = Any>>(
          (PARTITION BY q.product_id ORDER BY q.id DESC) AS nth FROM prices q \
          WHERE q.merchant_id = $1 AND q.product_id IN ({})) r \
          JOIN products p ON p.id = r.product_id AND p.merchant_id = r.merchant_id \
+         LEFT JOIN meters t ON t.id = r.meter_id AND t.merchant_id = r.merchant_id \
          WHERE r.nth <= $2 ORDER BY r.product_id, r.id DESC",
         placeholders.join(", ")
     );

@@ -85,5 +85,6 @@ mod tax_rates;
 mod tls;
 mod trial_checkout;
 mod trials;
+mod usage_billing;
 mod webhook_endpoints;
 mod webhooks;

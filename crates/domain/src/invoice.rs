@@ -34,6 +34,30 @@ pub struct InvoiceLine {
     pub description: String,
     /// Signed amount in minor units; credit lines are negative.
     pub amount: i64,
+    /// The metered usage it bills, for a usage line (DESIGN §19).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage: Option<LineUsage>,
+}
+
+impl InvoiceLine {
+    /// A line of `amount` for `description`, billing no usage.
+    pub fn new(description: impl Into<String>, amount: i64) -> Self {
+        Self {
+            description: description.into(),
+            amount,
+            usage: None,
+        }
+    }
+}
+
+/// What a usage line bills: a meter's quantity over the period it ended.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LineUsage {
+    /// The meter's code.
+    pub meter_code: String,
+    /// The quantity its aggregation came to.
+    pub quantity: rust_decimal::Decimal,
 }
 
 /// An invoice's amounts, settled against the membership's credit.
@@ -45,6 +69,9 @@ pub struct InvoicePlan {
     pub subtotal: i64,
     /// Taken off the subtotal before taxes by a coupon.
     pub discount: i64,
+    /// The share of `discount` the period's fixed price bore (the whole discount but for usage
+    /// lines): what prices the period's unused time.
+    pub period_discount: i64,
     /// The coupon the discount came from, when there is one.
     pub coupon: Option<AppliedCoupon>,
     /// Each applying rate's tax, in the membership's order.
@@ -118,15 +145,13 @@ pub fn settle(
     debug_assert!(total >= 0, "an invoice is never negative (DESIGN §4)");
     let settlement = apply_credit(total, credit_balance);
     if settlement.credit_used > 0 {
-        lines.push(InvoiceLine {
-            description: CREDIT_LINE.into(),
-            amount: -settlement.credit_used,
-        });
+        lines.push(InvoiceLine::new(CREDIT_LINE, -settlement.credit_used));
     }
     InvoicePlan {
         lines,
         subtotal,
         discount,
+        period_discount: discount,
         coupon,
         taxes,
         total,
@@ -163,19 +188,37 @@ pub fn period_invoice(
     credit_balance: i64,
     taxation: &Taxation,
 ) -> InvoicePlan {
+    period_invoice_with_usage(name, price, Vec::new(), discount, credit_balance, taxation)
+}
+
+/// The invoice of one billing period of a plan in advance, with `usage` lines billing the
+/// period that ended in arrears (DESIGN §19). The coupon's discount applies to all the lines
+/// as to one amount; the share the fixed price bears alone (the discount of the period line
+/// on its own) is the plan's `period_discount`.
+pub fn period_invoice_with_usage(
+    name: &str,
+    price: Price,
+    usage: Vec<InvoiceLine>,
+    discount: Option<&Discount>,
+    credit_balance: i64,
+    taxation: &Taxation,
+) -> InvoicePlan {
     let description = match price.units() {
         Some(units) if units != 1 => format!("{name} × {units}"),
         _ => name.to_string(),
     };
-    settle(
-        vec![InvoiceLine {
-            description,
-            amount: price.per_period(),
-        }],
-        Discounted::of_period(discount, price.per_period()),
-        credit_balance,
-        taxation,
-    )
+    let fixed = price.per_period();
+    let used: i64 = usage.iter().map(|l| l.amount).sum();
+    let mut lines = Vec::with_capacity(usage.len() + 2);
+    lines.push(InvoiceLine::new(description, fixed));
+    lines.extend(usage);
+    let discounted = Discounted::of_period(discount, fixed.saturating_add(used));
+    let period_discount = Discounted::of_period(discount, fixed)
+        .amount
+        .min(discounted.amount);
+    let mut plan = settle(lines, discounted, credit_balance, taxation);
+    plan.period_discount = period_discount;
+    plan
 }
 
 #[cfg(test)]

@@ -12,11 +12,15 @@
 //! A metered price ([`pricing`]) turns a period's quantity into the amount of its invoice line:
 //! per unit, per started package, or by tiers (graduated or volume). The amount is computed
 //! exactly and rounded half-up to the currency's minor unit once, at the end, never per event
-//! or per tier.
+//! or per tier. A membership carries the metered prices it was given as [`MeteredTerm`]s, which
+//! make its usage lines.
 
 pub mod meter;
 pub mod pricing;
+pub mod term;
 pub mod totals;
 pub mod value;
 
 mod text;
+
+pub use term::{MeteredTerm, PricedUsage};

@@ -311,6 +311,7 @@ pub async fn create_price(
         interval_type: fields::text(&form.interval_type),
         interval_count: fields::number(&form.interval_count),
         trial_days: fields::number(&form.trial_days),
+        metered: Default::default(),
     };
     match catalog::create_price(&state, staff.merchant.id, new).await {
         Ok(_) => Ok(Redirect::to(&product_url(&key)).into_response()),

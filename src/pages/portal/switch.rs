@@ -87,7 +87,7 @@ pub(super) fn pending_view(
 /// What the customer chose, once checked against the membership.
 enum Choice {
     /// One of the membership's offers.
-    Offer(Offer),
+    Offer(Box<Offer>),
     /// Nothing to switch to (any more): back to the portal, whose banner (`?done=`) says why.
     Portal(&'static str),
     /// Not a price this membership may switch to: a 404 page.
@@ -116,7 +116,7 @@ async fn choose(
     Ok(offers
         .into_iter()
         .find(|o| o.price.price_key == price_id)
-        .map_or(Choice::Refused, Choice::Offer))
+        .map_or(Choice::Refused, |offer| Choice::Offer(Box::new(offer))))
 }
 
 /// Back to the portal, with the banner of `done`.
@@ -303,7 +303,7 @@ pub async fn page(
     };
     match choose(&state, &portal, &m, &price_id).await? {
         Choice::Offer(offer) => {
-            let switch = Switch::new(&state, &token, &portal, &m, offer).await?;
+            let switch = Switch::new(&state, &token, &portal, &m, *offer).await?;
             switch.page(&state, t, None)
         }
         Choice::Portal(_) => Ok(Redirect::to(&format!("/portal/{token}")).into_response()),
@@ -342,7 +342,7 @@ pub async fn confirm(
         Choice::Portal(done) => return Ok(back(&token, done)),
         Choice::Refused => return notice::not_found(&state, t),
     };
-    let switch = Switch::new(&state, &token, &portal, &m, offer).await?;
+    let switch = Switch::new(&state, &token, &portal, &m, *offer).await?;
     let again = |key: &str, status: StatusCode| {
         switch
             .page(&state, t, t.get(key).cloned())

@@ -8,6 +8,7 @@ use recur_domain::membership::{self as rules, ChargeDirective};
 use recur_domain::money::Currency;
 use recur_domain::validation::{self as field_rules, FieldErrors};
 
+use super::metered;
 use super::terms::{self, billing_cycle, pricing, CatalogTerms, CycleInput, PricingInput};
 use crate::billing::{coupons, customer_and_merchant_now};
 use crate::http::input::{prefixed, required_text, Field};
@@ -51,6 +52,8 @@ pub struct NewMembershipInput {
     pub coupon_code: Field<String>,
     /// A free trial of 1–730 days.
     pub trial_days: Field<i64>,
+    /// Metered prices (`price_…`) billed in arrears beside the fixed price.
+    pub metered_price_ids: Field<Vec<Field<String>>>,
 }
 
 /// A `chargeEmitterQueue` item as given.
@@ -82,6 +85,7 @@ pub async fn create(
     let mut errors = FieldErrors::new();
     let rate_ids = std::mem::take(&mut body.tax_rate_ids);
     let price_id = std::mem::take(&mut body.price_id);
+    let metered_ids = std::mem::take(&mut body.metered_price_ids);
     let catalog_given = price_id.is_given();
     if catalog_given && !(!body.pricing_info.is_given() && !body.billing_cycle.is_given()) {
         errors.add(
@@ -116,8 +120,18 @@ pub async fn create(
     );
     let rates =
         tax_rates::resolve(state.store.writer(), merchant_id, rate_ids, &mut errors).await?;
+    let metered = match metered_ids.optional("meteredPriceIds", &mut errors) {
+        Some(ids) => {
+            let currency = new.as_ref().and_then(|n| Currency::parse(&n.currency).ok());
+            let cycle = new.as_ref().map(|n| n.cycle);
+            let pool = state.store.pool();
+            metered::metered_terms(pool, merchant_id, ids, currency, cycle, &mut errors).await?
+        }
+        None => Some(Vec::new()),
+    };
     let new = new.map(|mut new| {
         new.tax_rates = rates.unwrap_or_default();
+        new.metered = metered.unwrap_or_default();
         new
     });
     // Most creates are valid, for an existing customer of a merchant without a test clock,
@@ -288,6 +302,7 @@ fn validate_create(
         price_key: terms.catalog.map(|c| c.price.price_key.clone()),
         trial_days,
         discount: None,
+        metered: Vec::new(),
     };
     CreateDraft {
         customer_key,

@@ -4,6 +4,7 @@
 //! ([`recur_domain::membership`]); a refusal comes back as a [`ServiceError`].
 
 pub mod create;
+pub mod metered;
 pub mod switch;
 pub mod terms;
 pub mod update;

@@ -174,6 +174,13 @@ pub async fn catalog_terms<'c, E: Executor<'c, Database = Any>>(
         errors.add("priceId", "is archived (the price or its product)");
         return Ok(None);
     }
+    if price.metered.is_some() {
+        errors.add(
+            "priceId",
+            "is a metered price: give it in meteredPriceIds, beside a fixed price",
+        );
+        return Ok(None);
+    }
     let Some(quantity) = quantity else {
         return Ok(None);
     };

@@ -11,9 +11,12 @@ use recur_domain::coupon::Discount;
 use recur_domain::membership::ChargeDirective;
 use recur_domain::schedule::incomplete_expires_at;
 use recur_domain::tax::TaxRate;
+use recur_domain::usage::MeteredTerm;
 use sqlx::{Any, Executor};
 
-use super::{decode, discount_json, queue_json, rates_json, Membership, COLUMNS, FROM};
+use super::{
+    decode, discount_json, metered_json, queue_json, rates_json, Membership, COLUMNS, FROM,
+};
 use crate::store::coalesce::{Batch, Statements};
 use crate::store::customers::Created;
 use crate::store::{to_micros, Backend, Pool, Store, Tx};
@@ -58,6 +61,8 @@ pub struct NewMembership {
     pub trial_days: Option<u32>,
     /// The coupon it was created with (`couponCode`), redeemed.
     pub discount: Option<Discount>,
+    /// The metered prices it carries (`meteredPriceIds`), as they were when given.
+    pub metered: Vec<MeteredTerm>,
 }
 
 /// When a membership is created: the merchant's time and the deadline of its first payment.
@@ -100,8 +105,8 @@ static RETURNING: LazyLock<String> = LazyLock::new(|| {
 
 /// The columns of a membership row that [`Insert`] binds, in order: merchant id, customer key,
 /// the new fields, the expiry, the time, whether a merchant on a test clock is allowed, the
-/// tax rates, the catalog price, the trial and the discount.
-const INSERT_COLUMNS: usize = 23;
+/// tax rates, the catalog price, the trial, the discount and the metered prices.
+const INSERT_COLUMNS: usize = 24;
 
 /// [`Insert`]'s statements.
 static INSERT: Statements = Statements::new();
@@ -130,9 +135,9 @@ fn insert_sql(rows: usize) -> String {
          total_amount, price_per_unit, quantity, interval_type, interval_count, \
          charge_emitter_queue, recurring_attempts, status, credit_balance, dunning_retries, \
          next_action_at, version, created_at, updated_at, tax_rates, price_key, trial_days, \
-         discount) \
+         discount, metered_prices) \
          SELECT {merchant}, c.id, {fields}, 0, 'Incomplete', 0, 0, {expires}, 1, {now}, {now}, \
-         {tax_rates}, {price_key}, {trial_days}, {discount} \
+         {tax_rates}, {price_key}, {trial_days}, {discount}, {metered} \
          {from} ({any_clock} = 1 \
          OR NOT EXISTS (SELECT 1 FROM test_clocks t WHERE t.merchant_id = {merchant})) \
          ON CONFLICT (customer_id, order_id) DO NOTHING RETURNING {returning}",
@@ -144,6 +149,7 @@ fn insert_sql(rows: usize) -> String {
         price_key = value(21),
         trial_days = value(22),
         discount = value(23),
+        metered = value(24),
         returning = *RETURNING
     )
 }
@@ -229,7 +235,8 @@ fn bind_row<'q>(
         .bind(rates_json(&new.tax_rates)?)
         .bind(new.price_key.as_deref())
         .bind(new.trial_days.map(i64::from))
-        .bind(discount_json(new.discount.as_ref())?))
+        .bind(discount_json(new.discount.as_ref())?)
+        .bind(metered_json(&new.metered)?))
 }
 
 /// [`insert`] in the caller's transaction (a membership created with something else the

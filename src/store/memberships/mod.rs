@@ -11,6 +11,7 @@
 mod claims;
 mod create;
 pub mod list;
+pub mod metered;
 mod with_invoices;
 
 pub use claims::{claim_due, claim_due_renewals, earliest_due};
@@ -28,6 +29,7 @@ use recur_domain::money::Currency;
 use recur_domain::price::Price;
 use recur_domain::status::MembershipStatus;
 use recur_domain::tax::TaxRate;
+use recur_domain::usage::MeteredTerm;
 use sqlx::any::AnyRow;
 use sqlx::{Any, Executor, Row};
 
@@ -67,6 +69,8 @@ pub struct Membership {
     pub tax_rates: Vec<TaxRate>,
     /// The catalog price (`price_…`) its terms come from; `None` for inline `pricingInfo`.
     pub price_key: Option<String>,
+    /// The metered prices it carries, one per meter, as they were when given (DESIGN §19).
+    pub metered: Vec<MeteredTerm>,
     /// Optimistic-concurrency counter, bumped by every [`save_many`].
     pub version: i64,
     /// Creation time.
@@ -91,7 +95,8 @@ pub(super) const COLUMNS: &str =
     m.status, m.current_period_start, m.current_period_end, m.credit_balance, \
     m.dunning_failed_at, m.dunning_retries, m.next_action_at, m.version, m.created_at, \
     m.updated_at, m.canceled_at, m.tax_rates, m.price_key, m.trial_days, m.trial_end, \
-    m.trial_notice_at, m.discount, m.period_discount, m.resume_at, m.scheduled_change";
+    m.trial_notice_at, m.discount, m.period_discount, m.resume_at, m.scheduled_change, \
+    m.metered_prices";
 
 pub(super) const FROM: &str = "FROM memberships m JOIN customers c ON c.id = m.customer_id";
 
@@ -109,6 +114,7 @@ pub(super) fn decode(row: &AnyRow) -> Result<Membership, sqlx::Error> {
     let tax_rates: String = row.try_get("tax_rates")?;
     let discount: Option<String> = row.try_get("discount")?;
     let scheduled: Option<String> = row.try_get("scheduled_change")?;
+    let metered: Option<String> = row.try_get("metered_prices")?;
     let current_period = match (time("current_period_start")?, time("current_period_end")?) {
         (Some(start), Some(end)) => Some(Period { start, end }),
         _ => None,
@@ -165,6 +171,7 @@ pub(super) fn decode(row: &AnyRow) -> Result<Membership, sqlx::Error> {
         },
         tax_rates: serde_json::from_str(&tax_rates).map_err(|e| decode_error(e.to_string()))?,
         price_key: row.try_get("price_key")?,
+        metered: from_json(metered)?.unwrap_or_default(),
         version: row.try_get("version")?,
         created_at: from_micros(row.try_get("created_at")?),
         updated_at: from_micros(row.try_get("updated_at")?),
@@ -172,7 +179,7 @@ pub(super) fn decode(row: &AnyRow) -> Result<Membership, sqlx::Error> {
 }
 
 /// A JSON column holding an optional value.
-fn from_json<T: serde::de::DeserializeOwned>(
+pub(super) fn from_json<T: serde::de::DeserializeOwned>(
     text: Option<String>,
 ) -> Result<Option<T>, sqlx::Error> {
     text.map(|t| serde_json::from_str(&t))
@@ -188,6 +195,11 @@ pub(super) fn to_json<T: serde::Serialize>(
         .map(serde_json::to_string)
         .transpose()
         .map_err(|e| sqlx::Error::Encode(Box::new(e)))
+}
+
+/// `metered_prices` as stored: none for a membership without metered prices.
+pub(super) fn metered_json(metered: &[MeteredTerm]) -> Result<Option<String>, sqlx::Error> {
+    to_json(Some(&metered).filter(|m| !m.is_empty()))
 }
 
 /// `discount` as stored.

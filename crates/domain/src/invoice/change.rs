@@ -108,18 +108,14 @@ pub fn price_change(
         period.seconds(),
     );
     let (charged, credited) = if amount >= 0 {
-        let line = InvoiceLine {
-            description: "Price change: remaining time of the current period".into(),
-            amount,
-        };
+        let line = InvoiceLine::new("Price change: remaining time of the current period", amount);
         (vec![line], None)
     } else {
-        let line = InvoiceLine {
-            description: "Price change: difference for the remaining time of the current \
-                period, credited"
-                .into(),
+        let line = InvoiceLine::new(
+            "Price change: difference for the remaining time of the current \
+                period, credited",
             amount,
-        };
+        );
         (Vec::new(), Some(line))
     };
     split(
@@ -146,10 +142,7 @@ pub fn unused_time_line(
         period.remaining_seconds(now),
         period.seconds(),
     );
-    (unused > 0).then(|| InvoiceLine {
-        description: description.into(),
-        amount: -unused,
-    })
+    (unused > 0).then(|| InvoiceLine::new(description, -unused))
 }
 
 /// The credit of a pause at `now` in a paid `period`: its unused paid time, taxes included (as
@@ -180,10 +173,10 @@ pub fn interval_change(
     taxation: &Taxation,
 ) -> Option<(ChangePlan, Period)> {
     let new_period = period_starting(change.now, change.new_cycle)?;
-    let charged = vec![InvoiceLine {
-        description: format!("{}: new billing cycle", change.name),
-        amount: change.new.per_period(),
-    }];
+    let charged = vec![InvoiceLine::new(
+        format!("{}: new billing cycle", change.name),
+        change.new.per_period(),
+    )];
     let credited = unused_time_line(
         "Billing cycle change: unused time of the previous billing cycle, credited",
         change.old,
@@ -243,10 +236,7 @@ mod tests {
     }
 
     fn line(amount: i64) -> InvoiceLine {
-        InvoiceLine {
-            description: "line".into(),
-            amount,
-        }
+        InvoiceLine::new("line", amount)
     }
 
     proptest! {

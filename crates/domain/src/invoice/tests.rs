@@ -364,7 +364,7 @@ proptest! {
 
     #[test]
     fn settlement_conserves_money(amounts in proptest::collection::vec(0i64..100_000, 1..5), credit in 0i64..200_000) {
-        let lines = amounts.iter().map(|a| InvoiceLine { description: String::new(), amount: *a }).collect();
+        let lines = amounts.iter().map(|a| InvoiceLine::new(String::new(), *a)).collect();
         let plan = settle(lines, Discounted::default(), credit, &taxed(&[("19", false)]));
         prop_assert!(plan.total >= 0 && plan.amount_due >= 0 && plan.credit_after >= 0);
         // Money in equals money out: what is owed is paid by the card plus the credit consumed.

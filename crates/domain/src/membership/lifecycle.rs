@@ -72,7 +72,7 @@ impl MembershipState {
         }
         self.current_period = Some(period);
         self.credit_balance = plan.credit_after;
-        self.period_discount = plan.discount;
+        self.period_discount = plan.period_discount;
         self.discount = self.discount.take().and_then(|d| d.used());
         self.trial_notice_at = None;
         let mut status_changed = false;

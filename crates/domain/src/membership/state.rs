@@ -8,7 +8,7 @@ use chrono::{DateTime, Utc};
 use super::{directive_for, ChargeDirective, ScheduledChange};
 use crate::calendar::{period_starting, BillingCycle, Period};
 use crate::coupon::Discount;
-use crate::invoice::{period_invoice, InvoicePlan};
+use crate::invoice::{period_invoice, period_invoice_with_usage, InvoiceLine, InvoicePlan};
 use crate::price::Price;
 use crate::schedule::dunning_retry_at;
 use crate::status::{next_billing_date, MembershipStatus};
@@ -148,14 +148,26 @@ impl MembershipState {
     /// terms a scheduled change sets when there is one (and less the coupon's discount).
     /// `None` when no period follows.
     pub fn next_renewal(&self, name: &str, taxation: &Taxation) -> Option<(Period, InvoicePlan)> {
+        self.renewal_with_usage(name, taxation, Vec::new())
+    }
+
+    /// [`Self::next_renewal`] with `usage` lines billing the ended period in arrears beside
+    /// the next period's price (DESIGN §19).
+    pub fn renewal_with_usage(
+        &self,
+        name: &str,
+        taxation: &Taxation,
+        usage: Vec<InvoiceLine>,
+    ) -> Option<(Period, InvoicePlan)> {
         let (price, cycle) = match &self.scheduled {
             Some(change) => (change.price, change.cycle),
             None => (self.price, self.cycle),
         };
         let period = period_starting(self.current_period?.end, &cycle)?;
-        let plan = period_invoice(
+        let plan = period_invoice_with_usage(
             name,
             price,
+            usage,
             self.discount.as_ref(),
             self.credit_balance,
             taxation,

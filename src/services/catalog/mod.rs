@@ -3,7 +3,10 @@
 //! archived product (`active: false`) stays listed and keeps its prices, but takes no new price.
 //! A price is what one unit of an active product costs per billing cycle, in one currency, with
 //! an optional free trial; its terms never change (archive it and create another), so every
-//! membership made from a price was sold on the terms the price still shows.
+//! membership made from a price was sold on the terms the price still shows. A metered price
+//! ([`metered`]) bills a meter's usage in arrears instead of a unit in advance.
+
+pub mod metered;
 
 use recur_domain::calendar::{BillingCycle, IntervalType};
 use recur_domain::membership::trial_days;
@@ -18,8 +21,10 @@ use crate::http::input::{optional_flag, optional_text, refuse_given, required_te
 use crate::http::pagination::{flag, text, Given, ListScope, PageParams};
 use crate::ids;
 use crate::state::AppState;
+use crate::store::meters;
 use crate::store::prices::{self, CatalogPrice, Filter, NewPrice as StoredPrice};
 use crate::store::products::{self, Changes, Product};
+use metered::MeteredInput;
 
 /// Longest product `name`.
 pub const MAX_NAME_CHARS: usize = 250;
@@ -175,6 +180,8 @@ pub struct NewPrice {
     pub interval_count: Field<i64>,
     /// The free trial of a membership made from it, in days.
     pub trial_days: Field<i64>,
+    /// The meter and pricing of a metered price.
+    pub metered: MeteredInput,
 }
 
 /// A change of a price: `active` alone, since its terms never change.
@@ -247,16 +254,45 @@ fn usable(product: Option<Product>) -> Result<Product, &'static str> {
 }
 
 /// Creates the price `new` describes for an active product of the merchant, active, or lists
-/// every failing field (the product's too).
+/// every failing field (the product's and a metered price's meter's too).
 pub async fn create_price(
     state: &AppState,
     merchant_id: i64,
-    new: NewPrice,
+    mut new: NewPrice,
 ) -> Result<CatalogPrice, ServiceError> {
     let mut errors = FieldErrors::new();
     let product_key = new.product_id.required("productId", &mut errors);
     let currency = currency(new.currency, "currency", &mut errors);
-    let unit_amount = amount(new.unit_amount, "unitAmount", currency, &mut errors);
+    let metered_input = std::mem::take(&mut new.metered);
+    let is_metered = metered_input.meter_id.is_given();
+    let meter_key = match is_metered {
+        true => metered_input
+            .meter_id
+            .clone()
+            .required("meterId", &mut errors),
+        false => None,
+    };
+    let (unit_amount, pricing) = if is_metered {
+        if new.trial_days.is_given() {
+            errors.add(
+                "trialDays",
+                "must be absent for a metered price: it bills usage",
+            );
+        }
+        let pricing = metered::pricing(metered_input, new.unit_amount, &mut errors);
+        (Some(0), pricing)
+    } else {
+        let named = metered_input.named();
+        refuse_given(
+            &named,
+            "is for a metered price only (with meterId)",
+            &mut errors,
+        );
+        (
+            amount(new.unit_amount, "unitAmount", currency, &mut errors),
+            None,
+        )
+    };
     let cycle = cycle(new.interval_type, new.interval_count, &mut errors);
     let trial = new
         .trial_days
@@ -265,15 +301,42 @@ pub async fn create_price(
     let Some(product_key) = product_key else {
         return Err(ServiceError::Validation(errors));
     };
-    let (Some(currency), Some(unit_amount), Some(cycle), true) =
-        (currency, unit_amount, cycle, errors.is_empty())
-    else {
-        // The product is judged too, so that every failing field is listed; nothing is written.
+    let valid = (currency, unit_amount, cycle, errors.is_empty());
+    let (Some(currency), Some(unit_amount), Some(cycle), true) = valid else {
+        // The product and the meter are judged too, so that every failing field is listed;
+        // nothing is written.
         let product = products::get(state.store.pool(), merchant_id, &product_key).await?;
         if let Err(refusal) = usable(product) {
             errors.add("productId", refusal);
         }
+        if let Some(key) = &meter_key {
+            let meter = meters::get(state.store.pool(), merchant_id, key).await?;
+            if let Err(refusal) = usable_meter(meter) {
+                errors.add("meterId", refusal);
+            }
+        }
         return Err(ServiceError::Validation(errors));
+    };
+    let now = state.merchant_now(merchant_id).await?;
+    let mut tx = state.store.begin().await?;
+    let backend = state.store.backend();
+    let product = products::locked(&mut tx, backend, merchant_id, &product_key).await?;
+    let product = usable(product);
+    let meter = match &meter_key {
+        Some(key) => Some(usable_meter(
+            meters::locked(&mut tx, backend, merchant_id, key).await?,
+        )),
+        None => None,
+    };
+    let mut refused = FieldErrors::new();
+    let product = refused.check("productId", product.map_err(String::from));
+    let meter = meter
+        .transpose()
+        .map_err(|refusal| refused.add("meterId", refusal))
+        .ok()
+        .flatten();
+    let Some(product) = product.filter(|_| refused.is_empty()) else {
+        return Err(ServiceError::Validation(refused));
     };
     let new = StoredPrice {
         price_key: ids::price_key(),
@@ -281,15 +344,22 @@ pub async fn create_price(
         unit_amount,
         cycle,
         trial_days: trial,
+        metered: meter
+            .zip(pricing)
+            .map(|(meter, pricing)| (meter.id, pricing)),
     };
-    let now = state.merchant_now(merchant_id).await?;
-    let mut tx = state.store.begin().await?;
-    let backend = state.store.backend();
-    let product = products::locked(&mut tx, backend, merchant_id, &product_key).await?;
-    let product = usable(product).map_err(|refusal| ServiceError::invalid("productId", refusal))?;
     let price = prices::insert(&mut tx, merchant_id, &product, &new, now).await?;
     tx.commit().await?;
     Ok(price)
+}
+
+/// The meter a new metered price may bill, or why `meter` (as read for `meterId`) cannot.
+fn usable_meter(meter: Option<meters::Meter>) -> Result<meters::Meter, &'static str> {
+    match meter {
+        None => Err("does not match a meter of this merchant"),
+        Some(m) if !m.active => Err("is an archived meter: restore it or use an active one"),
+        Some(m) => Ok(m),
+    }
 }
 
 /// The page of the merchant's prices that `page` and `filters` ask for, newest first, and the

@@ -1,0 +1,97 @@
+//! A membership's usage of its current period so far (`GET /membership/{key}/usage`, the
+//! portal, the dashboard): each metered price's quantity and amount, read from the period's
+//! totals, a meter without events at 0.
+
+use chrono::{DateTime, Utc};
+use recur_domain::money::Currency;
+use recur_domain::usage::totals::Totals;
+use recur_domain::usage::MeteredTerm;
+
+use crate::services::ServiceError;
+use crate::state::AppState;
+use crate::store::memberships::metered::{self, MeteredMembership};
+use crate::store::usage::{self, PeriodKey};
+
+/// One meter's usage so far.
+#[derive(Debug, Clone)]
+pub struct MeterUsage {
+    /// The metered price and its meter.
+    pub term: MeteredTerm,
+    /// The period's totals so far.
+    pub totals: Totals,
+    /// What the meter's aggregation comes to.
+    pub quantity: rust_decimal::Decimal,
+    /// Its price, in minor units of the membership's currency.
+    pub amount: i64,
+}
+
+/// A membership's current period and its usage so far.
+#[derive(Debug, Clone)]
+pub struct PeriodUsage {
+    /// The membership's key.
+    pub membership_key: String,
+    /// The period's start.
+    pub period_start: DateTime<Utc>,
+    /// The period's end.
+    pub period_end: DateTime<Utc>,
+    /// The membership's currency.
+    pub currency: Currency,
+    /// One entry per metered price, in the membership's order.
+    pub meters: Vec<MeterUsage>,
+}
+
+/// The usage so far of the merchant's membership `key`'s current period; a conflict when it has
+/// no period yet (not yet paid).
+pub async fn current_usage(
+    state: &AppState,
+    merchant_id: i64,
+    key: &str,
+) -> Result<PeriodUsage, ServiceError> {
+    let membership = metered::by_keys(state.store.pool(), merchant_id, &[key])
+        .await?
+        .pop()
+        .ok_or(ServiceError::NotFound)?;
+    usage_of(state, &membership).await
+}
+
+/// The usage so far of `membership`'s current period.
+pub async fn usage_of(
+    state: &AppState,
+    membership: &MeteredMembership,
+) -> Result<PeriodUsage, ServiceError> {
+    let period = membership
+        .period
+        .ok_or_else(|| ServiceError::Conflict("the membership has no billing period yet".into()))?;
+    let currency = Currency::parse(&membership.currency)
+        .map_err(|e| ServiceError::Internal(anyhow::anyhow!(e.to_string())))?;
+    let keys: Vec<PeriodKey> = membership
+        .metered
+        .iter()
+        .map(|t| PeriodKey::new(membership.id, t.meter_id, period.start))
+        .collect();
+    let stored = usage::totals(state.store.pool(), &keys).await?;
+    let mut meters = Vec::with_capacity(keys.len());
+    for (term, key) in membership.metered.iter().zip(&keys) {
+        let totals = stored
+            .iter()
+            .find(|s| s.key == *key)
+            .map(|s| s.totals.clone())
+            .unwrap_or_default();
+        let priced = term
+            .priced(&totals, currency)
+            .map_err(|e| ServiceError::Internal(anyhow::anyhow!(e)))?;
+        meters.push(MeterUsage {
+            term: term.clone(),
+            totals,
+            quantity: priced.quantity,
+            amount: priced.amount,
+        });
+    }
+    Ok(PeriodUsage {
+        membership_key: membership.membership_key.clone(),
+        period_start: period.start,
+        period_end: period.end,
+        currency,
+        meters,
+    })
+}
