@@ -34,7 +34,7 @@ pub struct InvoiceLineRecord {
 #[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct InvoiceRecord {
-    /// `in_` + 24 base62 characters.
+    /// `in_` + 24 base62 characters; empty on an upcoming invoice, which is not stored.
     pub invoice_key: String,
     /// `{prefix}-{YYYY}-{NNNNNN}` once finalized (its first payment attempt); `null` before.
     pub number: Option<String>,

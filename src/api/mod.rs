@@ -164,6 +164,10 @@ pub fn router(state: AppState, pages: Router<AppState>) -> Router {
             get(usage::membership_usage),
         )
         .route(
+            "/membership/{membership_key}/upcoming-invoice",
+            get(usage::upcoming_invoice),
+        )
+        .route(
             "/sepa/batches",
             post(sepa::create_batch).get(sepa::list_batches),
         )

@@ -77,6 +77,7 @@ use crate::state::AppState;
         meters::update_meter,
         usage::record_events,
         usage::membership_usage,
+        usage::upcoming_invoice,
         sepa::create_batch,
         sepa::list_batches,
         sepa::get_batch,
@@ -216,6 +217,7 @@ impl ResponseLinks {
                 "cancel_membership",
                 "pay_membership",
                 "membership_usage",
+                "upcoming_invoice",
             ],
         ),
         (

@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 use super::extract::{AuthMerchant, JsonBody};
+use super::invoice_records::InvoiceRecord;
 use super::problem::{ApiError, Problem};
 use crate::http::input::Field;
 use crate::services::usage::{self, EventInput, PeriodUsage};
@@ -186,4 +187,29 @@ pub async fn membership_usage(
 ) -> Result<Json<UsageRecord>, ApiError> {
     let usage = usage::current_usage(&state, auth.merchant_id, &key).await?;
     Ok(Json(usage.into()))
+}
+
+/// The invoice the membership's next renewal would make now: the next period's price in
+/// advance, the current period's usage so far in arrears, the coupon's discount, taxes and
+/// credit. Nothing is written; it has no key yet (`invoiceKey` empty), no number, and is `Draft`.
+#[utoipa::path(
+    get,
+    path = "/api/subscriptions/v1/membership/{membershipKey}/upcoming-invoice",
+    tag = "usage",
+    params(("membershipKey" = String, Path, description = "Key of the membership (mmbrshp_…)")),
+    security(("bearer" = [])),
+    responses(
+        (status = 200, description = "The upcoming invoice, unstored", body = InvoiceRecord),
+        (status = 401, description = "Missing or invalid bearer token or API key", body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "No such membership for this merchant", body = Problem, content_type = "application/problem+json"),
+        (status = 409, description = "No renewal follows: not yet paid, ended, paused, or its end date comes first", body = Problem, content_type = "application/problem+json"),
+    )
+)]
+pub async fn upcoming_invoice(
+    State(state): State<crate::state::AppState>,
+    auth: AuthMerchant,
+    Path(key): Path<String>,
+) -> Result<Json<InvoiceRecord>, ApiError> {
+    let invoice = usage::upcoming_invoice(&state, auth.merchant_id, &key).await?;
+    Ok(Json(InvoiceRecord::from(&invoice)))
 }

@@ -38,7 +38,7 @@ pub async fn start_renewal(
     at: DateTime<Utc>,
 ) -> Result<(Option<Charge>, Followups, Option<Invoice>), BillingError> {
     let taxation = taxation::of(&mut **tx, m).await?;
-    let used = usage::bill_period(tx, m).await?;
+    let used = usage::bill_period(tx, m, at).await?;
     let renewal = m
         .state
         .renewal_with_usage(&m.subscription_name, &taxation, used);

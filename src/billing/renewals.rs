@@ -56,7 +56,7 @@ pub async fn renew_due(
     let cards = payment_methods::current_many(&mut *tx, &owners).await?;
     let parties = taxation::parties_of(&mut *tx, &claimed).await?;
     let claimed_refs: Vec<&Membership> = claimed.iter().collect();
-    let mut used = usage::bill_periods(&mut tx, &claimed_refs).await?;
+    let mut used = usage::bill_periods(&mut tx, &claimed_refs, until).await?;
     let mut attempts = Vec::new();
     let mut plain = Vec::new();
     for mut m in claimed {

@@ -7,23 +7,28 @@
 
 use std::collections::HashMap;
 
+use chrono::{DateTime, Utc};
 use recur_domain::invoice::InvoiceLine;
+use recur_domain::membership::DueAction;
 use recur_domain::status::MembershipStatus;
+use recur_domain::tax::Taxation;
 
 use super::BillingError;
 use crate::store::memberships::Membership;
 use crate::store::usage::{self, PeriodKey};
 use crate::store::Tx;
 
-/// The usage lines of each of `ms`' current periods, by membership id, their totals marked
-/// billed, in one statement. A membership without metered prices, without a period, or in a
-/// trial has none.
+/// The usage lines of the current periods of those of `ms` that renew at `at`, by membership
+/// id, their totals marked billed, in one statement. A membership without metered prices, in a
+/// trial, or that completes instead of renewing has none (and its totals stay as they are).
 pub async fn bill_periods(
     tx: &mut Tx,
     ms: &[&Membership],
+    at: DateTime<Utc>,
 ) -> Result<HashMap<i64, Vec<InvoiceLine>>, BillingError> {
+    let ms: Vec<&Membership> = ms.iter().copied().filter(|m| bills_usage(m, at)).collect();
     let mut keys: Vec<PeriodKey> = Vec::new();
-    for m in ms.iter().filter(|m| bills_usage(m)) {
+    for m in &ms {
         if let Some(period) = m.state.current_period {
             keys.extend(
                 m.metered
@@ -43,7 +48,7 @@ pub async fn bill_periods(
         .map(|t| (t.key, t.totals))
         .collect();
     let mut lines = HashMap::new();
-    for m in ms.iter().filter(|m| bills_usage(m)) {
+    for m in &ms {
         let Some(period) = m.state.current_period else {
             continue;
         };
@@ -61,15 +66,23 @@ pub async fn bill_periods(
     Ok(lines)
 }
 
-/// The usage lines of `m`'s current period, its totals marked billed.
-pub async fn bill_period(tx: &mut Tx, m: &Membership) -> Result<Vec<InvoiceLine>, BillingError> {
-    Ok(bill_periods(tx, &[m])
+/// The usage lines of `m`'s current period, its totals marked billed, when it renews at `at`.
+pub async fn bill_period(
+    tx: &mut Tx,
+    m: &Membership,
+    at: DateTime<Utc>,
+) -> Result<Vec<InvoiceLine>, BillingError> {
+    Ok(bill_periods(tx, &[m], at)
         .await?
         .remove(&m.id)
         .unwrap_or_default())
 }
 
-/// Whether `m`'s current period bills its usage: it has metered prices and is not a trial.
-fn bills_usage(m: &Membership) -> bool {
-    !m.metered.is_empty() && m.state.status != MembershipStatus::Trialing
+/// Whether the renewal of `m` at `at` bills its current period's usage: it has metered prices,
+/// the period is not a trial, and a renewal (not its completion) is what is due.
+fn bills_usage(m: &Membership, at: DateTime<Utc>) -> bool {
+    !m.metered.is_empty()
+        && m.state.status != MembershipStatus::Trialing
+        && m.state.due_action(at) == DueAction::Renew
+        && m.state.next_renewal("", &Taxation::none()).is_some()
 }

@@ -66,11 +66,14 @@ backend_test!(
             assert_eq!(properties["active"]["type"], "boolean", "{change}");
             assert!(schemas[change]["required"].is_null(), "{change}");
         }
+        // `unitAmount` is absent on a tiered metered price (DESIGN §19): required by the rules,
+        // not by the schema.
         let price = &schemas["CreatePriceRequest"];
         assert_eq!(
             price["required"],
-            json!(["productId", "currency", "unitAmount", "intervalType"])
+            json!(["productId", "currency", "intervalType"])
         );
+        assert!(price["properties"]["tiers"].is_object());
     }
 );
 

@@ -86,5 +86,6 @@ mod tls;
 mod trial_checkout;
 mod trials;
 mod usage_billing;
+mod usage_events;
 mod webhook_endpoints;
 mod webhooks;

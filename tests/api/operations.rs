@@ -81,7 +81,7 @@ backend_test!(
             .collect();
         for (path, key, expected) in [
             ("/api/subscriptions/v1/customer", "customerKey", 1),
-            ("/api/subscriptions/v1/membership", "membershipKey", 4),
+            ("/api/subscriptions/v1/membership", "membershipKey", 6),
         ] {
             let links = doc["paths"][path]["post"]["responses"]["201"]["links"]
                 .as_object()

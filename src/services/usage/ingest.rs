@@ -112,6 +112,11 @@ pub async fn ingest(
         }
     }
     if !errors.is_empty() {
+        // Refused anyway: an event in an invoiced period is named too (alone, a repeat of one
+        // taken before would be a duplicate).
+        for event in checked.iter().filter(|c| c.late) {
+            errors.add(format!("events[{}].timestamp", event.index), INVOICED);
+        }
         return Err(ServiceError::Validation(errors));
     }
     let total = checked.len();

@@ -64,14 +64,39 @@ pub async fn usage_of(
         .ok_or_else(|| ServiceError::Conflict("the membership has no billing period yet".into()))?;
     let currency = Currency::parse(&membership.currency)
         .map_err(|e| ServiceError::Internal(anyhow::anyhow!(e.to_string())))?;
-    let keys: Vec<PeriodKey> = membership
-        .metered
+    let meters = priced_usage(
+        state,
+        membership.id,
+        &membership.metered,
+        period.start,
+        currency,
+    )
+    .await?;
+    Ok(PeriodUsage {
+        membership_key: membership.membership_key.clone(),
+        period_start: period.start,
+        period_end: period.end,
+        currency,
+        meters,
+    })
+}
+
+/// Each of `metered`'s usage so far in the period of membership `membership_id` starting at
+/// `start`, priced in `currency`, read from the period's totals (writing nothing).
+pub async fn priced_usage(
+    state: &AppState,
+    membership_id: i64,
+    metered: &[MeteredTerm],
+    start: DateTime<Utc>,
+    currency: Currency,
+) -> Result<Vec<MeterUsage>, ServiceError> {
+    let keys: Vec<PeriodKey> = metered
         .iter()
-        .map(|t| PeriodKey::new(membership.id, t.meter_id, period.start))
+        .map(|t| PeriodKey::new(membership_id, t.meter_id, start))
         .collect();
     let stored = usage::totals(state.store.pool(), &keys).await?;
     let mut meters = Vec::with_capacity(keys.len());
-    for (term, key) in membership.metered.iter().zip(&keys) {
+    for (term, key) in metered.iter().zip(&keys) {
         let totals = stored
             .iter()
             .find(|s| s.key == *key)
@@ -87,11 +112,5 @@ pub async fn usage_of(
             amount: priced.amount,
         });
     }
-    Ok(PeriodUsage {
-        membership_key: membership.membership_key.clone(),
-        period_start: period.start,
-        period_end: period.end,
-        currency,
-        meters,
-    })
+    Ok(meters)
 }
