@@ -114,8 +114,8 @@ impl From<PeriodUsage> for UsageRecord {
                     meter_id: m.term.meter_key,
                     meter_code: m.term.meter_code,
                     price_id: m.term.price_key,
-                    quantity: m.quantity.normalize().to_string(),
-                    amount: format_amount(m.amount, usage.currency),
+                    quantity: m.priced.quantity.normalize().to_string(),
+                    amount: format_amount(m.priced.amount, usage.currency),
                 })
                 .collect(),
         }

@@ -130,28 +130,6 @@ pub async fn locked(
     row.as_ref().map(decode).transpose()
 }
 
-/// The merchant's meters with these ids (any order).
-pub async fn by_ids<'c, E: Executor<'c, Database = Any>>(
-    executor: E,
-    merchant_id: i64,
-    ids: &[i64],
-) -> Result<Vec<Meter>, sqlx::Error> {
-    if ids.is_empty() {
-        return Ok(Vec::new());
-    }
-    let placeholders: Vec<String> = (0..ids.len()).map(|n| format!("${}", n + 2)).collect();
-    let sql = format!(
-        "SELECT {COLUMNS} FROM meters t WHERE t.merchant_id = $1 AND t.id IN ({})",
-        placeholders.join(", ")
-    );
-    let mut query = sqlx::query(&sql).bind(merchant_id);
-    for id in ids {
-        query = query.bind(*id);
-    }
-    let rows = query.fetch_all(executor).await?;
-    rows.iter().map(decode).collect()
-}
-
 /// A page of the merchant's meters, newest first ([`keyset`]); only the active or the archived
 /// ones when `active` is given.
 pub async fn page<'c, E: Executor<'c, Database = Any>>(

@@ -5,7 +5,6 @@
 
 use recur_domain::invoice::InvoiceLine;
 use recur_domain::status::{InvoiceStatus, MembershipStatus};
-use recur_domain::usage::PricedUsage;
 
 use super::view::priced_usage;
 use crate::billing::taxation;
@@ -44,12 +43,7 @@ pub async fn upcoming_invoice(
         priced_usage(state, m.id, &m.metered, period.start, currency)
             .await?
             .iter()
-            .map(|u| {
-                u.term.line(&PricedUsage {
-                    quantity: u.quantity,
-                    amount: u.amount,
-                })
-            })
+            .map(|u| u.term.line(&u.priced))
             .collect()
     };
     let taxation = taxation::of(pool, &m).await?;

@@ -4,8 +4,7 @@
 
 use chrono::{DateTime, Utc};
 use recur_domain::money::Currency;
-use recur_domain::usage::totals::Totals;
-use recur_domain::usage::MeteredTerm;
+use recur_domain::usage::{MeteredTerm, PricedUsage};
 
 use crate::services::ServiceError;
 use crate::state::AppState;
@@ -17,19 +16,14 @@ use crate::store::usage::{self, PeriodKey};
 pub struct MeterUsage {
     /// The metered price and its meter.
     pub term: MeteredTerm,
-    /// The period's totals so far.
-    pub totals: Totals,
-    /// What the meter's aggregation comes to.
-    pub quantity: rust_decimal::Decimal,
-    /// Its price, in minor units of the membership's currency.
-    pub amount: i64,
+    /// What the meter's aggregation comes to so far, and its price in minor units of the
+    /// membership's currency.
+    pub priced: PricedUsage,
 }
 
 /// A membership's current period and its usage so far.
 #[derive(Debug, Clone)]
 pub struct PeriodUsage {
-    /// The membership's key.
-    pub membership_key: String,
     /// The period's start.
     pub period_start: DateTime<Utc>,
     /// The period's end.
@@ -73,7 +67,6 @@ pub async fn usage_of(
     )
     .await?;
     Ok(PeriodUsage {
-        membership_key: membership.membership_key.clone(),
         period_start: period.start,
         period_end: period.end,
         currency,
@@ -107,9 +100,7 @@ pub async fn priced_usage(
             .map_err(|e| ServiceError::Internal(anyhow::anyhow!(e)))?;
         meters.push(MeterUsage {
             term: term.clone(),
-            totals,
-            quantity: priced.quantity,
-            amount: priced.amount,
+            priced,
         });
     }
     Ok(meters)
