@@ -24,7 +24,11 @@ pub(super) async fn act(
     let mut invoice = None;
     let (charge, followups) = match m.state.due_action(at) {
         DueAction::Expire => (None, lifecycle::expire(tx, m, at).await?),
-        DueAction::Complete => (None, lifecycle::complete(tx, m, at).await?),
+        DueAction::Complete => {
+            let (charge, followups, final_invoice) = lifecycle::complete(tx, m, at).await?;
+            invoice = final_invoice;
+            (charge, followups)
+        }
         DueAction::Renew => {
             let (charge, followups, renewal_invoice) = recurring::start_renewal(tx, m, at).await?;
             invoice = renewal_invoice;

@@ -1,6 +1,7 @@
 //! The domain's rule for a settled charge attempt, by its kind: a first payment, a renewal, a
-//! dunning retry, a pay-now or a proration, approved or declined, and what follows from it. One
-//! rule for card answers ([`super::charging`]) and SEPA debits ([`super::sepa_debits`]).
+//! dunning retry, a pay-now, a proration or a final invoice, approved or declined, and what
+//! follows from it. One rule for card answers ([`super::charging`]) and SEPA debits
+//! ([`super::sepa_debits`]).
 
 use chrono::{DateTime, Utc};
 use recur_domain::membership::{FirstInvoice, RecurringAttempt, Settlement};
@@ -42,6 +43,7 @@ pub(super) fn settle(
                 .recurring_settled(attempt, amount, approved, at, last_change)
         }
         ChargeKind::PayNow => m.state.pay_now_settled(invoice.amount_due, approved, at),
+        ChargeKind::Final => m.state.final_settled(amount, approved),
         ChargeKind::Proration => return proration::proration_settled(m, charge, approved),
     };
     Ok((settlement, Followups::after(&settlement)))

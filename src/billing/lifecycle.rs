@@ -9,6 +9,7 @@ use recur_domain::membership::EmailKind;
 use recur_domain::status::MembershipStatus;
 
 use super::charging::{self, Settled};
+use super::final_invoice::issue_final;
 use super::followups::{save, Followups};
 use super::invoicing::{issue, new_invoice};
 use super::{credit_notes, locked, numbering, BillingError};
@@ -37,15 +38,18 @@ pub async fn expire(
     })
 }
 
-/// The membership's `endDate` arrived: Completed, no new cycle.
+/// The membership's `endDate` arrived: Completed, no new cycle; its last period's usage on a
+/// final invoice ([`issue_final`]). Returns what follows, the final invoice and its attempt to
+/// run once the transaction commits.
 pub async fn complete(
     tx: &mut Tx,
     m: &mut Membership,
     at: DateTime<Utc>,
-) -> Result<Followups, BillingError> {
+) -> Result<(Option<Charge>, Followups, Option<Invoice>), BillingError> {
+    let (invoice, charge) = issue_final(tx, m, at).await?;
     let changed = m.state.complete();
     save(tx, m, at).await?;
-    Ok(Followups::status_change(changed))
+    Ok((charge, Followups::status_change(changed), invoice))
 }
 
 /// A Trialing membership's trial ends in three days: `SUBSCRIPTION_TRIAL_WILL_END` and its
@@ -71,8 +75,9 @@ pub async fn notify_trial_end(
 
 /// Cancels a membership now: no retries, no new cycles; open invoices Void except the renewal
 /// invoice whose charge failed, which stays Open for a pay-now checkout to collect
-/// ([`invoices::void_open_except_renewals`]). Canceling a Canceled membership changes nothing;
-/// a Completed or Expired one is a conflict.
+/// ([`invoices::void_open_except_renewals`]); the usage of the period it ends on a final
+/// invoice, charged once the cancel is committed (its answer changes no status). Canceling a
+/// Canceled membership changes nothing; a Completed or Expired one is a conflict.
 pub async fn cancel(
     state: &Platform,
     merchant_id: i64,
@@ -90,7 +95,7 @@ pub async fn cancel(
     if charges::in_flight(&mut tx, m.id).await? {
         return Err(BillingError::PaymentInProgress);
     }
-    if !m.state.cancel(at) {
+    if !m.state.status.can_cancel() {
         return Err(BillingError::Conflict(format!(
             "a {} membership cannot be canceled",
             m.state.status
@@ -99,6 +104,8 @@ pub async fn cancel(
     let voided = invoices::void_open_except_renewals(&mut tx, m.id, at).await?;
     let credits =
         credit_notes::for_voided(&mut tx, &voided, "the membership was canceled", at).await?;
+    let (_, charge) = issue_final(&mut tx, &mut m, at).await?;
+    m.state.cancel(at);
     save(&mut tx, &mut m, at).await?;
     let customer = customers::by_id(&mut *tx, merchant_id, m.customer_id)
         .await?
@@ -112,7 +119,17 @@ pub async fn cancel(
     .record(&mut tx, state, &m, &customer, None, at)
     .await?;
     tx.commit().await?;
-    Ok(m)
+    let Some(charge) = charge else {
+        return Ok(m);
+    };
+    // The cancel stands whatever the answer: a declined charge leaves the final invoice Open
+    // (and e-mails a pay-now link), an unanswered one stays Pending for the worker to ask again.
+    if let Err(error) = charging::execute_many(state, vec![charge], at).await {
+        tracing::warn!(%error, membership = %m.membership_key, "final invoice charge not recorded");
+    }
+    memberships::get(state.store.pool(), merchant_id, key)
+        .await?
+        .ok_or(BillingError::NotFound)
 }
 
 /// Writes a `Pending` attempt for `invoice` against the customer's current card. `None` when

@@ -19,6 +19,7 @@ pub mod coupons;
 pub mod credit_notes;
 pub mod disputes;
 pub mod engine;
+mod final_invoice;
 pub mod followups;
 pub mod invoicing;
 pub mod lifecycle;

@@ -43,7 +43,7 @@ pub async fn start_renewal(
         .state
         .renewal_with_usage(&m.subscription_name, &taxation, used);
     let Some((period, plan)) = renewal else {
-        return Ok((None, complete(tx, m, at).await?, None));
+        return complete(tx, m, at).await;
     };
     let before = m.clone();
     let new = renewal_invoice(m, period, &plan);

@@ -1,13 +1,16 @@
-//! Billing usage in arrears (DESIGN §19): the usage lines of the period a membership's invoice
-//! closes, one per metered price, read from the period's totals, which the same statement marks
-//! billed under their row locks. An event for that period then either was added before the
-//! lock (and is on the invoice) or is refused after it: none is lost or billed twice.
+//! Billing usage in arrears (DESIGN §19): the usage lines of the period an invoice closes, one
+//! per metered price, read from the period's totals, which the same statement marks billed
+//! under their row locks. An event for that period then either was added before the lock (and
+//! is on the invoice) or is refused after it: none is lost or billed twice.
 //!
-//! A trial's usage is free: the renewal that ends a trial bills no usage lines.
+//! A renewal bills the period that just ended; a membership's end (cancel, completion) bills
+//! its last period on a final invoice. A trial's usage is free: the renewal that ends a trial
+//! bills no usage lines, and a trial that is canceled has no final invoice.
 
 use std::collections::HashMap;
 
 use chrono::{DateTime, Utc};
+use recur_domain::calendar::Period;
 use recur_domain::invoice::InvoiceLine;
 use recur_domain::membership::DueAction;
 use recur_domain::status::MembershipStatus;
@@ -26,44 +29,12 @@ pub async fn bill_periods(
     ms: &[&Membership],
     at: DateTime<Utc>,
 ) -> Result<HashMap<i64, Vec<InvoiceLine>>, BillingError> {
-    let ms: Vec<&Membership> = ms.iter().copied().filter(|m| bills_usage(m, at)).collect();
-    let mut keys: Vec<PeriodKey> = Vec::new();
-    for m in &ms {
-        if let Some(period) = m.state.current_period {
-            keys.extend(
-                m.metered
-                    .iter()
-                    .map(|t| PeriodKey::new(m.id, t.meter_id, period.start)),
-            );
-        }
-    }
-    if keys.is_empty() {
-        return Ok(HashMap::new());
-    }
-    keys.sort();
-    keys.dedup();
-    let totals: HashMap<PeriodKey, _> = usage::lock_totals(tx, &keys, true)
-        .await?
-        .into_iter()
-        .map(|t| (t.key, t.totals))
+    let renewing: Vec<(&Membership, Period)> = ms
+        .iter()
+        .filter(|m| bills_usage(m, at))
+        .filter_map(|m| Some((*m, m.state.current_period?)))
         .collect();
-    let mut lines = HashMap::new();
-    for m in &ms {
-        let Some(period) = m.state.current_period else {
-            continue;
-        };
-        let mut of_m = Vec::with_capacity(m.metered.len());
-        for term in &m.metered {
-            let key = PeriodKey::new(m.id, term.meter_id, period.start);
-            let totals = totals.get(&key).cloned().unwrap_or_default();
-            let priced = term
-                .priced(&totals, m.currency())
-                .map_err(BillingError::Conflict)?;
-            of_m.push(term.line(&priced));
-        }
-        lines.insert(m.id, of_m);
-    }
-    Ok(lines)
+    bill(tx, &renewing).await
 }
 
 /// The usage lines of `m`'s current period, its totals marked billed, when it renews at `at`.
@@ -76,6 +47,67 @@ pub async fn bill_period(
         .await?
         .remove(&m.id)
         .unwrap_or_default())
+}
+
+/// The usage of `m`'s last period when it ends at `at` (asked before its status changes): the
+/// period, cut at `at`, and its usage lines, its totals marked billed. `None` when the
+/// membership bills no usage or had no period of paid service.
+pub async fn bill_last_period(
+    tx: &mut Tx,
+    m: &Membership,
+    at: DateTime<Utc>,
+) -> Result<Option<(Period, Vec<InvoiceLine>)>, BillingError> {
+    if m.metered.is_empty() {
+        return Ok(None);
+    }
+    let Some(last) = m.state.final_usage_period(at) else {
+        return Ok(None);
+    };
+    let lines = bill(tx, &[(m, last)])
+        .await?
+        .remove(&m.id)
+        .unwrap_or_default();
+    Ok(Some((last, lines)))
+}
+
+/// The usage lines of each membership's `period` (keyed by its start), by membership id, the
+/// totals marked billed in one statement.
+async fn bill(
+    tx: &mut Tx,
+    periods: &[(&Membership, Period)],
+) -> Result<HashMap<i64, Vec<InvoiceLine>>, BillingError> {
+    let mut keys: Vec<PeriodKey> = periods
+        .iter()
+        .flat_map(|(m, period)| {
+            m.metered
+                .iter()
+                .map(|t| PeriodKey::new(m.id, t.meter_id, period.start))
+        })
+        .collect();
+    if keys.is_empty() {
+        return Ok(HashMap::new());
+    }
+    keys.sort();
+    keys.dedup();
+    let totals: HashMap<PeriodKey, _> = usage::lock_totals(tx, &keys, true)
+        .await?
+        .into_iter()
+        .map(|t| (t.key, t.totals))
+        .collect();
+    let mut lines = HashMap::new();
+    for (m, period) in periods {
+        let mut of_m = Vec::with_capacity(m.metered.len());
+        for term in &m.metered {
+            let key = PeriodKey::new(m.id, term.meter_id, period.start);
+            let totals = totals.get(&key).cloned().unwrap_or_default();
+            let priced = term
+                .priced(&totals, m.currency())
+                .map_err(BillingError::Conflict)?;
+            of_m.push(term.line(&priced));
+        }
+        lines.insert(m.id, of_m);
+    }
+    Ok(lines)
 }
 
 /// Whether the renewal of `m` at `at` bills its current period's usage: it has metered prices,

@@ -29,6 +29,8 @@ pub enum ChargeKind {
     Proration,
     /// The customer pays a PastDue or Unpaid membership's open invoice on a checkout page.
     PayNow,
+    /// The final invoice of a membership that ended: its last period's usage (DESIGN §19).
+    Final,
 }
 
 impl ChargeKind {
@@ -40,6 +42,7 @@ impl ChargeKind {
             ChargeKind::Retry => "retry",
             ChargeKind::Proration => "proration",
             ChargeKind::PayNow => "pay_now",
+            ChargeKind::Final => "final",
         }
     }
 
@@ -49,6 +52,7 @@ impl ChargeKind {
             "retry" => ChargeKind::Retry,
             "proration" => ChargeKind::Proration,
             "pay_now" => ChargeKind::PayNow,
+            "final" => ChargeKind::Final,
             _ => ChargeKind::Renewal,
         }
     }

@@ -87,5 +87,6 @@ mod trial_checkout;
 mod trials;
 mod usage_billing;
 mod usage_events;
+mod usage_final;
 mod webhook_endpoints;
 mod webhooks;

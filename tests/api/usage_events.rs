@@ -9,34 +9,9 @@ use serde_json::{json, Value};
 use crate::backend_test;
 use crate::fixtures::catalog::{coupon, rate};
 use crate::fixtures::usage::{
-    count_events, invoice, meter, meter_usage, metered_price, post_events, recorded, usage,
+    count_events, invoice, meter_usage, metered_membership, post_events, recorded, usage,
 };
 use crate::harness::TestServer;
-
-/// An Active membership (from 2030-01-01, test clock then at 2030-01-05) carrying a metered
-/// price of meter `meter_body` priced by `pricing`, with `extra` fields on its create body.
-/// Returns the membership key and the customer key.
-async fn metered_membership(
-    server: &TestServer,
-    token: &str,
-    meter_body: Value,
-    pricing: Value,
-    extra: Value,
-) -> (String, String) {
-    let meter_id = meter(server, token, meter_body).await;
-    let price = metered_price(server, token, &meter_id, pricing).await;
-    let customer = server.create_customer(token, "events@example.com").await;
-    let mut body = server.membership_body(&customer, "events-1");
-    body["meteredPriceIds"] = json!([price]);
-    for (field, value) in extra.as_object().into_iter().flatten() {
-        body[field] = value.clone();
-    }
-    let m = server
-        .active_membership(token, "2030-01-01T00:00:00Z", body)
-        .await;
-    server.advance(token, "2030-01-05T00:00:00Z").await;
-    (m["membershipKey"].as_str().unwrap().to_string(), customer)
-}
 
 backend_test!(
     a_request_with_a_bad_event_stores_nothing,

@@ -221,5 +221,20 @@ pub fn period_invoice_with_usage(
     plan
 }
 
+/// An invoice of `usage` lines alone, in arrears (a membership's final invoice, DESIGN §19):
+/// the coupon's discount applies to them as to one amount, taxes after it, credit first.
+pub fn usage_invoice(
+    usage: Vec<InvoiceLine>,
+    discount: Option<&Discount>,
+    credit_balance: i64,
+    taxation: &Taxation,
+) -> InvoicePlan {
+    let used: i64 = usage.iter().map(|l| l.amount).sum();
+    let discounted = Discounted::of_period(discount, used);
+    let mut plan = settle(usage, discounted, credit_balance, taxation);
+    plan.period_discount = 0;
+    plan
+}
+
 #[cfg(test)]
 mod tests;

@@ -8,6 +8,7 @@ use chrono::{DateTime, Months, NaiveDateTime, TimeDelta, Utc};
 use serde::{Deserialize, Serialize};
 
 mod debit;
+mod final_usage;
 mod guards;
 mod lifecycle;
 mod pause;

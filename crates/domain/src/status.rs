@@ -100,12 +100,16 @@ impl MembershipStatus {
     }
 
     /// Whether a pay-now checkout collects the membership's oldest open invoice: PastDue and
-    /// Unpaid (their failed renewal; paying it makes them Active), and Canceled (a renewal whose
-    /// charge failed before the cancel stays Open; paying it leaves the membership Canceled).
+    /// Unpaid (their failed renewal; paying it makes them Active), Canceled and Completed (a
+    /// renewal whose charge failed before the end, or a final usage invoice whose charge failed,
+    /// stays Open; paying it leaves the membership as it is).
     pub fn pays_open_invoice(&self) -> bool {
         matches!(
             self,
-            MembershipStatus::PastDue | MembershipStatus::Unpaid | MembershipStatus::Canceled
+            MembershipStatus::PastDue
+                | MembershipStatus::Unpaid
+                | MembershipStatus::Canceled
+                | MembershipStatus::Completed
         )
     }
 
@@ -351,9 +355,9 @@ mod tests {
     ];
 
     #[test]
-    fn pay_now_collects_past_due_unpaid_and_canceled_memberships() {
+    fn pay_now_collects_past_due_unpaid_canceled_and_completed_memberships() {
         let paying: Vec<S> = S::ALL.into_iter().filter(S::pays_open_invoice).collect();
-        assert_eq!(paying, [S::PastDue, S::Unpaid, S::Canceled]);
+        assert_eq!(paying, [S::PastDue, S::Unpaid, S::Canceled, S::Completed]);
     }
 
     #[test]

@@ -1,6 +1,6 @@
-//! The `invoices` table: one invoice per billing period (the first included) and per proration.
-//! `billing_key` (`first`, `period:<start>`, `proration:<n>`) is unique per membership, so a
-//! period can never be invoiced, and so charged, twice. The merchant's lists of invoices are
+//! The `invoices` table: one invoice per billing period (the first included), per proration,
+//! and a membership's final one. `billing_key` (`first`, `period:<start>`, `proration:<n>`,
+//! `final`) is unique per membership, so a period can never be invoiced, and so charged, twice. The merchant's lists of invoices are
 //! [`list`].
 
 use std::borrow::Cow;
@@ -18,42 +18,14 @@ use sqlx::{Any, Executor, Row};
 
 use super::{from_micros, is_unique_violation, to_micros, Backend, Tx};
 
+mod kind;
 mod list;
 
+pub use kind::InvoiceKind;
 pub use list::{page, Filter, Listed};
 
 /// How many invoices a membership record and a membership payload carry, newest first.
 pub const RECENT_INVOICES: i64 = 10;
-
-/// Why an invoice exists.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum InvoiceKind {
-    /// The first period, paid at checkout.
-    First,
-    /// A later period, charged by the renewal engine.
-    Renewal,
-    /// A mid-period change of plan.
-    Proration,
-}
-
-impl InvoiceKind {
-    /// The stored name.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            InvoiceKind::First => "first",
-            InvoiceKind::Renewal => "renewal",
-            InvoiceKind::Proration => "proration",
-        }
-    }
-
-    fn from_db(text: &str) -> InvoiceKind {
-        match text {
-            "first" => InvoiceKind::First,
-            "proration" => InvoiceKind::Proration,
-            _ => InvoiceKind::Renewal,
-        }
-    }
-}
 
 /// A stored invoice.
 #[derive(Debug, Clone)]
