@@ -79,6 +79,13 @@ pub struct UpdateMembershipRequest {
     #[serde(default)]
     #[schema(value_type = Option<String>, pattern = "^([Nn][Oo][Ww]|[Nn][Ee][Xx][Tt][Pp][Ee][Rr][Ii][Oo][Dd])$", example = "nextPeriod")]
     pub effective: Field<String>,
+    /// The metered prices from now on (`price_…`, each of another meter, in the membership's
+    /// currency and billing cycle, at most 20; `[]` removes them all), DESIGN §19. A kept
+    /// meter's usage this period is billed at its new price; a meter with usage this period
+    /// not yet billed cannot be dropped (400).
+    #[serde(default)]
+    #[schema(value_type = Option<Vec<String>>, max_items = 20)]
+    pub metered_price_ids: Field<Vec<Field<String>>>,
 }
 
 /// The proration of an update.
@@ -140,6 +147,7 @@ pub async fn update_membership(
         price_id: body.price_id,
         coupon_code: body.coupon_code,
         effective: body.effective,
+        metered_price_ids: body.metered_price_ids,
     };
     let outcome = memberships::update(&state, auth.merchant_id, change).await?;
     let membership = record_of(&state, &outcome.membership).await?;

@@ -15,6 +15,7 @@ use recur_domain::money::format_amount;
 use recur_domain::status::MembershipStatus;
 use recur_domain::tax::TaxRate;
 use recur_domain::time::format_utc;
+use recur_domain::usage::MeteredTerm;
 use serde_json::{Map, Value};
 
 use super::charging::{self, Settled};
@@ -59,6 +60,8 @@ pub struct Changes {
     /// A coupon code to redeem and give (`Some(Some)`), or the coupon to remove (`Some(None)`):
     /// from the next period invoice on.
     pub coupon_code: Option<Option<String>>,
+    /// New metered prices (`meteredPriceIds`, checked): at once, without proration.
+    pub metered: Option<Vec<MeteredTerm>>,
 }
 
 /// When a change of a membership's price or cycle applies (`effective`).
@@ -205,8 +208,16 @@ pub async fn apply(
         }
         _ => false,
     };
+    let metered_changed = match changes.metered.as_ref() {
+        Some(terms) if *terms != m.metered => {
+            m.metered.clone_from(terms);
+            memberships::set_metered_prices(&mut tx, &m).await?;
+            true
+        }
+        _ => false,
+    };
     if updates.is_empty() && !link_changed && !scheduled_changed {
-        if rates_changed {
+        if rates_changed || metered_changed {
             tx.commit().await?;
         } else {
             tx.rollback().await?;

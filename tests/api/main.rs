@@ -88,5 +88,6 @@ mod trials;
 mod usage_billing;
 mod usage_events;
 mod usage_final;
+mod usage_updates;
 mod webhook_endpoints;
 mod webhooks;

@@ -1,12 +1,14 @@
 //! Usage billing end to end (DESIGN §19): meters and metered prices, a membership carrying them
 //! beside its fixed price, events taken once per transaction id, the usage so far, and the
-//! renewal invoice billing the ended period's usage in arrears.
+//! renewal invoice billing the ended period's usage in arrears (a resume's too: a pause ends the
+//! period, and takes no usage).
 
 use serde_json::json;
 
 use crate::backend_test;
 use crate::fixtures::usage::{
-    count_events, invoice, meter, meter_usage, metered_price, post_events, recorded, usage,
+    count_events, invoice, meter, meter_usage, metered_membership, metered_price, post_events,
+    recorded, usage,
 };
 use crate::harness::TestServer;
 
@@ -116,5 +118,53 @@ backend_test!(
         assert_eq!(february["periodStart"], "2030-02-01T00:00:00Z");
         assert_eq!(meter_usage(&february, "api_calls")["quantity"], "0");
         assert_eq!(meter_usage(&february, "storage")["amount"], "0.00");
+    }
+);
+
+backend_test!(
+    a_resume_bills_the_usage_before_the_pause_and_a_pause_takes_none,
+    |server: TestServer| async move {
+        let token = server.token().await;
+        let (key, _) = metered_membership(
+            &server,
+            &token,
+            json!({"code": "calls", "name": "Calls", "aggregation": "count"}),
+            json!({"unitAmount": "0.10"}),
+            json!({}),
+        )
+        .await;
+        let before = count_events("call", 20, &key, "calls", "2030-01-04T00:00:00");
+        assert_eq!(recorded(&server, &token, before).await, (20, 0));
+        server.advance(&token, "2030-01-10T00:00:00Z").await;
+        let path = format!("/api/subscriptions/v1/membership/{key}/pause");
+        let paused = server
+            .call(reqwest::Method::POST, &path, Some(&token), Some(json!({})))
+            .await;
+        assert_eq!(paused.status, 200, "{}", paused.body);
+        server.advance(&token, "2030-01-12T00:00:00Z").await;
+        let during = post_events(
+            &server,
+            &token,
+            json!([{"transactionId": "paused-1", "membershipKey": key, "code": "calls"}]),
+        )
+        .await;
+        assert_eq!(during.status, 400, "{}", during.body);
+        let refusal = during.body["errors"]["events[0].timestamp"].to_string();
+        assert!(refusal.contains("pause"), "{refusal}");
+
+        server.advance(&token, "2030-01-20T00:00:00Z").await;
+        let path = format!("/api/subscriptions/v1/membership/{key}/resume");
+        let resumed = server
+            .call(reqwest::Method::POST, &path, Some(&token), None)
+            .await;
+        assert_eq!(resumed.status, 200, "{}", resumed.body);
+        let resume_key = resumed.body["invoices"][0]["invoiceKey"].as_str().unwrap();
+        let record = invoice(&server, &token, resume_key).await;
+        assert_eq!(record["periodStart"], "2030-01-20T00:00:00Z", "{record}");
+        let lines = record["lines"].as_array().unwrap();
+        let used = lines.iter().find(|l| l["meterCode"] == "calls");
+        let used = used.unwrap_or_else(|| panic!("no usage line: {record}"));
+        assert_eq!(used["quantity"], "20");
+        assert_eq!(used["amount"], "2.00");
     }
 );

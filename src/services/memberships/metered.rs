@@ -2,6 +2,13 @@
 //! metered price of the merchant, of an active meter and product, in the membership's currency
 //! and billing cycle, one per meter. Their terms are copied onto the membership, so that each
 //! period is billed on the terms it was sold on.
+//!
+//! An update replaces them at once, without proration: a kept meter's usage of the current
+//! period is billed at its new price when the period is invoiced, a new meter counts from then
+//! on, and a meter whose usage of the current period is not billed yet cannot be dropped (its
+//! usage would go unbilled; Stripe refuses the same without `clear_usage`). A dropped meter's
+//! period is closed under its totals' locks, so an event racing the update is refused rather
+//! than lost. A membership with metered prices keeps its billing cycle: they renew on it.
 
 use recur_domain::calendar::BillingCycle;
 use recur_domain::money::Currency;
@@ -11,7 +18,9 @@ use sqlx::{Any, Executor};
 
 use crate::http::input::{prefixed, Field};
 use crate::services::ServiceError;
-use crate::store::prices;
+use crate::store::memberships::Membership;
+use crate::store::usage::{self, PeriodKey};
+use crate::store::{prices, Tx};
 
 /// The most metered prices one membership carries.
 pub const MAX_METERED_PRICES: usize = 20;
@@ -98,4 +107,77 @@ pub async fn metered_terms<'c, E: Executor<'c, Database = Any> + Copy>(
         }
     }
     Ok((!failed).then_some(terms))
+}
+
+/// The metered prices an update of `m` (locked in `tx`) gives (`ids`: `meteredPriceIds`),
+/// checked against its currency and cycle, prices read through `catalog`; `None` when not given
+/// or refused (each failure recorded). `cycle_given`: the update also changes the billing
+/// cycle, which a membership with metered prices keeps.
+pub async fn updated_terms<'c, E: Executor<'c, Database = Any> + Copy>(
+    catalog: E,
+    tx: &mut Tx,
+    m: Option<&Membership>,
+    ids: Field<Vec<Field<String>>>,
+    cycle_given: bool,
+    errors: &mut FieldErrors,
+) -> Result<Option<Vec<MeteredTerm>>, ServiceError> {
+    let ids = ids.optional(PATH, errors);
+    let Some(m) = m else {
+        return Ok(None);
+    };
+    let keeps_metered = ids
+        .as_ref()
+        .map_or(!m.metered.is_empty(), |ids| !ids.is_empty());
+    if cycle_given && keeps_metered {
+        errors.add(
+            "intervalType",
+            "cannot change while the membership carries metered prices: they renew on its cycle",
+        );
+    }
+    let Some(ids) = ids else {
+        return Ok(None);
+    };
+    let given = metered_terms(
+        catalog,
+        m.merchant_id,
+        ids,
+        Some(m.currency()),
+        Some(m.state.cycle),
+        errors,
+    )
+    .await?;
+    let Some(terms) = given else {
+        return Ok(None);
+    };
+    let dropped: Vec<&MeteredTerm> = m
+        .metered
+        .iter()
+        .filter(|old| terms.iter().all(|new| new.meter_id != old.meter_id))
+        .collect();
+    let billable = m.state.status != recur_domain::status::MembershipStatus::Trialing;
+    let (Some(period), true, false) = (m.state.current_period, billable, dropped.is_empty()) else {
+        return Ok(Some(terms));
+    };
+    let keys: Vec<PeriodKey> = dropped
+        .iter()
+        .map(|t| PeriodKey::new(m.id, t.meter_id, period.start))
+        .collect();
+    let mut used = false;
+    for total in usage::lock_totals(tx, &keys, true).await? {
+        if total.totals.count > 0 {
+            let code = dropped
+                .iter()
+                .find(|t| t.meter_id == total.key.meter_id)
+                .map_or("", |t| t.meter_code.as_str());
+            errors.add(
+                PATH,
+                format!(
+                    "drops the meter {code}, whose usage this period is not billed yet: \
+                     drop it once the period is invoiced"
+                ),
+            );
+            used = true;
+        }
+    }
+    Ok((!used).then_some(terms))
 }

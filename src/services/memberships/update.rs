@@ -8,6 +8,7 @@ use recur_domain::calendar::IntervalType;
 use recur_domain::membership as rules;
 use recur_domain::validation::{self as field_rules, FieldErrors};
 
+use super::metered;
 use super::terms::{self, check_updated_cycle, check_updated_price};
 use crate::billing::update::{self as billing, Changes, Effective, UpdateOutcome};
 use crate::http::input::{optional_text, prefixed, required_text, Field};
@@ -46,6 +47,8 @@ pub struct MembershipChange {
     pub coupon_code: Field<String>,
     /// `now` (default, prorated) or `nextPeriod`.
     pub effective: Field<String>,
+    /// The metered prices from now on (`[]` removes them all), DESIGN §19.
+    pub metered_price_ids: Field<Vec<Field<String>>>,
 }
 
 /// Applies `change` to the merchant's membership, prorating as DESIGN §4 says: every failing
@@ -193,6 +196,16 @@ pub async fn update(
     .and_then(|v| parse_effective(&v).ok())
     .unwrap_or_default();
     let rates = tax_rates::resolve(&mut *tx, merchant_id, change.tax_rate_ids, &mut errors).await?;
+    let cycle_given = interval_type.is_some() || interval_count.is_some();
+    let metered = metered::updated_terms(
+        state.store.pool(),
+        &mut tx,
+        current.as_ref(),
+        change.metered_price_ids,
+        cycle_given,
+        &mut errors,
+    )
+    .await?;
     if let Some(current) = &current {
         check_updated_cycle(
             current.state.cycle,
@@ -229,6 +242,7 @@ pub async fn update(
         price_key: catalog.map(|c| c.price.price_key),
         effective,
         coupon_code,
+        metered,
     };
     Ok(billing::apply(state, tx, m, changes, now).await?)
 }

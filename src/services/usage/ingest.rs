@@ -71,8 +71,9 @@ struct Checked {
     aggregation: Aggregation,
     value: Option<Decimal>,
     unique: Option<String>,
-    /// Its time lies in a period already invoiced: only a duplicate may be that.
-    late: bool,
+    /// Why its time takes no new event (a period already invoiced, a pause): only a duplicate
+    /// may be that.
+    late: Option<&'static str>,
 }
 
 /// An event's membership reference: by membership or by customer.
@@ -114,8 +115,10 @@ pub async fn ingest(
     if !errors.is_empty() {
         // Refused anyway: an event in an invoiced period is named too (alone, a repeat of one
         // taken before would be a duplicate).
-        for event in checked.iter().filter(|c| c.late) {
-            errors.add(format!("events[{}].timestamp", event.index), INVOICED);
+        for event in &checked {
+            if let Some(refusal) = event.late {
+                errors.add(format!("events[{}].timestamp", event.index), refusal);
+            }
         }
         return Err(ServiceError::Validation(errors));
     }
@@ -339,7 +342,15 @@ fn check(
     } else {
         period.start
     };
-    let late = ended || event.at < period.start;
+    // A paused membership's period ended at the pause: an event after it falls in the pause.
+    let paused = membership.status == MembershipStatus::Paused && event.at >= period.end;
+    let late = if ended || event.at < period.start {
+        Some(INVOICED)
+    } else if paused {
+        Some(PAUSED)
+    } else {
+        None
+    };
     let (value, unique) = match (&term.property, term.aggregation) {
         (_, Aggregation::Count) | (None, _) => (None, None),
         (Some(property), aggregation) => {
@@ -370,6 +381,9 @@ fn check(
 /// The message of an event in a period already invoiced.
 const INVOICED: &str = "is inside a period already invoiced";
 
+/// The message of an event during a pause.
+const PAUSED: &str = "is inside a pause: a paused membership takes no usage";
+
 /// Writes `events` (distinct transaction ids, sorted) in one transaction: how many were new.
 async fn write(
     state: &AppState,
@@ -393,8 +407,10 @@ async fn write(
         .filter(|e| new.contains(&e.transaction_id))
         .collect();
     let mut refused = FieldErrors::new();
-    for event in fresh.iter().filter(|e| e.late) {
-        refused.add(format!("events[{}].timestamp", event.index), INVOICED);
+    for event in &fresh {
+        if let Some(refusal) = event.late {
+            refused.add(format!("events[{}].timestamp", event.index), refusal);
+        }
     }
     if !refused.is_empty() {
         return Err(ServiceError::Validation(refused));

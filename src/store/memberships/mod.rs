@@ -402,6 +402,18 @@ pub async fn set_tax_rates(tx: &mut Tx, m: &Membership) -> Result<(), sqlx::Erro
     Ok(())
 }
 
+/// Writes the membership's metered prices alone (an update's new `meteredPriceIds`): no version
+/// check, as the caller holds the row's lock.
+pub async fn set_metered_prices(tx: &mut Tx, m: &Membership) -> Result<(), sqlx::Error> {
+    sqlx::query("UPDATE memberships SET metered_prices = $1 WHERE id = $2 AND merchant_id = $3")
+        .bind(metered_json(&m.metered)?)
+        .bind(m.id)
+        .bind(m.merchant_id)
+        .execute(&mut **tx)
+        .await?;
+    Ok(())
+}
+
 /// Reads the memberships with these `(merchant id, id)` pairs for change, locking their rows
 /// like [`lock`] (in id order, so two lockers never wait on each other in a cycle).
 pub async fn lock_many(
