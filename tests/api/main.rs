@@ -88,6 +88,7 @@ mod trials;
 mod usage_billing;
 mod usage_events;
 mod usage_final;
+mod usage_membership_refusals;
 mod usage_updates;
 mod webhook_endpoints;
 mod webhooks;
