@@ -2,6 +2,8 @@
 //! up. A meter's code and aggregation never change (metered prices and stored totals name
 //! them); its name and `active` do. Every query is scoped by merchant id.
 
+use std::collections::HashSet;
+
 use chrono::{DateTime, Utc};
 use recur_domain::usage::meter::Aggregation;
 use sqlx::any::AnyRow;
@@ -171,4 +173,25 @@ pub async fn update<'c, E: Executor<'c, Database = Any>>(
         .fetch_optional(executor)
         .await?;
     row.as_ref().map(decode).transpose()
+}
+
+/// Which of `codes` (distinct) name archived meters of the merchant, in one statement.
+pub async fn archived_codes<'c, E: Executor<'c, Database = Any>>(
+    executor: E,
+    merchant_id: i64,
+    codes: &[&str],
+) -> Result<HashSet<String>, sqlx::Error> {
+    if codes.is_empty() {
+        return Ok(HashSet::new());
+    }
+    let list: Vec<String> = (0..codes.len()).map(|i| format!("${}", i + 2)).collect();
+    let sql = format!(
+        "SELECT code FROM meters WHERE merchant_id = $1 AND active = 0 AND code IN ({})",
+        list.join(", ")
+    );
+    let mut query = sqlx::query_scalar(&sql).bind(merchant_id);
+    for code in codes {
+        query = query.bind(*code);
+    }
+    Ok(query.fetch_all(executor).await?.into_iter().collect())
 }

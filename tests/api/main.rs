@@ -89,6 +89,7 @@ mod usage_billing;
 mod usage_events;
 mod usage_final;
 mod usage_membership_refusals;
+mod usage_refusals;
 mod usage_updates;
 mod webhook_endpoints;
 mod webhooks;

@@ -2,13 +2,14 @@
 //! valid as a whole or refused as a whole, each `transactionId` counted once per merchant,
 //! forever.
 //!
-//! A request is checked field by field with two statements (its meters by code, its memberships
-//! by key or by customer), then written in one transaction: the events under their
-//! `(merchant, transactionId)` key, which decides which are new, then each new event added to its
-//! period's total under that total's row lock. An event is refused when its period has been
-//! invoiced already (before its membership's current period, or a period an invoice billed
-//! while the request was on its way); a repeat of an event accepted before is a duplicate even
-//! then, so that a retry of an accepted request always answers.
+//! A request is checked field by field with three statements (its memberships by key and by
+//! customer, and which of its meter codes are archived), then written in one transaction: the
+//! events under their `(merchant, transactionId)` key, which decides which are new, then each
+//! new event added to its period's total under that total's row lock. An event is refused when
+//! its period has been invoiced already (before its membership's current period, or a period an
+//! invoice billed while the request was on its way), when it falls in a pause, or when its meter
+//! is archived; a repeat of an event accepted before is a duplicate even then, so that a retry
+//! of an accepted request always answers.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
@@ -26,6 +27,7 @@ use crate::http::input::{prefixed, Field};
 use crate::services::ServiceError;
 use crate::state::AppState;
 use crate::store::memberships::metered::{self, MeteredMembership};
+use crate::store::meters;
 use crate::store::usage::{self, NewEvent, PeriodKey};
 
 /// The most events one request carries.
@@ -74,6 +76,8 @@ struct Checked {
     /// Why its time takes no new event (a period already invoiced, a pause): only a duplicate
     /// may be that.
     late: Option<&'static str>,
+    /// Its meter is archived: only a duplicate may be that.
+    archived: bool,
 }
 
 /// An event's membership reference: by membership or by customer.
@@ -113,12 +117,10 @@ pub async fn ingest(
         }
     }
     if !errors.is_empty() {
-        // Refused anyway: an event in an invoiced period is named too (alone, a repeat of one
-        // taken before would be a duplicate).
+        // Refused anyway: an event in an invoiced period or a pause, or of an archived meter,
+        // is named too (alone, a repeat of one taken before would be a duplicate).
         for event in &checked {
-            if let Some(refusal) = event.late {
-                errors.add(format!("events[{}].timestamp", event.index), refusal);
-            }
+            refuse_new(event, &mut errors);
         }
         return Err(ServiceError::Validation(errors));
     }
@@ -224,10 +226,12 @@ fn transaction_id(id: &str) -> Result<String, String> {
     Ok(id.to_string())
 }
 
-/// The memberships the events name, by membership key and by customer key, in two statements.
+/// The memberships the events name, by membership key and by customer key, and the codes they
+/// name of archived meters, in three statements.
 struct Owners {
     by_key: HashMap<String, MeteredMembership>,
     by_customer: HashMap<String, Vec<MeteredMembership>>,
+    archived: HashSet<String>,
 }
 
 async fn owners(
@@ -237,7 +241,9 @@ async fn owners(
 ) -> Result<Owners, ServiceError> {
     let mut keys: Vec<&str> = Vec::new();
     let mut customers: Vec<&str> = Vec::new();
+    let mut codes: Vec<&str> = Vec::new();
     for event in events.iter().flatten() {
+        codes.push(&event.code);
         match &event.owner {
             Owner::Membership(key) => keys.push(key),
             Owner::Customer(key) => customers.push(key),
@@ -247,9 +253,12 @@ async fn owners(
     keys.dedup();
     customers.sort_unstable();
     customers.dedup();
+    codes.sort_unstable();
+    codes.dedup();
     let pool = state.store.pool();
     let by_key = metered::by_keys(pool, merchant_id, &keys).await?;
     let of_customers = metered::of_customers(pool, merchant_id, &customers).await?;
+    let archived = meters::archived_codes(pool, merchant_id, &codes).await?;
     let mut by_customer: HashMap<String, Vec<MeteredMembership>> = HashMap::new();
     for m in of_customers {
         by_customer
@@ -263,6 +272,7 @@ async fn owners(
             .map(|m| (m.membership_key.clone(), m))
             .collect(),
         by_customer,
+        archived,
     })
 }
 
@@ -375,6 +385,7 @@ fn check(
         value,
         unique,
         late,
+        archived: owners.archived.contains(&event.code),
     })
 }
 
@@ -383,6 +394,20 @@ const INVOICED: &str = "is inside a period already invoiced";
 
 /// The message of an event during a pause.
 const PAUSED: &str = "is inside a pause: a paused membership takes no usage";
+
+/// The message of an event of an archived meter.
+const ARCHIVED: &str = "names an archived meter, which takes no events";
+
+/// Adds to `errors` why `event` may only be a duplicate (in an invoiced period or a pause, of an
+/// archived meter), if it is one of those.
+fn refuse_new(event: &Checked, errors: &mut FieldErrors) {
+    if let Some(refusal) = event.late {
+        errors.add(format!("events[{}].timestamp", event.index), refusal);
+    }
+    if event.archived {
+        errors.add(format!("events[{}].code", event.index), ARCHIVED);
+    }
+}
 
 /// Writes `events` (distinct transaction ids, sorted) in one transaction: how many were new.
 async fn write(
@@ -408,9 +433,7 @@ async fn write(
         .collect();
     let mut refused = FieldErrors::new();
     for event in &fresh {
-        if let Some(refusal) = event.late {
-            refused.add(format!("events[{}].timestamp", event.index), refusal);
-        }
+        refuse_new(event, &mut refused);
     }
     if !refused.is_empty() {
         return Err(ServiceError::Validation(refused));
