@@ -45,6 +45,13 @@ fn invoice_json(invoice: &Invoice) -> Value {
         "PeriodEnd": time(invoice.period.map(|p| p.end)),
         "CreatedAt": format_utc(invoice.created_at),
         "PaidAt": time(invoice.paid_at),
+        // Credit last; a usage line's meter and quantity (DESIGN §19), null on the others.
+        "Lines": invoice.lines.iter().map(|line| json!({
+            "Description": line.description,
+            "Amount": money(line.amount),
+            "MeterCode": line.usage.as_ref().map(|u| u.meter_code.clone()),
+            "Quantity": line.usage.as_ref().map(|u| u.quantity.normalize().to_string()),
+        })).collect::<Vec<_>>(),
     })
 }
 

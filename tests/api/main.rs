@@ -86,6 +86,7 @@ mod tls;
 mod trial_checkout;
 mod trials;
 mod usage_billing;
+mod usage_documents;
 mod usage_events;
 mod usage_final;
 mod usage_membership_refusals;
