@@ -224,6 +224,47 @@ pub async fn totals<'c, E: Executor<'c, Database = Any>>(
     rows.iter().map(decode_total).collect()
 }
 
+/// The stored totals of `meter_ids` (distinct) of the merchant's membership `membership_id` in
+/// its periods starting at or before `until`: of each meter the latest `per_meter`, newest
+/// first, without locking, in one statement. Each meter's rows are one descending range read of
+/// the primary key `(membership_id, meter_id, period_start)` that stops after `per_meter` rows,
+/// so the cost does not grow with the periods or events stored. A membership of another
+/// merchant has none.
+pub async fn recent_totals<'c, E: Executor<'c, Database = Any>>(
+    executor: E,
+    merchant_id: i64,
+    membership_id: i64,
+    meter_ids: &[i64],
+    until: DateTime<Utc>,
+    per_meter: u32,
+) -> Result<Vec<StoredTotal>, sqlx::Error> {
+    if meter_ids.is_empty() || per_meter == 0 {
+        return Ok(Vec::new());
+    }
+    let columns = super::qualified(TOTAL_COLUMNS, "t", None);
+    let sql = (0..meter_ids.len())
+        .map(|i| {
+            format!(
+                "SELECT * FROM (SELECT {columns} FROM usage_totals t \
+                 JOIN memberships m ON m.id = t.membership_id \
+                 WHERE m.merchant_id = $1 AND t.membership_id = $2 AND t.period_start <= $3 \
+                 AND t.meter_id = ${} ORDER BY t.period_start DESC LIMIT {per_meter}) AS h{i}",
+                i + 4
+            )
+        })
+        .collect::<Vec<_>>()
+        .join(" UNION ALL ");
+    let mut query = sqlx::query(&sql)
+        .bind(merchant_id)
+        .bind(membership_id)
+        .bind(to_micros(until));
+    for meter_id in meter_ids {
+        query = query.bind(*meter_id);
+    }
+    let rows = query.fetch_all(executor).await?;
+    rows.iter().map(decode_total).collect()
+}
+
 fn decode_key(row: &AnyRow) -> Result<PeriodKey, sqlx::Error> {
     Ok(PeriodKey {
         membership_id: row.try_get("membership_id")?,

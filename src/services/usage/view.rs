@@ -1,15 +1,19 @@
 //! A membership's usage of its current period so far (`GET /membership/{key}/usage`, the
 //! portal, the dashboard): each metered price's quantity and amount, read from the period's
-//! totals, a meter without events at 0.
+//! totals, a meter without events at 0; and, for the pages' charts, each meter's quantity in its
+//! last periods ([`usage_summary`]), read from the per-period totals too.
 
 use chrono::{DateTime, Utc};
 use recur_domain::money::Currency;
 use recur_domain::usage::{MeteredTerm, PricedUsage};
+use rust_decimal::Decimal;
 
 use crate::services::ServiceError;
 use crate::state::AppState;
 use crate::store::memberships::metered::{self, MeteredMembership};
+use crate::store::memberships::Membership;
 use crate::store::usage::{self, PeriodKey};
+use crate::store::{from_micros, to_micros};
 
 /// One meter's usage so far.
 #[derive(Debug, Clone)]
@@ -104,4 +108,111 @@ pub async fn priced_usage(
         });
     }
     Ok(meters)
+}
+
+/// How many periods a meter's history holds, the current one included.
+pub const HISTORY_PERIODS: u32 = 6;
+
+/// A meter's quantity in one period.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PeriodQuantity {
+    /// The period's start.
+    pub period_start: DateTime<Utc>,
+    /// What the meter's aggregation came to in it (so far, for the current period).
+    pub quantity: Decimal,
+    /// Whether it is the membership's current period.
+    pub current: bool,
+}
+
+/// What the portal and the dashboard show of a membership's usage.
+#[derive(Debug, Clone)]
+pub struct UsageSummary {
+    /// The current period's usage so far.
+    pub current: PeriodUsage,
+    /// Per meter, in the order of `current.meters`, its quantity in its last periods with
+    /// stored usage, oldest first, ending with the current period (at 0 when it has none yet):
+    /// at most [`HISTORY_PERIODS`].
+    pub history: Vec<Vec<PeriodQuantity>>,
+}
+
+/// The usage summary of `membership` (as read for its merchant): `None` when it carries no
+/// metered price or has no billing period yet (not yet paid).
+pub async fn usage_summary(
+    state: &AppState,
+    membership: &Membership,
+) -> Result<Option<UsageSummary>, ServiceError> {
+    let Some(period) = membership.state.current_period else {
+        return Ok(None);
+    };
+    if membership.metered.is_empty() {
+        return Ok(None);
+    }
+    let currency = membership.currency();
+    let meters = priced_usage(
+        state,
+        membership.id,
+        &membership.metered,
+        period.start,
+        currency,
+    )
+    .await?;
+    let history = usage_history(state, membership, period.start).await?;
+    Ok(Some(UsageSummary {
+        current: PeriodUsage {
+            period_start: period.start,
+            period_end: period.end,
+            currency,
+            meters,
+        },
+        history,
+    }))
+}
+
+/// Per metered price of `membership`, its meter's quantity in the last [`HISTORY_PERIODS`]
+/// periods up to the current one, which starts at `current`: one range read of the per-period
+/// totals per meter, in one statement.
+async fn usage_history(
+    state: &AppState,
+    membership: &Membership,
+    current: DateTime<Utc>,
+) -> Result<Vec<Vec<PeriodQuantity>>, ServiceError> {
+    let meter_ids: Vec<i64> = membership.metered.iter().map(|t| t.meter_id).collect();
+    let stored = usage::recent_totals(
+        state.store.pool(),
+        membership.merchant_id,
+        membership.id,
+        &meter_ids,
+        current,
+        HISTORY_PERIODS,
+    )
+    .await?;
+    let current_start = to_micros(current);
+    let history = membership
+        .metered
+        .iter()
+        .map(|term| {
+            let mut periods: Vec<PeriodQuantity> = stored
+                .iter()
+                .filter(|s| s.key.meter_id == term.meter_id)
+                .map(|s| PeriodQuantity {
+                    period_start: from_micros(s.key.period_start),
+                    quantity: s.totals.quantity(term.aggregation).normalize(),
+                    current: s.key.period_start == current_start,
+                })
+                .collect();
+            periods.sort_by_key(|p| p.period_start);
+            if !periods.last().is_some_and(|p| p.current) {
+                periods.push(PeriodQuantity {
+                    period_start: current,
+                    quantity: Decimal::ZERO,
+                    current: true,
+                });
+            }
+            let cap = usize::try_from(HISTORY_PERIODS).unwrap_or(usize::MAX);
+            let extra = periods.len().saturating_sub(cap);
+            periods.drain(..extra);
+            periods
+        })
+        .collect();
+    Ok(history)
 }
