@@ -181,6 +181,7 @@ fn templates() -> minijinja::Environment<'static> {
             include_str!("../templates/portal_switch.html"),
         ),
         ("invoice.html", include_str!("../templates/invoice.html")),
+        ("usage.html", include_str!("../templates/usage.html")),
         (
             "dashboard/frame.html",
             include_str!("../templates/dashboard/frame.html"),

@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 use chrono::{DateTime, Utc};
 use recur_domain::calendar::IntervalType;
 use recur_domain::money::{format_amount, Currency};
+use rust_decimal::Decimal;
 
 /// The amount as the form's input shows it: `1234.50`, no grouping.
 pub fn input_amount(minor: i64, currency: Currency) -> String {
@@ -19,6 +20,17 @@ pub fn display_date(at: DateTime<Utc>, lang: &str) -> String {
         at.format("%d.%m.%Y").to_string()
     } else {
         at.format("%-d %b %Y").to_string()
+    }
+}
+
+/// A usage quantity for a page in `lang`, exact and without grouping: `15.75` (en), `15,75`
+/// (de).
+pub fn display_quantity(quantity: Decimal, lang: &str) -> String {
+    let text = quantity.normalize().to_string();
+    if lang == "de" {
+        text.replace('.', ",")
+    } else {
+        text
     }
 }
 
@@ -60,6 +72,14 @@ mod tests {
     #[test]
     fn input_amounts_are_plain_decimals() {
         assert_eq!(input_amount(4990, c("EUR")), "49.90");
+    }
+
+    #[test]
+    fn quantities_are_exact_in_the_pages_language() {
+        let q: Decimal = "15.750".parse().unwrap();
+        assert_eq!(display_quantity(q, "en"), "15.75");
+        assert_eq!(display_quantity(q, "de"), "15,75");
+        assert_eq!(display_quantity(Decimal::from(1000), "de"), "1000");
     }
 
     #[test]

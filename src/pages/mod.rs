@@ -22,6 +22,8 @@ pub mod portal;
 pub mod render;
 pub mod session;
 pub mod stripe_element;
+pub mod usage;
+pub mod usage_chart;
 
 use axum::http::header;
 use axum::response::IntoResponse;

@@ -2,7 +2,8 @@
 //! coupon, scheduled change and resume date, its customer, its invoices (newest first, a page at
 //! a time, as `GET /invoices?membershipKey=` lists them) and the timeline of its webhook events,
 //! each with every attempt to deliver it to the membership's `webhookUrl` and to each of the
-//! merchant's webhook endpoints that took it. The page offers the actions of [`super::actions`]
+//! merchant's webhook endpoints that took it; with metered prices, its usage so far and the
+//! chart of its last periods ([`crate::pages::usage`]). The page offers the actions of [`super::actions`]
 //! and [`super::pauses`] and, while the "payment failed" e-mail's pay-now link is open, that link
 //! to copy.
 
@@ -25,8 +26,10 @@ use crate::i18n;
 use crate::links;
 use crate::pages::failure::PageError;
 use crate::pages::format::{display_date, display_time, interval_phrase};
+use crate::pages::usage::usage_view;
 use crate::pages::{notice, session};
 use crate::services::lists::{self, InvoiceFilters};
+use crate::services::usage::usage_summary;
 use crate::state::AppState;
 use crate::store::memberships::{self, Membership};
 use crate::store::{checkout_sessions, customers, endpoint_deliveries, events};
@@ -119,6 +122,7 @@ pub async fn show(
         })
         .collect();
     let events_cut = i64::try_from(timeline.len()).is_ok_and(|n| n >= EVENTS_SHOWN);
+    let usage = usage_summary(&state, &m).await?;
     framed(
         &state,
         &staff,
@@ -132,6 +136,7 @@ pub async fn show(
             pausable => can_pause(m.state.status) == Ok(PauseRequest::Pause),
             paused => m.state.status == MembershipStatus::Paused,
             terms => terms(t, lang, &m),
+            usage => usage.map(|u| usage_view(t, lang, &u)),
             pay_now_url => pay_now_url,
             next_billing => m.state.next_billing_date().map(|at| display_date(at, lang)),
             canceled => m.state.canceled_at.map(|at| display_date(at, lang)),

@@ -1,5 +1,6 @@
 //! The customer portal behind a portal session's link, `/portal/{token}`: the customer's
-//! memberships with plan, price, status and next billing date; their invoices, each as an HTML
+//! memberships with plan, price, status and next billing date, and for those with metered
+//! prices the usage so far with the chart of the last periods; their invoices, each as an HTML
 //! page and a PDF; replacing the card; cancelling a membership (after a confirmation, at once,
 //! as the spec says); paying what is overdue; switching to another price of the product
 //! ([`switch`]); and the way back to the merchant.
@@ -26,12 +27,14 @@ use super::invoice_view::{invoice_view, shown_number};
 use super::render::{page, with_status, Framing};
 use super::session::{self, EnteredCard, PageSession};
 use super::stripe_element::{allow_stripe, card_element};
+use super::usage::usage_view;
 use super::{csrf, expired, invoice_pdf, notice};
 use crate::i18n;
 use crate::links::{self, Document};
 use crate::pages::failure::PageError;
 use crate::processor::Verification;
 use crate::services::memberships::switch as switching;
+use crate::services::usage::usage_summary;
 use crate::services::{self, sessions, stripe_cards, ServiceError};
 use crate::state::AppState;
 use crate::store::checkout_sessions::SessionKind;
@@ -98,7 +101,12 @@ pub async fn show(
     for m in &list {
         let invoices = invoices::recent(state.store.pool(), m.id, INVOICES_SHOWN).await?;
         let offers = switching::offers(&state, portal.plan_change, m).await?;
-        cards.push(membership_card(t, lang, &token, m, &invoices, &offers));
+        let usage = usage_summary(&state, m)
+            .await?
+            .map(|u| usage_view(t, lang, &u));
+        cards.push(membership_card(
+            t, lang, &token, m, &invoices, &offers, usage,
+        ));
     }
     let card =
         payment_methods::current(state.store.pool(), merchant_id, portal.customer.id).await?;
@@ -138,6 +146,7 @@ fn membership_card(
     m: &Membership,
     invoices: &[Invoice],
     offers: &[switching::Offer],
+    usage: Option<minijinja::Value>,
 ) -> minijinja::Value {
     let currency = m.currency();
     let money = |minor: i64| display_amount(minor, currency, lang);
@@ -158,6 +167,7 @@ fn membership_card(
         pay_url => format!("/portal/{token}/memberships/{}/pay", m.membership_key),
         offers => offers.iter().map(|o| switch::offer_view(t, lang, token, m, o)).collect::<Vec<_>>(),
         pending => switch::pending_view(t, lang, token, m),
+        usage => usage,
         invoices => invoices.iter().map(|i| {
             let status = i.status.as_str();
             context! {
