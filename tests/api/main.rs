@@ -90,6 +90,7 @@ mod usage_documents;
 mod usage_events;
 mod usage_final;
 mod usage_membership_refusals;
+mod usage_pages;
 mod usage_refusals;
 mod usage_updates;
 mod webhook_endpoints;
