@@ -5,8 +5,8 @@
 
 use chrono::{DateTime, Utc};
 
+use super::attempts::pending_charge;
 use super::invoicing::{issue, new_invoice};
-use super::lifecycle::pending_charge;
 use super::{taxation, usage, BillingError};
 use crate::store::charges::{Charge, ChargeKind};
 use crate::store::invoices::{Invoice, InvoiceKind};

@@ -12,6 +12,7 @@
 
 pub mod actions;
 mod attempt_rules;
+mod attempts;
 mod charge_context;
 pub mod charging;
 pub mod checkout;

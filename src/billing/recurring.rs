@@ -8,9 +8,10 @@ use recur_domain::calendar::Period;
 use recur_domain::invoice::InvoicePlan;
 use recur_domain::membership::{EmailKind, InvoiceChange, RecurringAttempt};
 
+use super::attempts::pending_charge;
 use super::followups::{save, Followups};
 use super::invoicing::{issue, new_invoice};
-use super::lifecycle::{complete, pending_charge};
+use super::lifecycle::complete;
 use super::update::scheduled_updates;
 use super::{taxation, usage, BillingError};
 use crate::store::charges::Charge;

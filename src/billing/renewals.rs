@@ -2,7 +2,7 @@
 //! period ended, writes their invoices, `Pending` attempts and new periods with one statement
 //! each and commits; then the processor is asked once for all of them and the answers are
 //! recorded in one transaction ([`charging::execute_many`]). The rules are the per-membership
-//! ones of [`lifecycle`]; only the writes are grouped. Memberships a batch cannot renew the
+//! ones of [`super::lifecycle`]; only the writes are grouped. Memberships a batch cannot renew the
 //! plain way (the cycle ended, credit pays the period, no card, a scheduled change to apply)
 //! take the one-by-one path inside the same transaction.
 
@@ -12,8 +12,8 @@ use chrono::{DateTime, Utc};
 
 use super::actions::act;
 use super::scope::Scope;
+use super::{attempts, followups, recurring, taxation, usage};
 use super::{charging, numbering, BillingError};
-use super::{followups, lifecycle, recurring, taxation, usage};
 use crate::platform::Platform;
 use crate::store::charges::{self, ChargeKind, NewCharge};
 use crate::store::invoices::{self, Invoice, NewInvoice};
@@ -107,7 +107,7 @@ pub async fn renew_due(
             .iter()
             .map(|(m, card, ..)| {
                 let invoice = &issued[&m.id];
-                lifecycle::new_charge(m, invoice, ChargeKind::Renewal, *card, 0)
+                attempts::new_charge(m, invoice, ChargeKind::Renewal, *card, 0)
             })
             .collect();
         let written = charges::insert_pending_many(&mut tx, &new_charges, until).await?;

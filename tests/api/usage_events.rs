@@ -7,9 +7,9 @@ use std::collections::HashSet;
 use serde_json::{json, Value};
 
 use crate::backend_test;
-use crate::fixtures::catalog::{coupon, rate};
 use crate::fixtures::usage::{
-    count_events, invoice, meter_usage, metered_membership, post_events, recorded, usage,
+    calls_with_coupon_and_tax, count_events, invoice, meter_usage, metered_membership, post_events,
+    recorded, usage,
 };
 use crate::harness::TestServer;
 
@@ -142,29 +142,7 @@ backend_test!(
     the_upcoming_invoice_is_the_renewal_to_come_and_writes_nothing,
     |server: TestServer| async move {
         let token = server.token().await;
-        server.advance(&token, "2030-01-01T00:00:00Z").await;
-        coupon(
-            &server,
-            &token,
-            json!({"code": "TEN", "percentOff": "10", "duration": "forever"}),
-        )
-        .await;
-        let tax = rate(
-            &server,
-            &token,
-            json!({"name": "Sales tax", "percentage": "10", "inclusive": false}),
-        )
-        .await;
-        let (key, _) = metered_membership(
-            &server,
-            &token,
-            json!({"code": "calls", "name": "Calls", "aggregation": "count"}),
-            json!({"unitAmount": "0.10"}),
-            json!({"couponCode": "TEN", "taxRateIds": [tax]}),
-        )
-        .await;
-        let events = count_events("call", 250, &key, "calls", "2030-01-04T00:00:00");
-        assert_eq!(recorded(&server, &token, events).await, (250, 0));
+        let key = calls_with_coupon_and_tax(&server, &token).await;
         let invoices_before = server.membership(&token, &key).await["invoices"]
             .as_array()
             .unwrap()

@@ -7,8 +7,9 @@ use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
 
 use crate::backend_test;
-use crate::fixtures::catalog::{coupon, rate};
-use crate::fixtures::usage::{count_events, invoice, metered_membership, post_events, recorded};
+use crate::fixtures::usage::{
+    calls_with_coupon_and_tax, count_events, invoice, metered_membership, post_events, recorded,
+};
 use crate::fixtures::{MEMBERSHIP, SESSIONS};
 use crate::harness::TestServer;
 use crate::visitor::Visitor;
@@ -38,29 +39,7 @@ backend_test!(
     a_cancel_bills_the_usage_so_far_on_a_final_invoice,
     |server: TestServer| async move {
         let token = server.token().await;
-        server.advance(&token, "2030-01-01T00:00:00Z").await;
-        coupon(
-            &server,
-            &token,
-            json!({"code": "TEN", "percentOff": "10", "duration": "forever"}),
-        )
-        .await;
-        let tax = rate(
-            &server,
-            &token,
-            json!({"name": "Sales tax", "percentage": "10", "inclusive": false}),
-        )
-        .await;
-        let (key, _) = metered_membership(
-            &server,
-            &token,
-            json!({"code": "calls", "name": "Calls", "aggregation": "count"}),
-            json!({"unitAmount": "0.10"}),
-            json!({"couponCode": "TEN", "taxRateIds": [tax]}),
-        )
-        .await;
-        let events = count_events("call", 250, &key, "calls", "2030-01-04T00:00:00");
-        assert_eq!(recorded(&server, &token, events).await, (250, 0));
+        let key = calls_with_coupon_and_tax(&server, &token).await;
         server.advance(&token, "2030-01-10T00:00:00Z").await;
 
         let canceled = cancel(&server, &token, &key).await;
