@@ -1,7 +1,7 @@
 //! The metered prices a membership carries (`meteredPriceIds`, DESIGN §19): each an active
 //! metered price of the merchant, of an active meter and product, in the membership's currency
-//! and billing cycle, one per meter. Their terms are copied onto the membership, so that each
-//! period is billed on the terms it was sold on.
+//! and billing cycle, one per meter. Their terms are copied onto the membership, so that a
+//! change of the catalog never reprices a membership.
 //!
 //! An update replaces them at once, without proration: a kept meter's usage of the current
 //! period is billed at its new price when the period is invoiced, a new meter counts from then
@@ -12,6 +12,7 @@
 
 use recur_domain::calendar::BillingCycle;
 use recur_domain::money::Currency;
+use recur_domain::status::MembershipStatus;
 use recur_domain::usage::MeteredTerm;
 use recur_domain::validation::FieldErrors;
 use sqlx::{Any, Executor};
@@ -154,7 +155,7 @@ pub async fn updated_terms<'c, E: Executor<'c, Database = Any> + Copy>(
         .iter()
         .filter(|old| terms.iter().all(|new| new.meter_id != old.meter_id))
         .collect();
-    let billable = m.state.status != recur_domain::status::MembershipStatus::Trialing;
+    let billable = m.state.status != MembershipStatus::Trialing;
     let (Some(period), true, false) = (m.state.current_period, billable, dropped.is_empty()) else {
         return Ok(Some(terms));
     };
